@@ -1,0 +1,302 @@
+//! Throughput and memory of `check` on native JSONL, side by side with plain serde_json
+//! decoding of the same lines into typed records, in the same run.
+//!
+//! Run with `cargo bench --bench throughput` (add `-- --quick` for a shorter run). It
+//! generates traces of 10^5 and 10^6 events over many interleaved `per` keys and prints,
+//! for each: events/s and MB/s of `check` (one thread), of the serde_json baseline, the
+//! ratio between them, and the peak heap `check` allocated beyond the input itself.
+//!
+//! Two key shapes are measured: a fixed pool of keys that each run the protocol again
+//! and again (live instances stay constant while the trace grows), and a fresh key per
+//! operation (live instances grow with the trace).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tracegate::check::{CheckOptions, check_reader};
+use tracegate::machine::SpecSource;
+
+/// Counts live heap bytes and their peak, so memory is measured exactly, in-process.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            if new_size >= layout.size() {
+                let grow = new_size - layout.size();
+                let live = LIVE.fetch_add(grow, Ordering::Relaxed) + grow;
+                PEAK.fetch_max(live, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const SPEC: &str = r#"spec bench_reconcile
+about "The reconcile protocol, one instance per request id."
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == "ok"
+event unknown = result create_record where status == "error" and error.category == "outcome_unknown"
+event lookup  = call lookup_by_request_id
+event found   = result lookup_by_request_id where status == "ok" and has output.id
+event note    = call attach_note
+event noted   = result attach_note where status == "ok"
+initial idle
+accept idle, done
+idle     -> pending  on create
+pending  -> done     on created
+pending  -> unknown  on unknown
+unknown  -> checking on lookup
+checking -> done     on found
+done     -> done     on note, noted
+done     -> pending  on create
+forbid unknown on create: "blind re-create"
+"#;
+
+/// The baseline: the canonical record shape as a typed struct, borrowed where it can
+/// be, nested values left raw.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct Typed<'a> {
+    kind: Option<&'a str>,
+    tool: Option<&'a str>,
+    call_id: Option<&'a str>,
+    status: Option<&'a str>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Clone, Copy)]
+enum Keys {
+    /// This many keys, each running the protocol over and over.
+    Pool(usize),
+    /// A fresh key for every operation; this many operations in flight at once.
+    Fresh(usize),
+}
+
+/// A trace of about `events` records: operations over interleaved keys, each
+/// `create → created → note → noted`, one in eight going through an unknown outcome
+/// and a lookup first.
+fn generate(events: usize, keys: Keys) -> Vec<u8> {
+    let lanes = match keys {
+        Keys::Pool(n) | Keys::Fresh(n) => n,
+    };
+    // Each lane is a key working through its operation; lanes take turns.
+    let mut step = vec![0usize; lanes];
+    let mut operation = vec![0usize; lanes];
+    let mut next_key = lanes;
+    let mut key: Vec<usize> = (0..lanes).collect();
+    let mut out = String::with_capacity(events * 150);
+    let mut call = 0usize;
+    let mut written = 0;
+    while written < events {
+        for lane in 0..lanes {
+            if written == events {
+                break;
+            }
+            let k = key[lane];
+            let unknown = (k + operation[lane]) % 8 == 0;
+            let script: &[&str] = if unknown {
+                &["create", "unknown", "lookup", "found", "note", "noted"]
+            } else {
+                &["create", "created", "note", "noted"]
+            };
+            let id = format!("c{call}");
+            match script[step[lane]] {
+                "create" => {
+                    call += 1;
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"call","tool":"create_record","call_id":"{id}","args":{{"request_id":"req-{k}","title":"Invoice {k}","amount":{amount}}}}}"#,
+                        amount = 100 + k % 900
+                    );
+                }
+                "created" => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"result","tool":"create_record","call_id":"c{}","status":"ok","output":{{"id":"rec_{k}","created":true}}}}"#,
+                        call - 1
+                    );
+                }
+                "unknown" => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"result","tool":"create_record","call_id":"c{}","status":"error","error":{{"category":"outcome_unknown","message":"timeout after dispatch"}}}}"#,
+                        call - 1
+                    );
+                }
+                "lookup" => {
+                    call += 1;
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"call","tool":"lookup_by_request_id","call_id":"{id}","args":{{"request_id":"req-{k}"}}}}"#
+                    );
+                }
+                "found" => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"result","tool":"lookup_by_request_id","call_id":"c{}","status":"ok","output":{{"id":"rec_{k}"}}}}"#,
+                        call - 1
+                    );
+                }
+                "note" => {
+                    call += 1;
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"call","tool":"attach_note","call_id":"{id}","args":{{"request_id":"req-{k}","note":"reconciled"}}}}"#
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"kind":"result","tool":"attach_note","call_id":"c{}","status":"ok","output":null}}"#,
+                        call - 1
+                    );
+                }
+            }
+            written += 1;
+            step[lane] += 1;
+            if step[lane] == script.len() {
+                step[lane] = 0;
+                operation[lane] += 1;
+                if let Keys::Fresh(_) = keys {
+                    key[lane] = next_key;
+                    next_key += 1;
+                }
+            }
+        }
+    }
+    out.into_bytes()
+}
+
+struct Figures {
+    seconds: f64,
+    peak_bytes: usize,
+}
+
+/// Runs `f` `runs` times and keeps the fastest (the least disturbed by other load), and
+/// the peak heap of one run above what was live before it.
+fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
+    let mut best = Duration::MAX;
+    let mut peak = 0;
+    for _ in 0..runs {
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let start = Instant::now();
+        f();
+        best = best.min(start.elapsed());
+        peak = peak.max(PEAK.load(Ordering::Relaxed) - base);
+    }
+    Figures {
+        seconds: best.as_secs_f64(),
+        peak_bytes: peak,
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let runs = if quick { 1 } else { 3 };
+    let source = Arc::new(SpecSource {
+        path: "bench_reconcile.tg".into(),
+        text: SPEC.to_string(),
+    });
+    let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
+    let file: Arc<Path> = Arc::from(Path::new("bench.jsonl"));
+
+    println!(
+        "{:<8} {:<12} {:>9} {:>12} {:>10} {:>12} {:>10} {:>7} {:>11}",
+        "events",
+        "keys",
+        "MB",
+        "check ev/s",
+        "check MB/s",
+        "serde ev/s",
+        "serde MB/s",
+        "ratio",
+        "check peak"
+    );
+    for keys in [Keys::Pool(1000), Keys::Fresh(1000)] {
+        for events in [100_000usize, 1_000_000] {
+            let input = generate(events, keys);
+            let mb = input.len() as f64 / 1e6;
+
+            let text = std::str::from_utf8(&input).expect("generated input is UTF-8");
+            let serde = measure(runs, || {
+                let mut n = 0usize;
+                for line in text.lines() {
+                    let record: Typed<'_> =
+                        serde_json::from_str(line).expect("generated lines decode");
+                    n += usize::from(record.kind.is_some());
+                }
+                black_box(n);
+            });
+
+            let mut violations = 0;
+            let mut records = 0;
+            let check = measure(runs, || {
+                let outcome =
+                    check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
+                violations = outcome.diagnostics.len();
+                records = outcome.records;
+            });
+            assert_eq!(records as usize, events, "every generated line is a record");
+            assert_eq!(violations, 0, "the generated trace conforms");
+
+            let label = match keys {
+                Keys::Pool(n) => format!("pool {n}"),
+                Keys::Fresh(n) => format!("fresh/{n}"),
+            };
+            println!(
+                "{:<8} {:<12} {:>9.1} {:>12.0} {:>10.0} {:>12.0} {:>10.0} {:>7.2} {:>9.1}MB",
+                events,
+                label,
+                mb,
+                events as f64 / check.seconds,
+                mb / check.seconds,
+                events as f64 / serde.seconds,
+                mb / serde.seconds,
+                serde.seconds / check.seconds,
+                check.peak_bytes as f64 / 1e6,
+            );
+        }
+    }
+    println!(
+        "\nratio = check speed / serde_json typed-decode speed (one thread, same bytes, best of {runs})."
+    );
+    println!("check peak = most heap `check` held at once, beyond the input buffer itself.");
+}

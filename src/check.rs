@@ -1,0 +1,579 @@
+//! The checker: routes records to machine instances and collects verdicts. Pure: it
+//! reads what it is given and returns data; it never prints.
+//!
+//! A [`Monitor`] takes the records of one input, one at a time, in order. Records are
+//! grouped into traces (the whole input, or one trace per value of `--trace-by`);
+//! within a trace, each spec routes a record to an instance by its `per` key (a record
+//! lacking the key goes to every live instance of the trace), and each instance walks
+//! the spec's machine. When the input ends, calls that never got a result receive a
+//! synthetic `status: "missing"` result, and every live instance must be in an
+//! accepting state.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::machine::{EventId, Machine, Move, StateId};
+use crate::spec::ast::{Otherwise, Segment, Span};
+use crate::trace::native;
+use crate::trace::reader::LineReader;
+use crate::trace::{Fields, Kind, Location, Record, Status};
+
+/// How traces are read and split.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// Split each input into one trace per value of this path (e.g. `case`).
+    pub trace_by: Option<Vec<Segment>>,
+    /// Lines longer than this are reported, not read; `None` for the default.
+    pub max_line_bytes: Option<usize>,
+}
+
+/// What checking one input produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub diagnostics: Vec<Diagnostic>,
+    /// Records read (malformed lines are diagnostics, not records).
+    pub records: u64,
+    pub traces: u64,
+}
+
+/// Checks one native JSONL input, streaming it line by line.
+pub fn check_reader<R: BufRead>(
+    specs: &[Machine],
+    file: Arc<Path>,
+    input: R,
+    options: &CheckOptions,
+) -> Outcome {
+    let max = options
+        .max_line_bytes
+        .unwrap_or(crate::trace::reader::DEFAULT_MAX_LINE_BYTES);
+    let mut reader = LineReader::with_max_line_bytes(input, max);
+    let mut monitor = Monitor::new(specs, file.clone(), options.trace_by.clone());
+    loop {
+        let line = match reader.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(err) => {
+                let mut diagnostic =
+                    Diagnostic::new(Code::UnreadableInput, format!("reading stopped: {err}"));
+                diagnostic.trace = Some(TraceSite {
+                    file: file.clone(),
+                    trace: None,
+                    loc: Location::default(),
+                });
+                monitor.push(diagnostic);
+                break;
+            }
+        };
+        let loc = line.location();
+        let decoded = native::decode(line, max);
+        match decoded {
+            Ok(record) => monitor.feed(record),
+            Err(message) => monitor.malformed(loc, message),
+        }
+    }
+    monitor.finish()
+}
+
+/// Checks a native JSONL file.
+pub fn check_file(specs: &[Machine], path: &Path, options: &CheckOptions) -> Outcome {
+    let file: Arc<Path> = Arc::from(path);
+    match std::fs::File::open(path) {
+        Ok(handle) => check_reader(
+            specs,
+            file,
+            std::io::BufReader::with_capacity(1 << 16, handle),
+            options,
+        ),
+        Err(err) => {
+            let mut diagnostic = Diagnostic::new(
+                Code::UnreadableInput,
+                format!("cannot open `{}`: {err}", path.display()),
+            );
+            diagnostic.trace = Some(TraceSite {
+                file,
+                trace: None,
+                loc: Location::default(),
+            });
+            Outcome {
+                diagnostics: vec![diagnostic],
+                ..Outcome::default()
+            }
+        }
+    }
+}
+
+/// Checks many files, in parallel, returning their outcomes in input order.
+pub fn check_files<P: AsRef<Path> + Sync>(
+    specs: &[Machine],
+    paths: &[P],
+    options: &CheckOptions,
+) -> Vec<Outcome> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map(|path| check_file(specs, path.as_ref(), options))
+        .collect()
+}
+
+/// Checks the records of one input, fed one at a time.
+pub struct Monitor<'s> {
+    specs: &'s [Machine],
+    file: Arc<Path>,
+    trace_by: Option<Vec<Segment>>,
+    traces: Vec<TraceState>,
+    trace_index: FxHashMap<String, usize>,
+    diagnostics: Vec<Diagnostic>,
+    records: u64,
+    /// (spec, event, event) pairs already reported as ambiguous in this input.
+    ambiguous_seen: Vec<(usize, EventId, EventId)>,
+}
+
+struct TraceState {
+    name: Option<String>,
+    open_calls: FxHashMap<CallKey, VecDeque<OpenCall>>,
+    calls_seen: u64,
+    runs: Vec<SpecRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CallKey {
+    Id(String),
+    /// Calls without an id pair with the next result for the same tool.
+    Anonymous(Option<String>),
+}
+
+struct OpenCall {
+    order: u64,
+    tool: Option<String>,
+    call_id: Option<String>,
+    args: Option<Arc<str>>,
+    loc: Location,
+}
+
+/// One spec's instances within one trace.
+#[derive(Default)]
+struct SpecRun {
+    by_key: FxHashMap<Box<str>, usize>,
+    instances: Vec<Instance>,
+}
+
+struct Instance {
+    key: Option<Box<str>>,
+    state: StateId,
+    stopped: bool,
+    path: VecDeque<(StateId, EventId, u64)>,
+    elided: u64,
+    /// The last event delivered to the instance, where an unaccepted end is reported.
+    last: Location,
+}
+
+impl<'s> Monitor<'s> {
+    pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
+        Monitor {
+            specs,
+            file,
+            trace_by,
+            traces: Vec::new(),
+            trace_index: FxHashMap::default(),
+            diagnostics: Vec::new(),
+            records: 0,
+            ambiguous_seen: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    fn site(&self, trace: Option<&str>, loc: &Location) -> TraceSite {
+        TraceSite {
+            file: self.file.clone(),
+            trace: trace.map(str::to_string),
+            loc: loc.clone(),
+        }
+    }
+
+    /// Records an input element that is not a usable record.
+    pub fn malformed(&mut self, loc: Location, message: String) {
+        let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message);
+        diagnostic.trace = Some(self.site(None, &loc));
+        self.push(diagnostic);
+    }
+
+    /// Checks one record.
+    pub fn feed(&mut self, mut record: Record<'_>) {
+        let trace = match self.trace_of(&record) {
+            Ok(trace) => trace,
+            Err(message) => return self.malformed(record.loc.clone(), message),
+        };
+        self.records += 1;
+        match record.kind {
+            Some(Kind::Call) => self.open_call(trace, &record),
+            Some(Kind::Result) => self.close_call(trace, &mut record),
+            _ => {}
+        }
+        self.dispatch(trace, &record);
+    }
+
+    fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, String> {
+        let name = match &self.trace_by {
+            None => None,
+            Some(path) => {
+                let value = record.get(path).ok_or_else(|| {
+                    format!(
+                        "record has no `{}` field to split traces by (--trace-by)",
+                        crate::spec::ast::Path {
+                            segments: path.clone(),
+                            span: Span::default(),
+                        }
+                    )
+                })?;
+                Some(match value.as_ref() {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+            }
+        };
+        let lookup = name.clone().unwrap_or_default();
+        if let Some(&index) = self.trace_index.get(&lookup) {
+            return Ok(index);
+        }
+        let index = self.traces.len();
+        self.trace_index.insert(lookup, index);
+        self.traces.push(TraceState {
+            name,
+            open_calls: FxHashMap::default(),
+            calls_seen: 0,
+            runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
+        });
+        Ok(index)
+    }
+
+    fn open_call(&mut self, trace: usize, record: &Record<'_>) {
+        let state = &mut self.traces[trace];
+        let call = OpenCall {
+            order: state.calls_seen,
+            tool: record.tool.as_deref().map(str::to_string),
+            call_id: record.call_id.as_deref().map(str::to_string),
+            args: record
+                .fields
+                .raw_text("args")
+                .map(|text| Arc::from(text.as_ref())),
+            loc: record.loc.clone(),
+        };
+        state.calls_seen += 1;
+        let key = match &call.call_id {
+            Some(id) => CallKey::Id(id.clone()),
+            None => CallKey::Anonymous(call.tool.clone()),
+        };
+        state.open_calls.entry(key).or_default().push_back(call);
+    }
+
+    /// Pairs a result with its call, and lets it inherit the call's tool and args.
+    fn close_call(&mut self, trace: usize, record: &mut Record<'_>) {
+        let state = &mut self.traces[trace];
+        let key = match &record.call_id {
+            Some(id) => CallKey::Id(id.to_string()),
+            None => CallKey::Anonymous(record.tool.as_deref().map(str::to_string)),
+        };
+        let Some(queue) = state.open_calls.get_mut(&key) else {
+            return;
+        };
+        let Some(call) = queue.pop_front() else {
+            return;
+        };
+        if queue.is_empty() {
+            state.open_calls.remove(&key);
+        }
+        if record.tool.is_none() {
+            record.tool = call.tool.map(Into::into);
+        }
+        if !record.has_field("args") {
+            record.inherited_args = call.args;
+        }
+    }
+
+    fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
+        for spec_index in 0..self.specs.len() {
+            let machine = &self.specs[spec_index];
+            let mut matched = machine
+                .events
+                .iter()
+                .enumerate()
+                .filter(|(_, event)| event.matcher.matches(record))
+                .map(|(id, _)| id);
+            let Some(event) = matched.next() else {
+                continue;
+            };
+            if let Some(other) = matched.next() {
+                self.ambiguous(spec_index, event, other, trace, record);
+                continue;
+            }
+            let key = if machine.per.is_empty() {
+                Some(String::new())
+            } else {
+                machine.key_of(record)
+            };
+            let trace_name = self.traces[trace].name.clone();
+            let run = &mut self.traces[trace].runs[spec_index];
+            let mut found = Vec::new();
+            match key {
+                Some(key) => {
+                    let index = match run.by_key.get(key.as_str()) {
+                        Some(&index) => index,
+                        None => {
+                            let index = run.instances.len();
+                            run.instances.push(Instance {
+                                key: (!machine.per.is_empty()).then(|| key.clone().into()),
+                                state: machine.initial,
+                                stopped: false,
+                                path: VecDeque::new(),
+                                elided: 0,
+                                last: record.loc.clone(),
+                            });
+                            run.by_key.insert(key.into(), index);
+                            index
+                        }
+                    };
+                    if let Some(v) = deliver(machine, &mut run.instances[index], event, &record.loc)
+                    {
+                        found.push(v);
+                    }
+                }
+                None => {
+                    for instance in &mut run.instances {
+                        if let Some(v) = deliver(machine, instance, event, &record.loc) {
+                            found.push(v);
+                        }
+                    }
+                }
+            }
+            for violation in found {
+                let diagnostic =
+                    self.violation(spec_index, trace_name.as_deref(), &record.loc, violation);
+                self.push(diagnostic);
+            }
+        }
+    }
+
+    fn ambiguous(
+        &mut self,
+        spec: usize,
+        first: EventId,
+        second: EventId,
+        trace: usize,
+        record: &Record<'_>,
+    ) {
+        if self.ambiguous_seen.contains(&(spec, first, second)) {
+            return;
+        }
+        self.ambiguous_seen.push((spec, first, second));
+        let machine = &self.specs[spec];
+        let (a, b) = (&machine.events[first], &machine.events[second]);
+        let mut diagnostic = Diagnostic::new(
+            Code::AmbiguousEvent,
+            format!(
+                "record matches both event `{}` and event `{}` of spec `{}` (later records in this file that do the same are not reported again)",
+                a.name, b.name, machine.name
+            ),
+        );
+        diagnostic.trace = Some(self.site(self.traces[trace].name.as_deref(), &record.loc));
+        diagnostic.spec = Some(spec_site(machine, a.span));
+        diagnostic
+            .related
+            .push((spec_site(machine, b.span), "the other event".to_string()));
+        diagnostic.hint = Some(
+            "a record may match at most one event; make the patterns exclusive with `where`"
+                .to_string(),
+        );
+        self.push(diagnostic);
+    }
+
+    fn violation(
+        &self,
+        spec: usize,
+        trace: Option<&str>,
+        loc: &Location,
+        found: Found,
+    ) -> Diagnostic {
+        let machine = &self.specs[spec];
+        let state_name = |id: StateId| machine.state(id).name.clone();
+        let (message, rule) = match found.kind {
+            FoundKind::Forbidden(rule) => {
+                let rule = &machine.forbids[rule];
+                (rule.message.clone(), Some(rule.span))
+            }
+            FoundKind::Unexpected => (
+                format!(
+                    "event `{}` is not allowed in state `{}`",
+                    machine.events[found.event.unwrap_or_default()].name,
+                    machine.state(found.state).name
+                ),
+                machine
+                    .otherwise_span
+                    .or(Some(machine.state(found.state).span)),
+            ),
+            FoundKind::Unaccepted => (
+                format!(
+                    "the trace ended in state `{}`, which may not end a trace",
+                    machine.state(found.state).name
+                ),
+                machine
+                    .ending_span
+                    .or(Some(machine.state(found.state).span)),
+            ),
+        };
+        let code = match found.kind {
+            FoundKind::Forbidden(_) => Code::ForbiddenTransition,
+            FoundKind::Unexpected => Code::UnexpectedEvent,
+            FoundKind::Unaccepted => Code::UnacceptedEnd,
+        };
+        let mut diagnostic = Diagnostic::new(code, message);
+        diagnostic.trace = Some(self.site(trace, loc));
+        diagnostic.spec = rule.map(|span| spec_site(machine, span));
+        diagnostic.violation = Some(Box::new(ViolationDetail {
+            key: found.key,
+            state: state_name(found.state),
+            event: found.event.map(|e| machine.events[e].name.clone()),
+            allowed: machine
+                .allowed(found.state)
+                .into_iter()
+                .map(|e| machine.events[e].name.clone())
+                .collect(),
+            path: found
+                .path
+                .into_iter()
+                .map(|(state, event, line)| Step {
+                    state: state_name(state),
+                    event: machine.events[event].name.clone(),
+                    line,
+                })
+                .collect(),
+            path_elided: found.elided,
+        }));
+        diagnostic
+    }
+
+    /// Ends every trace of the input: synthesizes `missing` results for unanswered
+    /// calls, then reports instances that did not end in an accepting state.
+    pub fn finish(mut self) -> Outcome {
+        for trace in 0..self.traces.len() {
+            let mut open: Vec<OpenCall> = std::mem::take(&mut self.traces[trace].open_calls)
+                .into_values()
+                .flatten()
+                .collect();
+            open.sort_by_key(|call| call.order);
+            for call in open {
+                let mut fields = serde_json::Map::new();
+                fields.insert("kind".into(), Value::String("result".into()));
+                if let Some(tool) = &call.tool {
+                    fields.insert("tool".into(), Value::String(tool.clone()));
+                }
+                if let Some(id) = &call.call_id {
+                    fields.insert("call_id".into(), Value::String(id.clone()));
+                }
+                fields.insert("status".into(), Value::String("missing".into()));
+                let mut record = Record::new(Fields::Owned(fields), call.loc)
+                    .expect("bug: a synthesized result is a valid record");
+                debug_assert_eq!(record.status, Some(Status::Missing));
+                record.inherited_args = call.args;
+                self.dispatch(trace, &record);
+            }
+
+            let trace_name = self.traces[trace].name.clone();
+            let mut found = Vec::new();
+            for (spec, run) in self.traces[trace].runs.iter_mut().enumerate() {
+                let machine = &self.specs[spec];
+                for instance in &mut run.instances {
+                    if !instance.stopped && !machine.state(instance.state).accepting {
+                        let loc = instance.last.clone();
+                        found.push((spec, loc, instance.found(FoundKind::Unaccepted, None)));
+                    }
+                }
+            }
+            for (spec, loc, violation) in found {
+                let diagnostic = self.violation(spec, trace_name.as_deref(), &loc, violation);
+                self.push(diagnostic);
+            }
+        }
+        Outcome {
+            diagnostics: self.diagnostics,
+            records: self.records,
+            traces: self.traces.len() as u64,
+        }
+    }
+}
+
+/// A violation found by an instance, before it is dressed as a diagnostic.
+struct Found {
+    kind: FoundKind,
+    key: Option<String>,
+    state: StateId,
+    event: Option<EventId>,
+    path: Vec<(StateId, EventId, u64)>,
+    elided: u64,
+}
+
+enum FoundKind {
+    Forbidden(usize),
+    Unexpected,
+    Unaccepted,
+}
+
+impl Instance {
+    fn found(&mut self, kind: FoundKind, event: Option<EventId>) -> Found {
+        self.stopped = true;
+        Found {
+            kind,
+            key: self.key.as_deref().map(str::to_string),
+            state: self.state,
+            event,
+            // The instance reports once, so its history can go.
+            path: std::mem::take(&mut self.path).into(),
+            elided: self.elided,
+        }
+    }
+}
+
+/// Moves an instance on one event; returns the violation, if the move is one.
+fn deliver(
+    machine: &Machine,
+    instance: &mut Instance,
+    event: EventId,
+    loc: &Location,
+) -> Option<Found> {
+    if instance.stopped {
+        return None;
+    }
+    instance.last = loc.clone();
+    match machine.step(instance.state, event) {
+        Move::Go { to, .. } => {
+            if instance.path.len() == PATH_LIMIT {
+                instance.path.pop_front();
+                instance.elided += 1;
+            }
+            instance.path.push_back((instance.state, event, loc.line));
+            instance.state = to;
+            None
+        }
+        Move::Forbidden(rule) => Some(instance.found(FoundKind::Forbidden(rule), Some(event))),
+        Move::Unspecified => match machine.otherwise {
+            Otherwise::Ignore => None,
+            Otherwise::Reject => Some(instance.found(FoundKind::Unexpected, Some(event))),
+        },
+    }
+}
+
+fn spec_site(machine: &Machine, span: Span) -> SpecSite {
+    SpecSite {
+        spec: machine.name.clone(),
+        source: machine.source.clone(),
+        span,
+    }
+}

@@ -1,0 +1,123 @@
+//! Stable diagnostic codes. A code's spelling is a contract: reports, CI filters and
+//! `tracegate explain CODE` all use it, so codes are added, never renamed.
+
+use std::fmt;
+
+/// What kind of finding a code names, which also decides the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// A trace broke a spec's rule (exit 1).
+    Violation,
+    /// The spec or the input could not be used as given (exit 2).
+    Error,
+}
+
+macro_rules! codes {
+    ($($variant:ident => $name:literal, $category:ident, $summary:literal;)*) => {
+        /// A stable kebab-case diagnostic code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            /// Every code, in the order the reference lists them.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)*
+                }
+            }
+
+            pub fn category(self) -> Category {
+                match self {
+                    $(Code::$variant => Category::$category,)*
+                }
+            }
+
+            /// One line saying what the code means.
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $summary,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    ForbiddenTransition => "forbidden-transition", Violation,
+        "an event the spec forbids in the current state";
+    UnexpectedEvent => "unexpected-event", Violation,
+        "an event with no transition from the current state, under `otherwise reject`";
+    UnacceptedEnd => "unaccepted-end", Violation,
+        "a trace ended while an instance was in a state that may not end a trace";
+    MalformedRecord => "malformed-record", Error,
+        "a trace line that is not a usable record";
+    UnreadableInput => "unreadable-input", Error,
+        "a spec or trace path that cannot be read";
+    NoInput => "no-input", Error,
+        "no spec files or no trace files were found";
+    AmbiguousEvent => "ambiguous-event", Error,
+        "a record matched two events of one spec";
+    SyntaxError => "syntax-error", Error,
+        "spec text that does not parse";
+    BarePathCondition => "bare-path-condition", Error,
+        "a path used as a condition on its own (there is no truthiness)";
+    InvalidRegex => "invalid-regex", Error,
+        "a regular expression that does not compile or is too large";
+    UnknownState => "unknown-state", Error,
+        "a state name that no transition, path or `initial` declares";
+    UnknownEvent => "unknown-event", Error,
+        "an event name that no `event` declares";
+    DuplicateEvent => "duplicate-event", Error,
+        "two `event` declarations with one name";
+    DuplicateDeclaration => "duplicate-declaration", Error,
+        "a statement that may appear once appears twice";
+    DuplicateSpec => "duplicate-spec", Error,
+        "two spec files declare the same spec name";
+    MissingInitial => "missing-initial", Error,
+        "a spec with no `initial` state and no `path`";
+    ConflictingTransition => "conflicting-transition", Error,
+        "two transitions from one state on one event lead to different states";
+    AcceptAndHot => "accept-and-hot", Error,
+        "a spec that uses both `accept` and `hot`";
+    OverlappingEvents => "overlapping-events", Error,
+        "two event patterns that claim exactly the same records";
+    ToolOnNonToolPattern => "tool-on-non-tool-pattern", Error,
+        "a tool name given to a `message` or `record` pattern";
+}
+
+impl Code {
+    /// Looks a code up by its kebab-case name.
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|code| code.as_str() == name)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_kebab_case_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &code in Code::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "duplicate code name {name}");
+            assert!(
+                name.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{name} is not kebab-case"
+            );
+            assert_eq!(Code::from_name(name), Some(code));
+        }
+        assert_eq!(Code::from_name("no-such-code"), None);
+    }
+}

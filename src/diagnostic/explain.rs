@@ -1,0 +1,453 @@
+//! The long explanation of every diagnostic code, as `tracegate explain CODE` prints it.
+//!
+//! Each text has three sections, in the ruff style: what the code means, why it matters,
+//! and a minimal example (a spec and/or trace lines that trigger it, and the fix).
+
+use super::Code;
+
+/// The long explanation of `code`: markdown-ish plain text with the headings
+/// `## What it means`, `## Why it matters` and `## Example`.
+pub fn explain(code: Code) -> &'static str {
+    match code {
+        Code::ForbiddenTransition => FORBIDDEN_TRANSITION,
+        Code::UnexpectedEvent => UNEXPECTED_EVENT,
+        Code::UnacceptedEnd => UNACCEPTED_END,
+        Code::MalformedRecord => MALFORMED_RECORD,
+        Code::UnreadableInput => UNREADABLE_INPUT,
+        Code::NoInput => NO_INPUT,
+        Code::AmbiguousEvent => AMBIGUOUS_EVENT,
+        Code::SyntaxError => SYNTAX_ERROR,
+        Code::BarePathCondition => BARE_PATH_CONDITION,
+        Code::InvalidRegex => INVALID_REGEX,
+        Code::UnknownState => UNKNOWN_STATE,
+        Code::UnknownEvent => UNKNOWN_EVENT,
+        Code::DuplicateEvent => DUPLICATE_EVENT,
+        Code::DuplicateDeclaration => DUPLICATE_DECLARATION,
+        Code::DuplicateSpec => DUPLICATE_SPEC,
+        Code::MissingInitial => MISSING_INITIAL,
+        Code::ConflictingTransition => CONFLICTING_TRANSITION,
+        Code::AcceptAndHot => ACCEPT_AND_HOT,
+        Code::OverlappingEvents => OVERLAPPING_EVENTS,
+        Code::ToolOnNonToolPattern => TOOL_ON_NON_TOOL_PATTERN,
+    }
+}
+
+const FORBIDDEN_TRANSITION: &str = r##"## What it means
+A record matched an event that a `forbid` rule names for the instance's current state.
+Forbid overrides allow: the move is a violation even if a transition on that event exists.
+The report gives the rule's message, the trace line, the state, the event and the path
+that led there. The instance then stops: it reports once.
+
+## Why it matters
+Forbid rules name the moves a recovery protocol exists to prevent: a blind re-create after
+an unknown outcome, a retry after an authorization denial or after a human said no. Each
+can duplicate a write or override someone's decision.
+
+## Example
+    event create  = call create_record
+    event unknown = result create_record where error.category == "outcome_unknown"
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on unknown
+    forbid doubt on create: "blind re-create: look it up by request id first"
+
+    {"kind":"call","tool":"create_record","call_id":"c1","args":{"request_id":"r-1"}}
+    {"kind":"result","tool":"create_record","call_id":"c1","status":"error","error":{"category":"outcome_unknown"}}
+    {"kind":"call","tool":"create_record","call_id":"c2","args":{"request_id":"r-2"}}
+
+The third line violates the rule. Fix the agent: look the first write up by its request
+id, and create again only if it is not there.
+"##;
+
+const UNEXPECTED_EVENT: &str = r##"## What it means
+A record matched one of the spec's events, but the current state has no transition on
+that event and no `forbid` names it, and the spec says `otherwise reject` (the default).
+The report lists the events that were allowed from that state. The instance then stops.
+
+## Why it matters
+A strict spec describes the whole protocol; a move outside it is a path nobody reviewed,
+such as a note attached to a record the agent guessed exists. Specs that only care
+about a few moves should say `otherwise ignore`, so other events pass silently.
+
+## Example
+The seed protocol (events declared for `create_invoice`, `lookup_invoice` and
+`attach_invoice_note`):
+
+    path create -> outcome_unknown -> lookup_by_request_id -> found -> attach_note
+
+A trace that creates an invoice, gets a timeout (`outcome_unknown`) and then calls
+`attach_invoice_note` is rejected in state `outcome_unknown`: the only allowed event
+there is `lookup_by_request_id`. Fix the agent (look the invoice up first), or, if the
+move is legitimate, add a transition for it, e.g. `outcome_unknown -> noted on attach_note`.
+"##;
+
+const UNACCEPTED_END: &str = r##"## What it means
+A trace ended while an instance was in a state that may not end a trace: one missing from
+`accept`, or one listed in `hot`. The violation is located at the instance's last event.
+Calls that never got a result were first given a synthetic result with
+`status: "missing"`, so a reply that never came can leave an instance in such a state.
+
+## Why it matters
+It is the "outcome never reconciled" case: a write whose outcome is unknown, and the agent
+stopped (or claimed success) without finding out whether it happened.
+
+## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
+    event unknown = result create_record where status == "missing"
+    initial idle
+    accept idle, done
+    idle    -> pending on create
+    pending -> done    on created
+    pending -> doubt   on unknown
+
+    {"kind":"call","tool":"create_record","call_id":"c1","args":{"request_id":"r-1"}}
+    {"kind":"message","role":"assistant","text":"Done, the record is created."}
+
+The call never got a reply, so the trace ends in `doubt`. Fix the agent: reconcile (look
+the write up) before finishing; or, if stopping there is acceptable, add it to `accept`.
+"##;
+
+const MALFORMED_RECORD: &str = r##"## What it means
+A trace line (or an item inside one) could not be made into a normalized record: it is
+not valid JSON or not valid UTF-8, it is not a JSON object, or a canonical field has the
+wrong type: `kind` other than "call", "result" or "message"; `status` other than "ok",
+"error", "invalid" or "missing"; `tool`, `role` or `text` not a string; `call_id`
+neither a string nor an integer.
+
+## Why it matters
+A record that cannot be read cannot be checked, and skipping it silently could hide the
+very call a spec forbids. It is an error (exit status 2); the rest of the input is still
+checked, so one bad line does not hide the others.
+
+## Example
+    {"kind":"call","tool":5,"call_id":"c1","args":{"request_id":"r-1"}}
+
+reports: field `tool` is a number `5`, expected a string. Fix the recorder or exporter
+to write `"tool":"create_record"`. `tracegate convert FILE` prints the normalized records
+exactly as the specs see them.
+"##;
+
+const UNREADABLE_INPUT: &str = r##"## What it means
+A spec or trace path given on the command line, or found while walking a directory,
+could not be read: it does not exist, permission is denied, or reading failed part way.
+
+## Why it matters
+tracegate fails closed: a spec it cannot read is a rule it cannot enforce, and a trace it
+cannot read is a run nobody checked. Either would make a green CI result meaningless, so
+it is an error (exit status 2), not a warning.
+
+## Example
+    tracegate check specs/ --traces runs/2024-11-07.jsonl
+
+when `runs/2024-11-07.jsonl` does not exist (a typo, or a CI step that did not produce
+it). Fix the path, or make the step that records the transcripts run before the check.
+"##;
+
+const NO_INPUT: &str = r##"## What it means
+The paths were readable, but there was nothing to check: no `*.tg` file among the spec
+paths, or no trace file among the trace paths (directories are walked for both).
+
+## Why it matters
+Checking zero traces against zero specs always "passes". An empty directory usually
+means a mis-wired CI job (artifacts not downloaded, a wrong working directory), and
+reporting success there would hide it; so it is an error (exit status 2).
+
+## Example
+    tracegate check specs/ --traces traces/
+
+when `traces/` exists but the job that records transcripts wrote nothing into it.
+Fix the pipeline so the traces are there, or point `--traces` at the directory that
+holds them.
+"##;
+
+const AMBIGUOUS_EVENT: &str = r##"## What it means
+One record matched two or more events of the same spec. A spec's events must be mutually
+exclusive: one record is at most one event. The record's line and the events it matched
+are reported as an error (exit status 2): tracegate does not guess which one was meant.
+
+## Why it matters
+Which transition should fire would depend on declaration order, so the verdict would be
+arbitrary. Ambiguity usually means a pattern is broader than its author meant.
+
+## Example
+    event failed = result "*" where status == "error"
+    event denied = result delete_repository where error.status == 403
+
+    {"kind":"result","tool":"delete_repository","call_id":"c1","status":"error","error":{"status":403}}
+
+matches both. Fix: make the patterns exclusive, for example
+`event failed = result "*" where status == "error" and error.status != 403`
+(a missing `error.status` is `!=` every value, so other errors still match `failed`).
+"##;
+
+const SYNTAX_ERROR: &str = r##"## What it means
+The spec text does not parse. Statements are one per line; a line that begins with
+whitespace continues the previous statement; `#` starts a comment. The error points at
+the first token that does not fit, and says what was expected there.
+
+## Why it matters
+Errors in a spec are fatal: a spec that is only partly understood would check only part
+of what its author meant, so tracegate fails closed (exit status 2).
+
+## Example
+    event created = result create_record
+    where status == "ok"
+
+The second line starts in column 0, so it is a new statement that begins with `where`.
+Fix: indent the continuation line.
+
+    event created = result create_record
+        where status == "ok"
+
+Likewise `idle -> pending create` is missing its `on`: write `idle -> pending on create`.
+"##;
+
+const BARE_PATH_CONDITION: &str = r##"## What it means
+A path was used as a condition on its own, as in `where output.id`. The language has no
+truthiness: every condition is an explicit test.
+
+## Why it matters
+"Truthy" is exactly where agent tooling goes wrong: an `output` of `0`, `false`, `""`,
+`[]` or `null` is still a returned value, and a key set to `null` is not a missing key.
+An explicit test says which of these the author meant.
+
+## Example
+    event found = result lookup_by_request_id where output.id
+
+Fix, depending on the intent: `where has output.id` (the key is present, even if
+null), or `where output.id is string` (present and a string).
+
+A missing path is distinct from every value, `null` included: `==` on it is false and
+`!=` is true, so `output.id != null` does not test presence; `has output.id` does.
+"##;
+
+const INVALID_REGEX: &str = r##"## What it means
+A regular expression in a tool pattern (`call /^create_/`) or in `matches /.../` does not
+compile, or compiles to a program larger than the limit. Regexes are linear-time: there
+are no look-arounds and no back-references.
+
+## Why it matters
+A pattern that cannot be compiled cannot match anything, so the rule would silently never
+fire. Linear-time matching keeps checking fast on huge traces and immune to
+catastrophic backtracking, whatever the records contain.
+
+## Example
+    event write = call /^(?!get_|list_)/
+
+Look-ahead is not supported. Fix: say the same thing with `not`:
+
+    event write = call "*" where not (tool matches /^(get|list)_/)
+
+and for an unbalanced group such as `/^(create|update_/`, close the parenthesis.
+"##;
+
+const UNKNOWN_STATE: &str = r##"## What it means
+A state is named (in `accept`, `hot` or `forbid`) that no transition, `path` or `initial`
+declares. States come into being by appearing in a transition (`FROM -> TO on ...`), as
+`initial`, or as a position of a `path` (named after the event that led there; `start`
+is the initial state a `path` creates).
+
+## Why it matters
+Usually a typo, and a costly one: a `forbid` on a state that does not exist forbids
+nothing, and an `accept` list with a misspelt state rejects traces that should pass.
+
+## Example
+    initial idle
+    idle    -> pending on create
+    pending -> unknown on outcome_unknown
+    forbid unkown on create: "blind re-create"
+
+Fix the spelling: `forbid unknown on create: "blind re-create"`.
+"##;
+
+const UNKNOWN_EVENT: &str = r##"## What it means
+A transition, `forbid` or `path` names an event that no `event NAME = PATTERN` declares.
+
+## Why it matters
+An undeclared event can never occur, so the transition or rule would be dead. It is
+almost always a typo or a forgotten declaration, and tracegate fails closed rather than
+check a spec that silently lost a rule.
+
+## Example
+    event create = call create_record
+    initial idle
+    idle -> pending on craete
+
+Fix the name (`idle -> pending on create`), or declare the event:
+
+    event craete = call create_record
+"##;
+
+const DUPLICATE_EVENT: &str = r##"## What it means
+Two `event` declarations use the same name. The report points at both.
+
+## Why it matters
+Transitions refer to events by name, so with two definitions it is unclear which records
+a rule talks about. Combining them by accident would also change what the event matches.
+
+## Example
+    event failed = result create_record where status == "error"
+    event failed = result create_record where status == "missing"
+
+Fix: give each its own name, or make it one event with `or`:
+
+    event failed = result create_record
+        where status == "error" or status == "missing"
+"##;
+
+const DUPLICATE_DECLARATION: &str = r##"## What it means
+A statement that may appear only once in a spec appears twice, for example two `spec`,
+`about`, `initial` or `otherwise` lines. The report points at both.
+
+## Why it matters
+The second would silently replace the first, and a machine with two initial states or
+two different `otherwise` policies has no single meaning. The analyzer refuses to pick.
+
+## Example
+    initial idle
+    idle -> pending on create
+    initial pending
+
+Fix: keep one `initial` (a spec has exactly one initial state):
+
+    initial idle
+    idle -> pending on create
+"##;
+
+const DUPLICATE_SPEC: &str = r##"## What it means
+Two spec files declare the same name with `spec NAME`. The report names both files.
+
+## Why it matters
+Reports, CI filters and coverage identify a spec by its name; two specs with one name
+would merge their findings and make it impossible to tell which rule a violation broke.
+
+## Example
+    specs/reconcile_before_retry.tg:   spec reconcile_before_retry
+    specs/reconcile_invoices.tg:       spec reconcile_before_retry
+
+Fix: give each spec its own name. The convention is that the name is the file's stem:
+
+    specs/reconcile_invoices.tg:       spec reconcile_invoices
+"##;
+
+const MISSING_INITIAL: &str = r##"## What it means
+The spec has no `initial STATE` and no `path`, so there is no state for an instance to
+start in.
+
+## Why it matters
+Every instance starts in the initial state; without one the spec cannot check anything.
+(`path E1 -> E2 ...` creates the initial state `start` when no `initial` is declared.)
+
+## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
+    idle    -> pending on create
+    pending -> idle    on created
+
+Fix: declare where instances start:
+
+    initial idle
+"##;
+
+const CONFLICTING_TRANSITION: &str = r##"## What it means
+Two transitions leave the same state on the same event but lead to different states. The
+report points at both.
+
+## Why it matters
+The machine must be deterministic: one state and one event give one next state.
+Otherwise the verdict would depend on which transition was picked.
+
+## Example
+    idle -> pending on create
+    idle -> done    on create
+
+Fix: if the two cases really differ, tell them apart in the events, for example
+by their arguments:
+
+    event create      = call create_record where args.dry_run != true
+    event create_test = call create_record where args.dry_run == true
+    idle -> pending on create
+    idle -> done    on create_test
+"##;
+
+const ACCEPT_AND_HOT: &str = r##"## What it means
+The spec uses both `accept` (the states a trace may end in) and `hot` (the states it may
+not end in). Use one or the other.
+
+## Why it matters
+The two lists answer the same question from opposite sides; with both, a state in
+neither list (or in both) has no clear meaning at the end of a trace.
+
+## Example
+    accept idle, done
+    hot unknown
+
+Fix: keep the list that is shorter to state. `accept idle, done` already makes every
+other state, `unknown` included, a state that may not end a trace; or say only
+`hot unknown` to let every other state end one.
+"##;
+
+const OVERLAPPING_EVENTS: &str = r##"## What it means
+Two event patterns claim exactly the same records, for example the same kind and tool
+with no guard, or with identical guards.
+
+## Why it matters
+Every record that matches one matches the other, so each of them would be an
+`ambiguous-event` error at run time. The spec is rejected up front instead.
+
+## Example
+    event create = call create_record
+    event retry  = call create_record
+
+A retry is not a different record; it is the same event in a different state. Fix:
+keep one event and let the states tell them apart:
+
+    event create = call create_record
+    idle    -> pending on create
+    forbid unknown on create: "blind re-create"
+"##;
+
+const TOOL_ON_NON_TOOL_PATTERN: &str = r##"## What it means
+A tool name (or glob or regex) was given to a `message` or `record` pattern. Only `call`
+and `result` patterns take a tool.
+
+## Why it matters
+Messages (user and assistant text) have no tool, and `record` means any record whatever
+its kind, so the tool would either match nothing or be silently ignored. Both would make
+the event mean something other than what was written.
+
+## Example
+    event refused = message request_approval where text matches /denied/
+
+Fix: match the tool's result, or match the message without a tool:
+
+    event refused = result request_approval where output.approved == false
+    event refusal = message where role == "user" and text matches /^no\b/i
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_complete_explanation() {
+        for &code in Code::ALL {
+            let text = explain(code);
+            assert!(!text.trim().is_empty(), "{code}: empty explanation");
+            let mut last = 0;
+            for heading in ["## What it means", "## Why it matters", "## Example"] {
+                let at = text
+                    .find(heading)
+                    .unwrap_or_else(|| panic!("{code}: missing heading {heading:?}"));
+                assert!(at >= last, "{code}: heading {heading:?} out of order");
+                last = at;
+            }
+            let lines = text.lines().count();
+            assert!(
+                (8..=25).contains(&lines),
+                "{code}: explanation has {lines} lines, expected 8 to 25"
+            );
+        }
+    }
+}

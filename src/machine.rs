@@ -1,0 +1,337 @@
+//! The compiled machine: a spec's events as compiled matchers, its states and allowed
+//! transitions as a petgraph graph, and a dense move table for the checker's hot path.
+//!
+//! Built only by [`crate::spec::compile`], which guarantees the invariants the checker
+//! relies on: one initial state, at most one target per (state, event), every name
+//! resolved.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use regex::Regex;
+use serde_json::Value;
+
+use crate::spec::ast::{CompareOp, JsonType, Otherwise, PatternKind, Segment, Span};
+use crate::trace::{Kind, Record};
+
+/// A state's index in [`Machine::graph`].
+pub type StateId = NodeIndex<u32>;
+/// An event's index in [`Machine::events`].
+pub type EventId = usize;
+
+/// A spec's source text and where it came from, for locating and rendering rules.
+#[derive(Debug)]
+pub struct SpecSource {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl SpecSource {
+    /// 1-based line and column (in chars) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[line_start..].chars().count() + 1)
+    }
+}
+
+#[derive(Debug)]
+pub struct Machine {
+    pub name: String,
+    pub about: Option<String>,
+    pub source: Arc<SpecSource>,
+    pub events: Vec<Event>,
+    /// States are nodes; allowed transitions are edges labelled with their event.
+    pub graph: DiGraph<State, Edge, u32>,
+    pub initial: StateId,
+    pub otherwise: Otherwise,
+    /// Span of the `otherwise` statement, when written.
+    pub otherwise_span: Option<Span>,
+    /// Span of the `accept` or `hot` statement, when written.
+    pub ending_span: Option<Span>,
+    /// `per` keys: one instance per distinct value of these paths.
+    pub per: Vec<KeyPath>,
+    pub forbids: Vec<ForbidRule>,
+    /// `moves[state * events.len() + event]`.
+    pub(crate) moves: Vec<Move>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KeyPath {
+    pub text: String,
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Debug)]
+pub struct State {
+    pub name: String,
+    /// Where the state is first named.
+    pub span: Span,
+    pub accepting: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    pub event: EventId,
+    /// The transition or `path` statement that allows it.
+    pub rule: Span,
+}
+
+#[derive(Debug)]
+pub struct ForbidRule {
+    pub message: String,
+    pub span: Span,
+}
+
+/// What an event does in a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// No transition: `otherwise` decides.
+    Unspecified,
+    Go {
+        to: StateId,
+        rule: Span,
+    },
+    /// Index into [`Machine::forbids`].
+    Forbidden(usize),
+}
+
+impl Machine {
+    pub fn state(&self, id: StateId) -> &State {
+        &self.graph[id]
+    }
+
+    pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
+        self.graph.node_indices()
+    }
+
+    pub fn step(&self, state: StateId, event: EventId) -> Move {
+        self.moves[state.index() * self.events.len() + event]
+    }
+
+    /// The events with an allowed transition from `state`, in declaration order.
+    pub fn allowed(&self, state: StateId) -> Vec<EventId> {
+        (0..self.events.len())
+            .filter(|&event| matches!(self.step(state, event), Move::Go { .. }))
+            .collect()
+    }
+
+    /// The events of this spec that `record` matches, in declaration order.
+    pub fn classify(&self, record: &Record<'_>) -> Vec<EventId> {
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, event)| event.matcher.matches(record))
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The instance key of `record`: the rendered values of the `per` paths, or `None`
+    /// when one of them is missing from the record.
+    pub fn key_of(&self, record: &Record<'_>) -> Option<String> {
+        let mut key = String::new();
+        for (i, path) in self.per.iter().enumerate() {
+            let value = record.get(&path.segments)?;
+            if i > 0 {
+                key.push_str(", ");
+            }
+            match value.as_ref() {
+                Value::String(text) => key.push_str(text),
+                other => key.push_str(&other.to_string()),
+            }
+        }
+        Some(key)
+    }
+}
+
+#[derive(Debug)]
+pub struct Event {
+    pub name: String,
+    /// The `event` statement.
+    pub span: Span,
+    pub matcher: Matcher,
+}
+
+/// A compiled event pattern.
+#[derive(Debug)]
+pub struct Matcher {
+    pub kind: PatternKind,
+    pub tool: Option<ToolMatcher>,
+    pub guard: Option<Guard>,
+}
+
+impl Matcher {
+    pub fn matches(&self, record: &Record<'_>) -> bool {
+        let kind_ok = match self.kind {
+            PatternKind::Call => record.kind == Some(Kind::Call),
+            PatternKind::Result => record.kind == Some(Kind::Result),
+            PatternKind::Message => record.kind == Some(Kind::Message),
+            PatternKind::Record => true,
+        };
+        kind_ok
+            && self.tool.as_ref().is_none_or(|tool| {
+                record
+                    .tool
+                    .as_deref()
+                    .is_some_and(|name| tool.matches(name))
+            })
+            && self.guard.as_ref().is_none_or(|guard| guard.eval(record))
+    }
+}
+
+#[derive(Debug)]
+pub enum ToolMatcher {
+    Name(String),
+    /// Globs and regexes both compile to a regex.
+    Pattern(Regex),
+}
+
+impl ToolMatcher {
+    pub fn matches(&self, tool: &str) -> bool {
+        match self {
+            ToolMatcher::Name(name) => name == tool,
+            ToolMatcher::Pattern(regex) => regex.is_match(tool),
+        }
+    }
+}
+
+/// A compiled guard. Evaluation never coerces: see [`json_eq`] and [`json_cmp`].
+#[derive(Debug)]
+pub enum Guard {
+    Or(Box<Guard>, Box<Guard>),
+    And(Box<Guard>, Box<Guard>),
+    Not(Box<Guard>),
+    Compare {
+        path: Vec<Segment>,
+        op: CompareOp,
+        value: Value,
+    },
+    In {
+        path: Vec<Segment>,
+        values: Vec<Value>,
+    },
+    Matches {
+        path: Vec<Segment>,
+        regex: Regex,
+    },
+    Has(Vec<Segment>),
+    Is(Vec<Segment>, JsonType),
+}
+
+impl Guard {
+    pub fn eval(&self, record: &Record<'_>) -> bool {
+        match self {
+            Guard::Or(a, b) => a.eval(record) || b.eval(record),
+            Guard::And(a, b) => a.eval(record) && b.eval(record),
+            Guard::Not(inner) => !inner.eval(record),
+            Guard::Compare { path, op, value } => {
+                let Some(actual) = record.get(path) else {
+                    // A missing path is distinct from every value: only `!=` holds.
+                    return *op == CompareOp::Ne;
+                };
+                match op {
+                    CompareOp::Eq => json_eq(&actual, value),
+                    CompareOp::Ne => !json_eq(&actual, value),
+                    CompareOp::Lt => json_cmp(&actual, value) == Some(Ordering::Less),
+                    CompareOp::Le => matches!(
+                        json_cmp(&actual, value),
+                        Some(Ordering::Less | Ordering::Equal)
+                    ),
+                    CompareOp::Gt => json_cmp(&actual, value) == Some(Ordering::Greater),
+                    CompareOp::Ge => matches!(
+                        json_cmp(&actual, value),
+                        Some(Ordering::Greater | Ordering::Equal)
+                    ),
+                }
+            }
+            Guard::In { path, values } => record
+                .get(path)
+                .is_some_and(|actual| values.iter().any(|value| json_eq(&actual, value))),
+            Guard::Matches { path, regex } => record
+                .get(path)
+                .is_some_and(|actual| actual.as_str().is_some_and(|text| regex.is_match(text))),
+            Guard::Has(path) => match path.as_slice() {
+                [Segment::Key(key)] => record.has_field(key),
+                _ => record.get(path).is_some(),
+            },
+            Guard::Is(path, ty) => record
+                .get(path)
+                .is_some_and(|actual| JsonType::of(&actual) == *ty),
+        }
+    }
+}
+
+/// JSON equality without coercion: values of different types are never equal, and
+/// numbers compare by value (`1 == 1.0`).
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => json_cmp(a, b) == Some(Ordering::Equal),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(key, p)| y.get(key).is_some_and(|q| json_eq(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Ordering between two numbers or two strings; `None` for anything else.
+pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            if let (Some(p), Some(q)) = (x.as_i64(), y.as_i64()) {
+                Some(p.cmp(&q))
+            } else if let (Some(p), Some(q)) = (x.as_u64(), y.as_u64()) {
+                Some(p.cmp(&q))
+            } else {
+                x.as_f64()?.partial_cmp(&y.as_f64()?)
+            }
+        }
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn equality_is_json_typed() {
+        assert!(!json_eq(&json!(0), &json!(false)));
+        assert!(!json_eq(&json!(""), &json!(null)));
+        assert!(!json_eq(&json!("1"), &json!(1)));
+        assert!(json_eq(&json!(1), &json!(1.0)));
+        assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
+        assert!(!json_eq(&json!([1]), &json!([1, 1])));
+    }
+
+    #[test]
+    fn ordering_only_within_numbers_and_strings() {
+        assert_eq!(json_cmp(&json!(2), &json!(10)), Some(Ordering::Less));
+        assert_eq!(json_cmp(&json!(-1), &json!(u64::MAX)), Some(Ordering::Less));
+        assert_eq!(json_cmp(&json!(2.5), &json!(2)), Some(Ordering::Greater));
+        assert_eq!(json_cmp(&json!("b"), &json!("a")), Some(Ordering::Greater));
+        assert_eq!(json_cmp(&json!("2"), &json!(1)), None);
+        assert_eq!(json_cmp(&json!(true), &json!(false)), None);
+    }
+
+    #[test]
+    fn line_col_counts_chars() {
+        let source = SpecSource {
+            path: PathBuf::from("x.tg"),
+            text: "ab\ncé d\n".to_string(),
+        };
+        assert_eq!(source.line_col(0), (1, 1));
+        assert_eq!(source.line_col(3), (2, 1));
+        assert_eq!(source.line_col(7), (2, 4));
+    }
+}

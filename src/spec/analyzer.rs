@@ -1,0 +1,585 @@
+//! The analyzer: resolves a parsed spec's names, checks it, and builds its [`Machine`].
+//!
+//! Spec errors are fatal (a spec that does not compile checks nothing), so the analyzer
+//! reports every error it finds, not just the first, each with a code and a span.
+//! Doubtful but meaningful specs (an unreachable state, an unused event) compile;
+//! they are `lint`'s business.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use petgraph::graph::DiGraph;
+use regex::{Regex, RegexBuilder};
+
+use super::SpecError;
+use super::ast::{
+    Expr, Ident, ItemKind, Otherwise, Pattern, PatternKind, RegexLit, Span, SpecFile, StateSet,
+    ToolPattern,
+};
+use crate::diagnostic::Code;
+use crate::machine::{
+    Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
+    StateId, ToolMatcher,
+};
+use crate::suggest::did_you_mean;
+
+/// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
+/// input; this keeps a pathological one from eating memory.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The initial state `path` statements create when no `initial` is declared.
+pub const PATH_START: &str = "start";
+
+/// Parses and compiles a spec source in one step.
+pub fn load(source: Arc<SpecSource>) -> Result<Machine, Vec<SpecError>> {
+    let file = super::parse(&source.text)?;
+    compile(&file, source)
+}
+
+/// Compiles a parsed spec. `source` is the text `file` was parsed from.
+pub fn compile(file: &SpecFile, source: Arc<SpecSource>) -> Result<Machine, Vec<SpecError>> {
+    let mut analyzer = Analyzer::default();
+    analyzer.collect(file);
+    analyzer.finish(file, source)
+}
+
+#[derive(Default)]
+struct Analyzer<'f> {
+    errors: Vec<SpecError>,
+    name: Option<&'f Ident>,
+    about: Option<String>,
+    initial: Option<&'f Ident>,
+    accept: Option<(&'f [Ident], Span)>,
+    hot: Option<(&'f [Ident], Span)>,
+    otherwise: Option<(Otherwise, Span)>,
+    per: Option<&'f [crate::spec::ast::Path]>,
+    /// Event name → (index, declaration).
+    event_index: BTreeMap<&'f str, EventId>,
+    events: Vec<Event>,
+    /// First statement of each kind that may appear once, for duplicate reports.
+    seen_once: BTreeMap<&'static str, Span>,
+}
+
+/// A state under construction: its name, where first named.
+struct StateTable<'f> {
+    ids: BTreeMap<&'f str, StateId>,
+    graph: DiGraph<State, Edge, u32>,
+}
+
+impl<'f> StateTable<'f> {
+    fn intern(&mut self, name: &'f str, span: Span) -> StateId {
+        *self.ids.entry(name).or_insert_with(|| {
+            self.graph.add_node(State {
+                name: name.to_string(),
+                span,
+                accepting: true,
+            })
+        })
+    }
+}
+
+impl<'f> Analyzer<'f> {
+    fn once(&mut self, what: &'static str, span: Span) -> bool {
+        if let Some(&first) = self.seen_once.get(what) {
+            self.errors.push(
+                SpecError::new(
+                    Code::DuplicateDeclaration,
+                    span,
+                    format!("`{what}` is declared more than once"),
+                )
+                .with_related(first, "first declared here")
+                .with_hint(format!("a spec has at most one `{what}` statement")),
+            );
+            false
+        } else {
+            self.seen_once.insert(what, span);
+            true
+        }
+    }
+
+    /// First pass: declarations that later statements refer to.
+    fn collect(&mut self, file: &'f SpecFile) {
+        for item in &file.items {
+            match &item.kind {
+                ItemKind::Spec(name) => {
+                    if self.once("spec", item.span) {
+                        self.name = Some(name);
+                    }
+                }
+                ItemKind::About(text) => {
+                    if self.once("about", item.span) {
+                        self.about = Some(text.value.clone());
+                    }
+                }
+                ItemKind::Initial(state) => {
+                    if self.once("initial", item.span) {
+                        self.initial = Some(state);
+                    }
+                }
+                ItemKind::Accept(states) => {
+                    if self.once("accept", item.span) {
+                        self.accept = Some((states, item.span));
+                    }
+                }
+                ItemKind::Hot(states) => {
+                    if self.once("hot", item.span) {
+                        self.hot = Some((states, item.span));
+                    }
+                }
+                ItemKind::Otherwise(mode) => {
+                    if self.once("otherwise", item.span) {
+                        self.otherwise = Some((*mode, item.span));
+                    }
+                }
+                ItemKind::Per(paths) => {
+                    if self.once("per", item.span) {
+                        self.per = Some(paths);
+                    }
+                }
+                ItemKind::Event(decl) => {
+                    let name = decl.name.name.as_str();
+                    if let Some(&first) = self.event_index.get(name) {
+                        self.errors.push(
+                            SpecError::new(
+                                Code::DuplicateEvent,
+                                decl.name.span,
+                                format!("event `{name}` is declared more than once"),
+                            )
+                            .with_related(self.events[first].span, "first declared here"),
+                        );
+                        continue;
+                    }
+                    let matcher = self.matcher(&decl.pattern);
+                    self.event_index.insert(name, self.events.len());
+                    self.events.push(Event {
+                        name: name.to_string(),
+                        span: item.span,
+                        matcher,
+                    });
+                }
+                ItemKind::Transition(_) | ItemKind::Forbid(_) | ItemKind::Path(_) => {}
+            }
+        }
+        if let (Some((_, accept)), Some((_, hot))) = (self.accept, self.hot) {
+            self.errors.push(
+                SpecError::new(
+                    Code::AcceptAndHot,
+                    hot,
+                    "a spec uses either `accept` or `hot`, not both",
+                )
+                .with_related(accept, "`accept` is declared here")
+                .with_hint("list the states a trace may end in with `accept`, or the ones it may not end in with `hot`"),
+            );
+        }
+        self.check_overlaps(file);
+    }
+
+    fn matcher(&mut self, pattern: &Pattern) -> Matcher {
+        if let (PatternKind::Message | PatternKind::Record, Some(tool)) =
+            (pattern.kind, &pattern.tool)
+        {
+            self.errors.push(
+                SpecError::new(
+                    Code::ToolOnNonToolPattern,
+                    tool.span(),
+                    format!("a `{}` pattern has no tool", pattern.kind.keyword()),
+                )
+                .with_hint(
+                    "only `call` and `result` patterns name a tool; to test a field, use `where`",
+                ),
+            );
+        }
+        let tool = pattern.tool.as_ref().and_then(|tool| match tool {
+            ToolPattern::Name(name, _) => Some(ToolMatcher::Name(name.clone())),
+            ToolPattern::Glob(glob, span) => self
+                .regex(&glob_to_regex(glob), false, *span)
+                .map(ToolMatcher::Pattern),
+            ToolPattern::Regex(re) => self.regex_lit(re).map(ToolMatcher::Pattern),
+        });
+        let guard = pattern.guard.as_ref().and_then(|expr| self.guard(expr));
+        Matcher {
+            kind: pattern.kind,
+            tool,
+            guard,
+        }
+    }
+
+    fn regex_lit(&mut self, re: &RegexLit) -> Option<Regex> {
+        self.regex(&re.pattern, re.case_insensitive, re.span)
+    }
+
+    fn regex(&mut self, pattern: &str, case_insensitive: bool, span: Span) -> Option<Regex> {
+        match RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(regex) => Some(regex),
+            Err(err) => {
+                let detail = err.to_string();
+                let last = detail.lines().last().unwrap_or_default().trim();
+                self.errors.push(SpecError::new(
+                    Code::InvalidRegex,
+                    span,
+                    format!(
+                        "invalid regular expression: {}",
+                        last.trim_start_matches("error: ")
+                    ),
+                ));
+                None
+            }
+        }
+    }
+
+    /// Compiles a guard, reporting bad regexes. Returns `None` when part of it failed
+    /// (the error is recorded, so the spec will not compile).
+    fn guard(&mut self, expr: &Expr) -> Option<Guard> {
+        Some(match expr {
+            Expr::Or(a, b) => {
+                let (a, b) = (self.guard(a), self.guard(b));
+                Guard::Or(Box::new(a?), Box::new(b?))
+            }
+            Expr::And(a, b) => {
+                let (a, b) = (self.guard(a), self.guard(b));
+                Guard::And(Box::new(a?), Box::new(b?))
+            }
+            Expr::Not(inner, _) => Guard::Not(Box::new(self.guard(inner)?)),
+            Expr::Group(inner, _) => self.guard(inner)?,
+            Expr::Compare { path, op, value } => Guard::Compare {
+                path: path.segments.clone(),
+                op: *op,
+                value: value.value.clone(),
+            },
+            Expr::In { path, values, .. } => Guard::In {
+                path: path.segments.clone(),
+                values: values.iter().map(|v| v.value.clone()).collect(),
+            },
+            Expr::Matches { path, regex } => Guard::Matches {
+                path: path.segments.clone(),
+                regex: self.regex_lit(regex)?,
+            },
+            Expr::Has { path, .. } => Guard::Has(path.segments.clone()),
+            Expr::Is { path, ty, .. } => Guard::Is(path.segments.clone(), *ty),
+        })
+    }
+
+    /// Reports pairs of event patterns where one claims every record the other does
+    /// (so no record could ever be told apart). Overlaps that depend on guards are
+    /// found at run time (`ambiguous-event`).
+    fn check_overlaps(&mut self, file: &SpecFile) {
+        let decls: Vec<_> = file
+            .items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ItemKind::Event(decl) => Some(decl),
+                _ => None,
+            })
+            .collect();
+        for (i, a) in decls.iter().enumerate() {
+            for b in &decls[i + 1..] {
+                if a.name.name == b.name.name {
+                    continue;
+                }
+                let (wide, narrow) = if covers(&a.pattern, &b.pattern) {
+                    (a, b)
+                } else if covers(&b.pattern, &a.pattern) {
+                    (b, a)
+                } else {
+                    continue;
+                };
+                self.errors.push(
+                    SpecError::new(
+                        Code::OverlappingEvents,
+                        b.name.span,
+                        format!(
+                            "event `{}` claims every record that event `{}` claims",
+                            wide.name.name, narrow.name.name
+                        ),
+                    )
+                    .with_related(a.name.span, "the other event is declared here")
+                    .with_hint(
+                        "a record may match at most one event; narrow one of them with `where`",
+                    ),
+                );
+            }
+        }
+    }
+
+    fn finish(
+        mut self,
+        file: &'f SpecFile,
+        source: Arc<SpecSource>,
+    ) -> Result<Machine, Vec<SpecError>> {
+        let mut states = StateTable {
+            ids: BTreeMap::new(),
+            graph: DiGraph::default(),
+        };
+        let has_paths = file
+            .items
+            .iter()
+            .any(|item| matches!(item.kind, ItemKind::Path(_)));
+        let initial = match (self.initial, has_paths) {
+            (Some(ident), _) => Some(states.intern(&ident.name, ident.span)),
+            (None, true) => {
+                let first_path = file
+                    .items
+                    .iter()
+                    .find(|item| matches!(item.kind, ItemKind::Path(_)))
+                    .map(|item| item.span)
+                    .unwrap_or_default();
+                Some(states.intern(PATH_START, first_path))
+            }
+            (None, false) => {
+                self.errors.push(
+                    SpecError::new(Code::MissingInitial, Span::new(0, 0), "the spec has no initial state")
+                        .with_hint("declare one with `initial STATE`, or describe the protocol with `path E1 -> E2 -> ...`"),
+                );
+                None
+            }
+        };
+
+        // States are declared by use: transitions and paths name them.
+        let mut moves: BTreeMap<(StateId, EventId), (StateId, Span)> = BTreeMap::new();
+        for item in &file.items {
+            match &item.kind {
+                ItemKind::Transition(t) => {
+                    let from = states.intern(&t.from.name, t.from.span);
+                    let to = states.intern(&t.to.name, t.to.span);
+                    for event in &t.events {
+                        if let Some(event) = self.event(event) {
+                            self.add_move(&mut moves, &states, from, event, to, item.span);
+                        }
+                    }
+                }
+                ItemKind::Path(steps) => {
+                    let Some(mut at) = initial else { continue };
+                    for step in steps {
+                        let Some(event) = self.event(step) else { break };
+                        let to = states.intern(&step.name, step.span);
+                        self.add_move(&mut moves, &states, at, event, to, item.span);
+                        at = to;
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        let mut forbids = Vec::new();
+        let mut forbidden: BTreeMap<(StateId, EventId), usize> = BTreeMap::new();
+        for item in &file.items {
+            let ItemKind::Forbid(forbid) = &item.kind else {
+                continue;
+            };
+            let targets: Vec<StateId> = match &forbid.states {
+                StateSet::All(_) => states.graph.node_indices().collect(),
+                StateSet::Named(names) => names
+                    .iter()
+                    .filter_map(|name| self.known_state(&states, name))
+                    .collect(),
+            };
+            let events: Vec<EventId> = forbid
+                .events
+                .iter()
+                .filter_map(|event| self.event(event))
+                .collect();
+            let rule = forbids.len();
+            forbids.push(ForbidRule {
+                message: forbid.message.value.clone(),
+                span: item.span,
+            });
+            for &state in &targets {
+                for &event in &events {
+                    // The first forbid that names a (state, event) pair is the one
+                    // reported; later ones are redundant, which `lint` points out.
+                    forbidden.entry((state, event)).or_insert(rule);
+                }
+            }
+        }
+
+        for (list, _) in [self.accept, self.hot].into_iter().flatten() {
+            for name in list {
+                self.known_state(&states, name);
+            }
+        }
+        if let Some((accept, _)) = self.accept {
+            let accepted: Vec<StateId> = accept
+                .iter()
+                .filter_map(|name| states.ids.get(name.name.as_str()).copied())
+                .collect();
+            for id in states.graph.node_indices().collect::<Vec<_>>() {
+                states.graph[id].accepting = accepted.contains(&id);
+            }
+        } else if let Some((hot, _)) = self.hot {
+            for name in hot {
+                if let Some(&id) = states.ids.get(name.name.as_str()) {
+                    states.graph[id].accepting = false;
+                }
+            }
+        }
+
+        let per = self.per.map_or_else(Vec::new, |paths| {
+            paths
+                .iter()
+                .map(|path| KeyPath {
+                    text: path.to_string(),
+                    segments: path.segments.clone(),
+                })
+                .collect()
+        });
+
+        if !self.errors.is_empty() {
+            self.errors.sort_by_key(|e| (e.span.start, e.span.end));
+            return Err(self.errors);
+        }
+        let initial = initial.expect("bug: a spec without an initial state reported no error");
+
+        let event_count = self.events.len();
+        let mut table = vec![Move::Unspecified; states.graph.node_count() * event_count];
+        for (&(from, event), &(to, rule)) in &moves {
+            states.graph.add_edge(from, to, Edge { event, rule });
+            table[from.index() * event_count + event] = Move::Go { to, rule };
+        }
+        for (&(state, event), &rule) in &forbidden {
+            table[state.index() * event_count + event] = Move::Forbidden(rule);
+        }
+
+        let name = self.name.map_or_else(
+            || {
+                source
+                    .path
+                    .file_stem()
+                    .map_or_else(|| "spec".to_string(), |s| s.to_string_lossy().into_owned())
+            },
+            |ident| ident.name.clone(),
+        );
+        Ok(Machine {
+            name,
+            about: self.about,
+            source,
+            events: self.events,
+            graph: states.graph,
+            initial,
+            otherwise: self.otherwise.map_or(Otherwise::Reject, |(mode, _)| mode),
+            otherwise_span: self.otherwise.map(|(_, span)| span),
+            ending_span: self.accept.or(self.hot).map(|(_, span)| span),
+            per,
+            forbids,
+            moves: table,
+        })
+    }
+
+    fn add_move(
+        &mut self,
+        moves: &mut BTreeMap<(StateId, EventId), (StateId, Span)>,
+        states: &StateTable<'_>,
+        from: StateId,
+        event: EventId,
+        to: StateId,
+        rule: Span,
+    ) {
+        match moves.get(&(from, event)) {
+            None => {
+                moves.insert((from, event), (to, rule));
+            }
+            // The same move twice (e.g. two paths sharing a prefix) is one move.
+            Some(&(existing, _)) if existing == to => {}
+            Some(&(existing, first)) => {
+                self.errors.push(
+                    SpecError::new(
+                        Code::ConflictingTransition,
+                        rule,
+                        format!(
+                            "state `{}` already moves to `{}` on `{}`; it cannot also move to `{}`",
+                            states.graph[from].name,
+                            states.graph[existing].name,
+                            self.events[event].name,
+                            states.graph[to].name
+                        ),
+                    )
+                    .with_related(first, "the first transition is here")
+                    .with_hint("a machine is deterministic: give the two cases different events, e.g. by narrowing them with `where`"),
+                );
+            }
+        }
+    }
+
+    fn event(&mut self, ident: &Ident) -> Option<EventId> {
+        if let Some(&id) = self.event_index.get(ident.name.as_str()) {
+            return Some(id);
+        }
+        let mut error = SpecError::new(
+            Code::UnknownEvent,
+            ident.span,
+            format!("unknown event `{}`", ident.name),
+        );
+        error = match did_you_mean(&ident.name, self.event_index.keys().copied()) {
+            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+            None => error.with_hint(format!("declare it: `event {} = call TOOL`", ident.name)),
+        };
+        self.errors.push(error);
+        None
+    }
+
+    fn known_state(&mut self, states: &StateTable<'_>, ident: &Ident) -> Option<StateId> {
+        if let Some(&id) = states.ids.get(ident.name.as_str()) {
+            return Some(id);
+        }
+        let mut error = SpecError::new(
+            Code::UnknownState,
+            ident.span,
+            format!("unknown state `{}`", ident.name),
+        );
+        error = match did_you_mean(&ident.name, states.ids.keys().copied()) {
+            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+            None => error.with_hint(
+                "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`",
+            ),
+        };
+        self.errors.push(error);
+        None
+    }
+}
+
+/// Whether every record `narrow` matches is also matched by `wide`, decided on the
+/// pattern's shape alone: `wide` has no guard, its kind includes `narrow`'s, and its tool
+/// is absent or the same as `narrow`'s.
+fn covers(wide: &Pattern, narrow: &Pattern) -> bool {
+    let kind = wide.kind == PatternKind::Record || wide.kind == narrow.kind;
+    let tool = match (&wide.tool, &narrow.tool) {
+        (None, _) => true,
+        (Some(a), Some(b)) => same_tool(a, b),
+        (Some(_), None) => false,
+    };
+    wide.guard.is_none() && kind && tool
+}
+
+fn same_tool(a: &ToolPattern, b: &ToolPattern) -> bool {
+    match (a, b) {
+        (ToolPattern::Name(x, _), ToolPattern::Name(y, _))
+        | (ToolPattern::Glob(x, _), ToolPattern::Glob(y, _)) => x == y,
+        (ToolPattern::Regex(x), ToolPattern::Regex(y)) => {
+            x.pattern == y.pattern && x.case_insensitive == y.case_insensitive
+        }
+        _ => false,
+    }
+}
+
+/// A quoted tool glob as an anchored regex: `*` is any run, `?` any one character.
+pub fn glob_to_regex(glob: &str) -> String {
+    let mut out = String::from("^");
+    let mut literal = String::new();
+    for c in glob.chars() {
+        match c {
+            '*' | '?' => {
+                out.push_str(&regex::escape(&literal));
+                literal.clear();
+                out.push_str(if c == '*' { "(?s:.*)" } else { "(?s:.)" });
+            }
+            _ => literal.push(c),
+        }
+    }
+    out.push_str(&regex::escape(&literal));
+    out.push('$');
+    out
+}

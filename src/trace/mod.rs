@@ -1,0 +1,7 @@
+//! Reading traces: streaming line reader, format adapters, the normalized record.
+
+pub mod native;
+pub mod reader;
+pub mod record;
+
+pub use record::{Fields, Kind, Location, Record, Status};

@@ -1,0 +1,556 @@
+//! Native JSONL: one JSON object per line, decoded into a [`Record`].
+//!
+//! This is the hot path. A line's top-level members are decoded into borrowed raw
+//! slices of the line ([`Fields::Raw`]) without building a `serde_json::Value`; a field
+//! is parsed further only when a spec reads it. Every message for a line that is not a
+//! usable record lives here, so they read alike.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use rustc_hash::FxHashSet;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
+use serde_json::value::RawValue;
+
+use crate::trace::reader::{Line, LineContent};
+use crate::trace::record::{Fields, Location, Record};
+
+/// The deepest nesting of arrays and objects a record may have, counting the record
+/// itself. It is the most serde_json accepts when it parses a whole line into a value,
+/// so every field of an accepted record can later be decoded.
+pub const MAX_DEPTH: usize = 127;
+
+/// With more keys than this, duplicates are found with a hash set rather than a scan.
+const SCAN_KEYS: usize = 16;
+
+/// Decodes one line of native JSONL into a record, or says precisely why it is not one.
+pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = match TopLevel::deserialize(&mut de).and_then(|top| de.end().map(|()| top)) {
+        Ok(TopLevel(fields)) => fields,
+        Err(err) => return Err(json_error(text, &err)),
+    };
+    for (name, value) in &fields {
+        check_depth(text, name, value)?;
+    }
+    Record::new(Fields::Raw(fields), loc)
+}
+
+/// Decodes a line from a [`LineReader`](crate::trace::reader::LineReader) read with the
+/// limit `max_line_bytes`: a record located at the whole line, or why the line is not one.
+pub fn decode<'a>(line: Line<'a>, max_line_bytes: usize) -> Result<Record<'a>, String> {
+    match line.content {
+        LineContent::Text(text) => decode_line(text, line.location()),
+        LineContent::InvalidUtf8 { valid_up_to } => Err(invalid_utf8(valid_up_to)),
+        LineContent::TooLong => Err(too_long(line.len, max_line_bytes)),
+    }
+}
+
+/// Why a line that is not text cannot be a record; `None` for a text line.
+/// `max_line_bytes` is the limit the line was read with.
+pub fn unreadable_line(line: &Line<'_>, max_line_bytes: usize) -> Option<String> {
+    match line.content {
+        LineContent::Text(_) => None,
+        LineContent::InvalidUtf8 { valid_up_to } => Some(invalid_utf8(valid_up_to)),
+        LineContent::TooLong => Some(too_long(line.len, max_line_bytes)),
+    }
+}
+
+fn invalid_utf8(valid_up_to: usize) -> String {
+    format!(
+        "line is not valid UTF-8 (first bad byte at column {})",
+        valid_up_to + 1
+    )
+}
+
+fn too_long(len: u64, max_line_bytes: usize) -> String {
+    format!("line is {len} bytes, over the limit of {max_line_bytes} bytes")
+}
+
+/// A user-facing message for a serde_json error on `line`.
+fn json_error(line: &str, err: &serde_json::Error) -> String {
+    let message = without_position(err);
+    let column = err.column();
+    // serde_json's column is 1-based, except at the end of input, where it points at
+    // the last character rather than just after it.
+    let (category, at) = match err.classify() {
+        Category::Eof => (Category::Eof, line.len()),
+        category => (category, column.saturating_sub(1)),
+    };
+    // Deep nesting is reported where it starts, even if the line also breaks later
+    // (as a line of ten thousand `[` does), since the depth is what the user must fix.
+    if category != Category::Data {
+        if let Some(index) = too_deep(line.as_bytes(), MAX_DEPTH).filter(|&index| index < at) {
+            return nested_too_deeply(index + 1);
+        }
+    }
+    match category {
+        // Our own visitor's messages (non-object records, duplicate keys) are complete.
+        Category::Data => message,
+        Category::Eof => format!(
+            "line is not valid JSON: {message} at column {} (is the line truncated?)",
+            at + 1
+        ),
+        Category::Syntax if message == "trailing characters" => format!(
+            "line is not valid JSON: trailing characters at column {column} (expected one JSON object per line)"
+        ),
+        Category::Syntax | Category::Io => {
+            format!("line is not valid JSON: {message} at column {column}")
+        }
+    }
+}
+
+fn nested_too_deeply(column: usize) -> String {
+    format!(
+        "record is nested too deeply at column {column} (the limit is {MAX_DEPTH} levels of arrays and objects)"
+    )
+}
+
+/// serde_json's message without the " at line L column C" it appends, since a line's
+/// position is reported separately.
+fn without_position(err: &serde_json::Error) -> String {
+    let full = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    match full.strip_suffix(&suffix) {
+        Some(message) if err.line() != 0 => message.to_string(),
+        _ => full,
+    }
+}
+
+/// Fails when `value`, a field of the record `line`, nests deeper than [`MAX_DEPTH`].
+/// serde_json keeps raw values without a depth limit, so without this check a deep
+/// field would be accepted here and fail only when a spec reads it.
+fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), String> {
+    // The record's own object is one level.
+    const FIELD_LIMIT: usize = MAX_DEPTH - 1;
+    let text = value.get().as_bytes();
+    // Cheap filters first: too deep needs more than FIELD_LIMIT opening brackets.
+    if text.len() <= 2 * FIELD_LIMIT
+        || text.iter().filter(|&&b| b == b'[' || b == b'{').count() <= FIELD_LIMIT
+    {
+        return Ok(());
+    }
+    match too_deep(text, FIELD_LIMIT) {
+        None => Ok(()),
+        Some(index) => {
+            // The raw value is a slice of the line, so its offset is known.
+            let start = value.get().as_ptr() as usize - line.as_ptr() as usize;
+            let message = nested_too_deeply(start + index + 1);
+            Err(format!("field `{name}`: {message}"))
+        }
+    }
+}
+
+/// The index of the first `[` or `{` in JSON `text` that opens more than `limit` levels,
+/// skipping brackets inside strings. It does not validate `text`.
+fn too_deep(text: &[u8], limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (index, &byte) in text.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(index);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A record's top-level members, in input order.
+struct TopLevel<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for TopLevel<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // `deserialize_any`, not `deserialize_map`, so a non-object line gets a message
+        // naming what it is.
+        deserializer.deserialize_any(TopLevelVisitor)
+    }
+}
+
+struct TopLevelVisitor;
+
+fn not_an_object<E: de::Error>(what: &str) -> E {
+    E::custom(format_args!("record is {what}, expected a JSON object"))
+}
+
+impl<'de> Visitor<'de> for TopLevelVisitor {
+    type Value = TopLevel<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::with_capacity(8);
+        // Filled only for records with many keys, where scanning would be quadratic.
+        let mut seen: FxHashSet<Cow<'de, str>> = FxHashSet::default();
+        while let Some(Key(name)) = map.next_key()? {
+            let duplicate = if fields.len() < SCAN_KEYS {
+                fields.iter().any(|(seen, _)| *seen == name)
+            } else {
+                if seen.is_empty() {
+                    seen.extend(fields.iter().map(|(seen, _)| seen.clone()));
+                }
+                !seen.insert(name.clone())
+            };
+            if duplicate {
+                return Err(de::Error::custom(format_args!("duplicate field `{name}`")));
+            }
+            let value: &'de RawValue = map.next_value()?;
+            fields.push((name, value));
+        }
+        Ok(TopLevel(fields))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // Read the array to its end, so that invalid JSON is reported as such.
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Err(not_an_object("an array"))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(not_an_object("a string"))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(not_an_object("a boolean"))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(not_an_object("a number"))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(not_an_object("a number"))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(not_an_object("a number"))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(not_an_object("null"))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(not_an_object("null"))
+    }
+}
+
+/// An object key, borrowed from the line when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(key.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, key: String) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(key)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+    use crate::spec::ast::Segment;
+    use crate::trace::reader::LineReader;
+    use crate::trace::record::{Kind, Status};
+
+    #[track_caller]
+    fn decode_ok(text: &str) -> Record<'_> {
+        match decode_line(text, Location::default()) {
+            Ok(record) => record,
+            Err(err) => panic!("{text:?} did not decode: {err}"),
+        }
+    }
+
+    #[track_caller]
+    fn check_error(text: &str, want: &str) {
+        match decode_line(text, Location::default()) {
+            Ok(record) => panic!("{text:?} decoded to {record:?}, want error {want:?}"),
+            Err(have) => assert_eq!(have, want, "decoding {text:?}"),
+        }
+    }
+
+    fn key(name: &str) -> Segment {
+        Segment::Key(name.to_string())
+    }
+
+    #[test]
+    fn decodes_canonical_fields() {
+        let line = r#"{"kind": "call", "tool": "create_record", "call_id": "c1", "status": "ok", "args": {"request_id": "r1"}}"#;
+        let loc = Location {
+            line: 3,
+            offset: 10,
+            len: line.len() as u64,
+            pointer: Box::default(),
+        };
+        let have = decode_line(line, loc.clone()).unwrap();
+        assert_eq!(have.kind, Some(Kind::Call));
+        assert_eq!(have.tool.as_deref(), Some("create_record"));
+        assert!(matches!(have.tool, Some(Cow::Borrowed(_))));
+        assert_eq!(have.call_id.as_deref(), Some("c1"));
+        assert_eq!(have.status, Some(Status::Ok));
+        assert_eq!(have.loc, loc);
+        assert_eq!(
+            have.fields.keys(),
+            ["kind", "tool", "call_id", "status", "args"]
+        );
+        assert_eq!(
+            have.get(&[key("args"), key("request_id")]).as_deref(),
+            Some(&Value::from("r1"))
+        );
+    }
+
+    #[test]
+    fn integer_call_ids_are_kept_as_written() {
+        assert_eq!(
+            decode_ok(r#"{"call_id": 42}"#).call_id.as_deref(),
+            Some("42")
+        );
+    }
+
+    #[test]
+    fn decodes_escaped_keys() {
+        let have = decode_ok(r#"{"to\u006fl": "x", "a\"b": 1, "plain": 2}"#);
+        assert_eq!(have.tool.as_deref(), Some("x"));
+        assert_eq!(have.fields.keys(), ["tool", "a\"b", "plain"]);
+        let Fields::Raw(fields) = &have.fields else {
+            panic!("native records are raw")
+        };
+        assert!(matches!(fields[0].0, Cow::Owned(_)));
+        assert!(matches!(fields[2].0, Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn leaves_nested_values_raw() {
+        let have = decode_ok(r#"{"output":  {"items": [1, 2 ,3], "s": "x"} , "n": 1.50}"#);
+        assert_eq!(
+            have.fields.raw_text("output").as_deref(),
+            Some(r#"{"items": [1, 2 ,3], "s": "x"}"#)
+        );
+        assert_eq!(have.fields.raw_text("n").as_deref(), Some("1.50"));
+    }
+
+    #[test]
+    fn falsy_values_are_present() {
+        for value in ["0", "false", r#""""#, "[]", "{}", "null"] {
+            let line = format!(r#"{{"kind": "result", "output": {value}}}"#);
+            let have = decode_ok(&line);
+            assert!(have.has_field("output"), "output {value} is present");
+            assert_eq!(have.fields.raw_text("output").as_deref(), Some(value));
+            assert!(have.get(&[key("output")]).is_some(), "output {value}");
+        }
+    }
+
+    #[test]
+    fn reports_invalid_json() {
+        check_error(
+            r#"{"a": x}"#,
+            "line is not valid JSON: expected value at column 7",
+        );
+        check_error(
+            r#"{"kind": "call", "tool": "create_record""#,
+            "line is not valid JSON: EOF while parsing an object at column 41 (is the line truncated?)",
+        );
+        check_error(
+            r#"{"kind": "call""#,
+            "line is not valid JSON: EOF while parsing an object at column 16 (is the line truncated?)",
+        );
+        check_error(
+            r#"{"a": 1}{"b": 2}"#,
+            "line is not valid JSON: trailing characters at column 9 (expected one JSON object per line)",
+        );
+        check_error(
+            r#"{"a": 1,}"#,
+            "line is not valid JSON: trailing comma at column 9",
+        );
+        check_error(
+            &format!("{}x", "[".repeat(MAX_DEPTH)),
+            "line is not valid JSON: expected value at column 128",
+        );
+        check_error(
+            r#"[1, 2"#,
+            "line is not valid JSON: EOF while parsing a list at column 6 (is the line truncated?)",
+        );
+    }
+
+    #[test]
+    fn reports_records_that_are_not_objects() {
+        for (line, what) in [
+            ("[1, {}]", "an array"),
+            (r#""text""#, "a string"),
+            (r#""te\nxt""#, "a string"),
+            ("12", "a number"),
+            ("-1", "a number"),
+            ("1.5", "a number"),
+            ("true", "a boolean"),
+            ("null", "null"),
+        ] {
+            check_error(line, &format!("record is {what}, expected a JSON object"));
+        }
+    }
+
+    #[test]
+    fn reports_duplicate_fields() {
+        check_error(r#"{"tool": "a", "tool": "b"}"#, "duplicate field `tool`");
+        check_error(
+            r#"{"tool": "a", "to\u006fl": "b"}"#,
+            "duplicate field `tool`",
+        );
+        let many: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        let line = format!("{{{}, \"k7\": 0}}", many.join(", "));
+        check_error(&line, "duplicate field `k7`");
+        let line = format!("{{{}}}", many.join(", "));
+        assert_eq!(decode_ok(&line).fields.keys().len(), 40);
+    }
+
+    #[test]
+    fn reports_wrong_types_in_canonical_fields() {
+        check_error(
+            r#"{"tool": 5}"#,
+            "field `tool` is a number `5`, expected a string",
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let open = "[".repeat(10_000);
+        check_error(
+            &open,
+            "record is nested too deeply at column 128 (the limit is 127 levels of arrays and objects)",
+        );
+        check_error(
+            &format!(r#"{{"output": {open}"#),
+            "record is nested too deeply at column 138 (the limit is 127 levels of arrays and objects)",
+        );
+        check_error(
+            &format!(r#"{{"output": {open}}}"#),
+            "record is nested too deeply at column 138 (the limit is 127 levels of arrays and objects)",
+        );
+        let closed = format!("{open}{}", "]".repeat(10_000));
+        check_error(&closed, "record is an array, expected a JSON object");
+
+        let line = format!(r#"{{"output": {closed}}}"#);
+        check_error(
+            &line,
+            "field `output`: record is nested too deeply at column 138 (the limit is 127 levels of arrays and objects)",
+        );
+        let objects = format!("{}1{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
+        let have = decode_line(&objects, Location::default()).unwrap_err();
+        assert!(have.contains("nested too deeply"), "{have}");
+    }
+
+    #[test]
+    fn the_deepest_record_accepted_can_be_read_whole() {
+        let depth = MAX_DEPTH - 1;
+        let field = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let line = format!(r#"{{"output": {field}}}"#);
+        let have = decode_ok(&line);
+        assert!(have.get(&[key("output")]).is_some());
+        assert!(serde_json::from_str::<Value>(&line).is_ok());
+
+        let field = format!("[{field}]");
+        let line = format!(r#"{{"output": {field}}}"#);
+        assert!(serde_json::from_str::<Value>(&line).is_err());
+        check_error(
+            &line,
+            "field `output`: record is nested too deeply at column 138 (the limit is 127 levels of arrays and objects)",
+        );
+    }
+
+    #[test]
+    fn brackets_in_strings_do_not_nest() {
+        let text = format!(
+            r#"{{"output": ["{}\"{}"]}}"#,
+            "[".repeat(300),
+            "{".repeat(300)
+        );
+        assert!(decode_ok(&text).has_field("output"));
+    }
+
+    #[test]
+    fn decodes_lines_from_the_reader() {
+        let input = b"{\"tool\": \"a\"}\n\n{\"tool\": \"b\", \"x\": \"\xff\"}\n";
+        let mut reader = LineReader::with_max_line_bytes(&input[..], 64);
+        let have = decode(reader.next_line().unwrap().unwrap(), 64).unwrap();
+        assert_eq!(have.tool.as_deref(), Some("a"));
+        assert_eq!((have.loc.line, have.loc.offset, have.loc.len), (1, 0, 13));
+        let have = decode(reader.next_line().unwrap().unwrap(), 64).unwrap_err();
+        assert_eq!(
+            have,
+            "line is not valid UTF-8 (first bad byte at column 21)"
+        );
+
+        let mut reader = LineReader::with_max_line_bytes(&b"{\"tool\": \"a\"}"[..], 8);
+        let have = decode(reader.next_line().unwrap().unwrap(), 8).unwrap_err();
+        assert_eq!(have, "line is 13 bytes, over the limit of 8 bytes");
+    }
+
+    #[test]
+    fn reports_unreadable_lines() {
+        let line = Line {
+            number: 4,
+            offset: 0,
+            len: 9,
+            content: LineContent::InvalidUtf8 { valid_up_to: 6 },
+        };
+        assert_eq!(
+            unreadable_line(&line, 16).as_deref(),
+            Some("line is not valid UTF-8 (first bad byte at column 7)")
+        );
+        let line = Line {
+            content: LineContent::TooLong,
+            len: 108,
+            ..line
+        };
+        assert_eq!(
+            unreadable_line(&line, 16).as_deref(),
+            Some("line is 108 bytes, over the limit of 16 bytes")
+        );
+        let line = Line {
+            content: LineContent::Text("{}"),
+            len: 2,
+            ..line
+        };
+        assert_eq!(unreadable_line(&line, 16), None);
+    }
+}

@@ -1,0 +1,411 @@
+//! A streaming line reader for JSONL traces.
+//!
+//! Traces can be far bigger than memory, so lines are read one at a time through
+//! [`BufRead::fill_buf`] into one reused buffer, each with the position a diagnostic
+//! needs (1-based line number, byte offset and length). A line longer than the limit is
+//! skipped up to its newline without being buffered, so memory stays bounded whatever
+//! the input. Blank lines are not records and are skipped, but still counted.
+
+use std::io::{self, BufRead};
+
+use crate::trace::record::Location;
+
+/// The longest line [`LineReader::new`] buffers, in bytes.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The UTF-8 byte order mark some editors write at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Bytes a line may hold beyond its content: a BOM before it and a `\r` after it. The
+/// reader buffers up to the limit plus these, so any line within the limit is whole.
+const FRAMING_BYTES: usize = BOM.len() + 1;
+
+/// Reads non-blank lines from `R`, lending each one until the next call.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    max_line_bytes: usize,
+    /// The current line's bytes, reused across lines.
+    buf: Vec<u8>,
+    /// Lines started so far, blank ones included.
+    lines: u64,
+    /// Byte offset of the next unread byte.
+    offset: u64,
+}
+
+/// One line of input, borrowed from the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'b> {
+    /// 1-based line number, counting blank lines too.
+    pub number: u64,
+    /// Byte offset of the line's content in the input (after a BOM, if any).
+    pub offset: u64,
+    /// Byte length of the line's content, without its `\n` or `\r\n`.
+    pub len: u64,
+    pub content: LineContent<'b>,
+}
+
+/// What a line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineContent<'b> {
+    /// The line, without its `\n` or `\r\n`.
+    Text(&'b str),
+    /// The line is not UTF-8; `valid_up_to` is the byte index (within the line) of the
+    /// first bad byte.
+    InvalidUtf8 { valid_up_to: usize },
+    /// The line is longer than the limit; the reader skipped it without buffering it.
+    TooLong,
+}
+
+impl Line<'_> {
+    /// The line's location, for a record that is the whole line.
+    pub fn location(&self) -> Location {
+        Location {
+            line: self.number,
+            offset: self.offset,
+            len: self.len,
+            pointer: Box::default(),
+        }
+    }
+}
+
+/// The shape of the line just read into the buffer, before its content is borrowed.
+struct Scanned {
+    number: u64,
+    /// Offset of the line's first byte, BOM included.
+    start: u64,
+    /// Bytes of BOM at the start of the buffer.
+    skip: usize,
+    len: u64,
+    too_long: bool,
+    blank: bool,
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// A reader with the default line limit, [`DEFAULT_MAX_LINE_BYTES`].
+    pub fn new(inner: R) -> Self {
+        Self::with_max_line_bytes(inner, DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// A reader that reports lines longer than `max` bytes as [`LineContent::TooLong`].
+    pub fn with_max_line_bytes(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            max_line_bytes: max,
+            buf: Vec::new(),
+            lines: 0,
+            offset: 0,
+        }
+    }
+
+    /// The longest line this reader buffers, in bytes.
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Next non-blank line. `Ok(None)` at end of input. Lines that are empty or only
+    /// whitespace are skipped (they are not records).
+    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        // The scan returns plain data so that the loop holds no borrow of the buffer.
+        let line = loop {
+            match self.scan_line()? {
+                None => return Ok(None),
+                Some(line) if line.blank => continue,
+                Some(line) => break line,
+            }
+        };
+        let content = if line.too_long {
+            LineContent::TooLong
+        } else {
+            // Within the limit the whole line is buffered.
+            let end = line.skip + line.len as usize;
+            match std::str::from_utf8(&self.buf[line.skip..end]) {
+                Ok(text) => LineContent::Text(text),
+                Err(err) => LineContent::InvalidUtf8 {
+                    valid_up_to: err.valid_up_to(),
+                },
+            }
+        };
+        Ok(Some(Line {
+            number: line.number,
+            offset: line.start + line.skip as u64,
+            len: line.len,
+            content,
+        }))
+    }
+
+    /// Reads the next line, blank or not, into the buffer; `None` at end of input.
+    fn scan_line(&mut self) -> io::Result<Option<Scanned>> {
+        self.buf.clear();
+        let keep = self.max_line_bytes.saturating_add(FRAMING_BYTES);
+        let mut total: u64 = 0;
+        let mut last = None;
+        let mut newline = false;
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(available) => available,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            if available.is_empty() {
+                break;
+            }
+            let room = keep.saturating_sub(self.buf.len());
+            let (chunk_len, found) = if room > 0 {
+                copy_line(&available[..available.len().min(room)], &mut self.buf)
+            } else {
+                // Past the limit, bytes are only counted, so memory stays bounded.
+                match find_newline(available) {
+                    Some(index) => (index, true),
+                    None => (available.len(), false),
+                }
+            };
+            if let Some(&byte) = available[..chunk_len].last() {
+                last = Some(byte);
+            }
+            total += chunk_len as u64;
+            self.inner.consume(chunk_len + usize::from(found));
+            if found {
+                newline = true;
+                break;
+            }
+        }
+        if total == 0 && !newline {
+            return Ok(None);
+        }
+
+        let start = self.offset;
+        self.offset += total + u64::from(newline);
+        self.lines += 1;
+
+        let skip = if start == 0 && self.buf.starts_with(BOM) {
+            BOM.len()
+        } else {
+            0
+        };
+        let cr = u64::from(last == Some(b'\r') && total > skip as u64);
+        let len = total - skip as u64 - cr;
+        let too_long = len > self.max_line_bytes as u64;
+        // A skipped over-long line is reported even if it is all whitespace: its bytes
+        // were not kept, and such a line is not worth a second pass.
+        let blank = !too_long
+            && self.buf[skip..skip + len as usize]
+                .iter()
+                .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'));
+        Ok(Some(Scanned {
+            number: self.lines,
+            start,
+            skip,
+            len,
+            too_long,
+            blank,
+        }))
+    }
+}
+
+/// Appends `bytes` up to their first newline to `buf`. Returns how many bytes that is
+/// (newline excluded) and whether a newline ended them.
+fn copy_line(mut bytes: &[u8], buf: &mut Vec<u8>) -> (usize, bool) {
+    // `read_until` on a slice finds the newline with the platform's `memchr`, much
+    // faster than a loop over bytes; reading from a slice cannot fail.
+    let copied = bytes.read_until(b'\n', buf).unwrap_or(0);
+    if buf.last() == Some(&b'\n') && copied > 0 {
+        buf.pop();
+        (copied - 1, true)
+    } else {
+        (copied, false)
+    }
+}
+
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&byte| byte == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::BufReader;
+
+    use super::*;
+
+    /// An owned copy of a line, to collect and compare.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    enum Want {
+        Text(String),
+        InvalidUtf8(usize),
+        TooLong,
+    }
+
+    fn text(line: &str) -> Want {
+        Want::Text(line.to_string())
+    }
+
+    /// Reads all of `input` through a buffer of `capacity` bytes, checking each line's
+    /// offset and length against the input.
+    #[track_caller]
+    fn read_all(input: &[u8], capacity: usize, max: usize) -> Vec<(u64, Want)> {
+        let mut reader =
+            LineReader::with_max_line_bytes(BufReader::with_capacity(capacity, input), max);
+        let mut have = Vec::new();
+        while let Some(line) = reader.next_line().expect("reading a slice cannot fail") {
+            let start = line.offset as usize;
+            let end = start + line.len as usize;
+            let rest = &input[end..];
+            assert!(
+                matches!(rest, [] | [b'\r'])
+                    || rest.starts_with(b"\n")
+                    || rest.starts_with(b"\r\n"),
+                "line {} (capacity {capacity}) does not end at a line terminator",
+                line.number
+            );
+            let want = match line.content {
+                LineContent::Text(text) => {
+                    assert_eq!(
+                        &input[start..end],
+                        text.as_bytes(),
+                        "line {} (capacity {capacity})",
+                        line.number
+                    );
+                    Want::Text(text.to_string())
+                }
+                LineContent::InvalidUtf8 { valid_up_to } => Want::InvalidUtf8(valid_up_to),
+                LineContent::TooLong => Want::TooLong,
+            };
+            have.push((line.number, want));
+        }
+        assert!(
+            reader.next_line().unwrap().is_none(),
+            "end of input is sticky"
+        );
+        have
+    }
+
+    /// Checks `input` read through buffers of several sizes, so lines straddle buffer
+    /// boundaries in every way.
+    #[track_caller]
+    fn check(input: &[u8], max: usize, want: &[(u64, Want)]) {
+        for capacity in [1, 2, 3, 4, 7, 8192] {
+            let have = read_all(input, capacity, max);
+            assert_eq!(have, want, "capacity {capacity}");
+        }
+    }
+
+    #[test]
+    fn reads_lf_and_crlf_lines() {
+        check(
+            b"{\"a\":1}\r\n{\"b\":2}\n{\"c\":3}\r\n",
+            DEFAULT_MAX_LINE_BYTES,
+            &[
+                (1, text("{\"a\":1}")),
+                (2, text("{\"b\":2}")),
+                (3, text("{\"c\":3}")),
+            ],
+        );
+    }
+
+    #[test]
+    fn yields_a_final_line_without_newline() {
+        check(
+            b"{\"a\":1}\n{\"b\"",
+            DEFAULT_MAX_LINE_BYTES,
+            &[(1, text("{\"a\":1}")), (2, text("{\"b\""))],
+        );
+        check(b"{}\r", 16, &[(1, text("{}"))]);
+    }
+
+    #[test]
+    fn skips_blank_lines_but_counts_them() {
+        check(
+            b"\n  \n{}\n\t\r\n\r\n{ }\n\n \t",
+            DEFAULT_MAX_LINE_BYTES,
+            &[(3, text("{}")), (6, text("{ }"))],
+        );
+    }
+
+    #[test]
+    fn empty_input_has_no_lines() {
+        check(b"", 16, &[]);
+        check(b"\n\n\r\n", 16, &[]);
+    }
+
+    #[test]
+    fn skips_a_leading_bom_only() {
+        let input = "\u{FEFF}{}\n\u{FEFF}{}\n";
+        check(
+            input.as_bytes(),
+            DEFAULT_MAX_LINE_BYTES,
+            &[(1, text("{}")), (2, text("\u{FEFF}{}"))],
+        );
+        let mut reader = LineReader::new(input.as_bytes());
+        let have = reader.next_line().unwrap().unwrap();
+        assert_eq!((have.offset, have.len), (3, 2));
+
+        check("\u{FEFF}\n{}".as_bytes(), 16, &[(2, text("{}"))]);
+        check("\u{FEFF}\r\n{}".as_bytes(), 16, &[(2, text("{}"))]);
+    }
+
+    #[test]
+    fn reports_invalid_utf8_and_reads_on() {
+        check(
+            b"{\"a\":\"\xff\"}\r\n{}\n",
+            DEFAULT_MAX_LINE_BYTES,
+            &[(1, Want::InvalidUtf8(6)), (2, text("{}"))],
+        );
+    }
+
+    #[test]
+    fn skips_an_over_long_line_and_reads_on() {
+        let long = format!("{{\"a\":\"{}\"}}", "x".repeat(100));
+        let input = format!("{long}\r\n{{}}\n{long}");
+        check(
+            input.as_bytes(),
+            16,
+            &[(1, Want::TooLong), (2, text("{}")), (3, Want::TooLong)],
+        );
+
+        let mut reader = LineReader::with_max_line_bytes(input.as_bytes(), 16);
+        let have = reader.next_line().unwrap().unwrap();
+        assert_eq!((have.offset, have.len), (0, long.len() as u64));
+    }
+
+    #[test]
+    fn limit_counts_content_only() {
+        let exact = "{\"a\":\"xxxxxxxx\"}";
+        assert_eq!(exact.len(), 16);
+        let input = format!("\u{FEFF}{exact}\r\n{exact}\r\n{exact} \r\n");
+        check(
+            input.as_bytes(),
+            16,
+            &[(1, text(exact)), (2, text(exact)), (3, Want::TooLong)],
+        );
+    }
+
+    #[test]
+    fn over_long_lines_are_not_buffered() {
+        let input = format!("{}\n{{}}\n", "x".repeat(1 << 20));
+        let mut reader =
+            LineReader::with_max_line_bytes(BufReader::with_capacity(4096, input.as_bytes()), 16);
+        let have = reader.next_line().unwrap().unwrap();
+        assert_eq!(have.content, LineContent::TooLong);
+        assert_eq!(have.len, 1 << 20);
+        assert!(
+            reader.buf.capacity() < 4096,
+            "buffered {} bytes",
+            reader.buf.capacity()
+        );
+        let have = reader.next_line().unwrap().unwrap();
+        assert_eq!((have.number, have.content), (2, LineContent::Text("{}")));
+    }
+
+    #[test]
+    fn location_is_the_whole_line() {
+        let mut reader = LineReader::new(&b"\n  {}  \r\n"[..]);
+        let have = reader.next_line().unwrap().unwrap().location();
+        let want = Location {
+            line: 2,
+            offset: 1,
+            len: 6,
+            pointer: Box::default(),
+        };
+        assert_eq!(have, want);
+    }
+}

@@ -1,0 +1,118 @@
+//! The command line: exit codes, `explain`, usage errors, human output.
+
+use tracegate::diagnostic::Code;
+
+use crate::util::{run, stdout, tracegate};
+
+#[test]
+fn explain_knows_every_code() {
+    for &code in Code::ALL {
+        let output = run(&["explain", code.as_str()]);
+        assert_eq!(output.status.code(), Some(0), "{code}");
+        let text = stdout(&output);
+        assert!(text.contains("## What it means"), "{code}: {text}");
+        assert!(text.contains("## Example"), "{code}: {text}");
+    }
+    let listing = stdout(&run(&["explain"]));
+    for &code in Code::ALL {
+        assert!(
+            listing.contains(code.as_str()),
+            "{code} missing from the list"
+        );
+    }
+}
+
+#[test]
+fn explain_suggests_close_codes() {
+    let output = run(&["explain", "forbiden-transition"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("did you mean `forbidden-transition`?"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&["check", "--output", "yaml"]).status.code(), Some(2));
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    let missing = run(&["check", "no/such/specs"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stdout(&missing).contains("error[unreadable-input]"),
+        "{}",
+        stdout(&missing)
+    );
+}
+
+#[test]
+fn a_conforming_run_exits_0() {
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        "traces/reconcile_before_retry/pass",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(stdout(&output).contains("every trace conforms"));
+}
+
+#[test]
+fn human_output_shows_the_trace_line_the_rule_and_the_path() {
+    let output = run(&[
+        "check",
+        "specs/reconcile_before_retry.tg",
+        "--traces",
+        "traces/reconcile_before_retry/fail",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("error[forbidden-transition]"), "{text}");
+    assert!(
+        text.contains("--> traces/reconcile_before_retry/fail/"),
+        "{text}"
+    );
+    assert!(
+        text.contains("::: specs/reconcile_before_retry.tg"),
+        "{text}"
+    );
+    assert!(text.contains("= note: path: "), "{text}");
+    assert!(
+        text.contains("forbid "),
+        "the rule's source line is shown: {text}"
+    );
+    // Not a terminal: no colour codes.
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+#[test]
+fn secrets_in_trace_lines_are_not_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("leaky.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"kind\":\"call\",\"tool\":\"tick\",\"args\":{\"api_key\":\"sk-live-0123456789abcdefghij\"}}\n",
+    )
+    .unwrap();
+    let spec = dir.path().join("strict.tg");
+    std::fs::write(
+        &spec,
+        "event tock = call tock\ninitial s\ns -> s on tock\nevent tick = call tick\n",
+    )
+    .unwrap();
+    let output = tracegate()
+        .args([
+            "check",
+            spec.to_str().unwrap(),
+            "--traces",
+            trace.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("error[unexpected-event]"), "{text}");
+    assert!(!text.contains("0123456789abcdefghij"), "{text}");
+    assert!(text.contains("[redacted]"), "{text}");
+}
