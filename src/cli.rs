@@ -132,13 +132,7 @@ fn check(args: CheckArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
     } else {
         args.traces
     };
-    let styled = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut report = Report {
-        out,
-        format: args.output,
-        styled,
-        summary: Summary::default(),
-    };
+    let mut report = Report::new(out, args.output);
 
     let trace_by = match args
         .trace_by
@@ -213,15 +207,27 @@ fn no_input(what: &str, paths: &[PathBuf], pattern: &str) -> Diagnostic {
     diagnostic
 }
 
-struct Report<'o> {
+/// Writes diagnostics in the chosen format as they come, counting them for the
+/// summary and the exit status. Shared by every command that reports diagnostics.
+pub struct Report<'o> {
     out: &'o mut dyn Write,
     format: OutputFormat,
     styled: bool,
-    summary: Summary,
+    pub summary: Summary,
 }
 
-impl Report<'_> {
-    fn emit(&mut self, diagnostic: &Diagnostic) -> std::io::Result<()> {
+impl<'o> Report<'o> {
+    /// Colour is used only when stdout is a terminal and `NO_COLOR` is unset.
+    pub fn new(out: &'o mut dyn Write, format: OutputFormat) -> Report<'o> {
+        Report {
+            out,
+            format,
+            styled: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            summary: Summary::default(),
+        }
+    }
+
+    pub fn emit(&mut self, diagnostic: &Diagnostic) -> std::io::Result<()> {
         if diagnostic.is_violation() {
             self.summary.violations += 1;
         } else {
@@ -235,7 +241,8 @@ impl Report<'_> {
         }
     }
 
-    fn finish(self) -> std::io::Result<Exit> {
+    /// Writes the summary and returns the exit status the findings call for.
+    pub fn finish(self) -> std::io::Result<Exit> {
         match self.format {
             OutputFormat::Human => self
                 .out
