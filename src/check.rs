@@ -9,6 +9,7 @@
 //! synthetic `status: "missing"` result, and every live instance must be in an
 //! accepting state.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::path::Path;
@@ -132,26 +133,92 @@ pub struct Monitor<'s> {
     records: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
     ambiguous_seen: Vec<(usize, EventId, EventId)>,
+    /// Scratch space for instance keys, reused across records.
+    key: String,
+    tools: rustc_hash::FxHashSet<Arc<str>>,
 }
 
 struct TraceState {
     name: Option<String>,
-    open_calls: FxHashMap<CallKey, VecDeque<OpenCall>>,
-    calls_seen: u64,
+    calls: OpenCalls,
     runs: Vec<SpecRun>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum CallKey {
-    Id(String),
-    /// Calls without an id pair with the next result for the same tool.
-    Anonymous(Option<String>),
+/// The calls of one trace still waiting for their result.
+#[derive(Default)]
+struct OpenCalls {
+    /// Calls with an id, by id. Ids are unique while open in every format we read.
+    by_id: FxHashMap<Box<str>, OpenCall>,
+    /// A call whose id was already open (a reused id); answered after the first.
+    reused: VecDeque<(Box<str>, OpenCall)>,
+    /// Calls without an id, per tool: they pair with the next result for that tool.
+    anonymous: FxHashMap<Option<Arc<str>>, VecDeque<OpenCall>>,
+    seen: u64,
+}
+
+impl OpenCalls {
+    fn open(&mut self, id: Option<&str>, mut call: OpenCall) {
+        call.order = self.seen;
+        self.seen += 1;
+        match id {
+            Some(id) if self.by_id.contains_key(id) => self.reused.push_back((id.into(), call)),
+            Some(id) => {
+                // The id is kept once, as the key, and given back by `drain`.
+                self.by_id.insert(id.into(), call);
+            }
+            None => self
+                .anonymous
+                .entry(call.tool.clone())
+                .or_default()
+                .push_back(call),
+        }
+    }
+
+    fn close(&mut self, id: Option<&str>, tool: Option<&str>) -> Option<OpenCall> {
+        match id {
+            Some(id) => {
+                let call = self.by_id.remove(id)?;
+                if let Some(index) = self.reused.iter().position(|(other, _)| &**other == id) {
+                    let (other, next) = self.reused.remove(index).expect("index is in range");
+                    self.by_id.insert(other, next);
+                }
+                Some(call)
+            }
+            None => {
+                // Id-less calls are rare (legacy formats); the key is built per lookup.
+                let tool: Option<Arc<str>> = tool.map(Into::into);
+                let queue = self.anonymous.get_mut(&tool)?;
+                let call = queue.pop_front();
+                if queue.is_empty() {
+                    self.anonymous.remove(&tool);
+                }
+                call
+            }
+        }
+    }
+
+    /// Every call still open with its id, in the order they were made.
+    fn drain(&mut self) -> Vec<(Option<Box<str>>, OpenCall)> {
+        let mut open: Vec<_> = self
+            .by_id
+            .drain()
+            .map(|(id, call)| (Some(id), call))
+            .collect();
+        open.extend(self.reused.drain(..).map(|(id, call)| (Some(id), call)));
+        open.extend(
+            self.anonymous
+                .drain()
+                .flat_map(|(_, calls)| calls.into_iter().map(|call| (None, call))),
+        );
+        open.sort_by_key(|(_, call)| call.order);
+        open
+    }
 }
 
 struct OpenCall {
     order: u64,
-    tool: Option<String>,
-    call_id: Option<String>,
+    /// Interned: a trace has few tools and many calls.
+    tool: Option<Arc<str>>,
     args: Option<Arc<str>>,
     loc: Location,
 }
@@ -184,6 +251,8 @@ impl<'s> Monitor<'s> {
             diagnostics: Vec::new(),
             records: 0,
             ambiguous_seen: Vec::new(),
+            key: String::new(),
+            tools: Default::default(),
         }
     }
 
@@ -222,77 +291,76 @@ impl<'s> Monitor<'s> {
     }
 
     fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, String> {
-        let name = match &self.trace_by {
-            None => None,
-            Some(path) => {
-                let value = record.get(path).ok_or_else(|| {
-                    format!(
-                        "record has no `{}` field to split traces by (--trace-by)",
-                        crate::spec::ast::Path {
-                            segments: path.clone(),
-                            span: Span::default(),
-                        }
-                    )
-                })?;
-                Some(match value.as_ref() {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                })
+        let Some(path) = &self.trace_by else {
+            // The whole input is one trace.
+            if self.traces.is_empty() {
+                self.traces.push(self.new_trace(None));
             }
+            return Ok(0);
         };
-        let lookup = name.clone().unwrap_or_default();
-        if let Some(&index) = self.trace_index.get(&lookup) {
+        let value = record.lookup(path).ok_or_else(|| {
+            format!(
+                "record has no `{}` field to split traces by (--trace-by)",
+                crate::spec::ast::Path {
+                    segments: path.clone(),
+                    span: Span::default(),
+                }
+            )
+        })?;
+        let name = match value.as_str() {
+            Some(text) => text.into_owned(),
+            None => value.to_value().map_or_else(String::new, |v| v.to_string()),
+        };
+        if let Some(&index) = self.trace_index.get(&name) {
             return Ok(index);
         }
         let index = self.traces.len();
-        self.trace_index.insert(lookup, index);
-        self.traces.push(TraceState {
-            name,
-            open_calls: FxHashMap::default(),
-            calls_seen: 0,
-            runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
-        });
+        self.trace_index.insert(name.clone(), index);
+        self.traces.push(self.new_trace(Some(name)));
         Ok(index)
     }
 
+    fn new_trace(&self, name: Option<String>) -> TraceState {
+        TraceState {
+            name,
+            calls: OpenCalls::default(),
+            runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
+        }
+    }
+
+    fn intern(&mut self, tool: &str) -> Arc<str> {
+        if let Some(interned) = self.tools.get(tool) {
+            return interned.clone();
+        }
+        let interned: Arc<str> = Arc::from(tool);
+        self.tools.insert(interned.clone());
+        interned
+    }
+
     fn open_call(&mut self, trace: usize, record: &Record<'_>) {
-        let state = &mut self.traces[trace];
+        let tool = record.tool.as_deref().map(|tool| self.intern(tool));
         let call = OpenCall {
-            order: state.calls_seen,
-            tool: record.tool.as_deref().map(str::to_string),
-            call_id: record.call_id.as_deref().map(str::to_string),
+            order: 0,
+            tool,
             args: record
                 .fields
                 .raw_text("args")
                 .map(|text| Arc::from(text.as_ref())),
             loc: record.loc.clone(),
         };
-        state.calls_seen += 1;
-        let key = match &call.call_id {
-            Some(id) => CallKey::Id(id.clone()),
-            None => CallKey::Anonymous(call.tool.clone()),
-        };
-        state.open_calls.entry(key).or_default().push_back(call);
+        self.traces[trace]
+            .calls
+            .open(record.call_id.as_deref(), call);
     }
 
     /// Pairs a result with its call, and lets it inherit the call's tool and args.
     fn close_call(&mut self, trace: usize, record: &mut Record<'_>) {
-        let state = &mut self.traces[trace];
-        let key = match &record.call_id {
-            Some(id) => CallKey::Id(id.to_string()),
-            None => CallKey::Anonymous(record.tool.as_deref().map(str::to_string)),
-        };
-        let Some(queue) = state.open_calls.get_mut(&key) else {
+        let calls = &mut self.traces[trace].calls;
+        let Some(call) = calls.close(record.call_id.as_deref(), record.tool.as_deref()) else {
             return;
         };
-        let Some(call) = queue.pop_front() else {
-            return;
-        };
-        if queue.is_empty() {
-            state.open_calls.remove(&key);
-        }
         if record.tool.is_none() {
-            record.tool = call.tool.map(Into::into);
+            record.tool = call.tool.map(|tool| Cow::Owned(tool.to_string()));
         }
         if !record.has_field("args") {
             record.inherited_args = call.args;
@@ -302,61 +370,50 @@ impl<'s> Monitor<'s> {
     fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
-            let mut matched = machine
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, event)| event.matcher.matches(record))
-                .map(|(id, _)| id);
-            let Some(event) = matched.next() else {
+            let (first, second) = machine.first_two(record);
+            let Some(event) = first else {
                 continue;
             };
-            if let Some(other) = matched.next() {
+            if let Some(other) = second {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
             }
-            let key = if machine.per.is_empty() {
-                Some(String::new())
-            } else {
-                machine.key_of(record)
-            };
-            let trace_name = self.traces[trace].name.clone();
+            let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
             let run = &mut self.traces[trace].runs[spec_index];
             let mut found = Vec::new();
-            match key {
-                Some(key) => {
-                    let index = match run.by_key.get(key.as_str()) {
-                        Some(&index) => index,
-                        None => {
-                            let index = run.instances.len();
-                            run.instances.push(Instance {
-                                key: (!machine.per.is_empty()).then(|| key.clone().into()),
-                                state: machine.initial,
-                                stopped: false,
-                                path: VecDeque::new(),
-                                elided: 0,
-                                last: record.loc.clone(),
-                            });
-                            run.by_key.insert(key.into(), index);
-                            index
-                        }
-                    };
-                    if let Some(v) = deliver(machine, &mut run.instances[index], event, &record.loc)
-                    {
-                        found.push(v);
+            if keyed {
+                let index = match run.by_key.get(self.key.as_str()) {
+                    Some(&index) => index,
+                    None => {
+                        let index = run.instances.len();
+                        run.instances.push(Instance {
+                            key: (!machine.per.is_empty()).then(|| self.key.as_str().into()),
+                            state: machine.initial,
+                            stopped: false,
+                            path: VecDeque::new(),
+                            elided: 0,
+                            last: record.loc.clone(),
+                        });
+                        run.by_key.insert(self.key.as_str().into(), index);
+                        index
                     }
-                }
-                None => {
-                    for instance in &mut run.instances {
-                        if let Some(v) = deliver(machine, instance, event, &record.loc) {
-                            found.push(v);
-                        }
-                    }
+                };
+                found.extend(deliver(
+                    machine,
+                    &mut run.instances[index],
+                    event,
+                    &record.loc,
+                ));
+            } else {
+                // A record lacking the key concerns every live instance of its trace.
+                for instance in &mut run.instances {
+                    found.extend(deliver(machine, instance, event, &record.loc));
                 }
             }
             for violation in found {
+                let name = self.traces[trace].name.clone();
                 let diagnostic =
-                    self.violation(spec_index, trace_name.as_deref(), &record.loc, violation);
+                    self.violation(spec_index, name.as_deref(), &record.loc, violation);
                 self.push(diagnostic);
             }
         }
@@ -464,19 +521,15 @@ impl<'s> Monitor<'s> {
     /// calls, then reports instances that did not end in an accepting state.
     pub fn finish(mut self) -> Outcome {
         for trace in 0..self.traces.len() {
-            let mut open: Vec<OpenCall> = std::mem::take(&mut self.traces[trace].open_calls)
-                .into_values()
-                .flatten()
-                .collect();
-            open.sort_by_key(|call| call.order);
-            for call in open {
+            let open = self.traces[trace].calls.drain();
+            for (call_id, call) in open {
                 let mut fields = serde_json::Map::new();
                 fields.insert("kind".into(), Value::String("result".into()));
-                if let Some(tool) = &call.tool {
-                    fields.insert("tool".into(), Value::String(tool.clone()));
+                if let Some(tool) = call.tool {
+                    fields.insert("tool".into(), Value::String(tool.to_string()));
                 }
-                if let Some(id) = &call.call_id {
-                    fields.insert("call_id".into(), Value::String(id.clone()));
+                if let Some(id) = call_id {
+                    fields.insert("call_id".into(), Value::String(id.into()));
                 }
                 fields.insert("status".into(), Value::String("missing".into()));
                 let mut record = Record::new(Fields::Owned(fields), call.loc)

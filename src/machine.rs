@@ -58,6 +58,31 @@ pub struct Machine {
     pub forbids: Vec<ForbidRule>,
     /// `moves[state * events.len() + event]`.
     pub(crate) moves: Vec<Move>,
+    /// Which events can match a record, by the record's tool: events naming the tool
+    /// exactly, and the events that must always be tried (globs, regexes, no tool).
+    pub(crate) index: EventIndex,
+}
+
+/// Narrows the events to try on a record to those that can match its tool.
+#[derive(Debug, Default)]
+pub(crate) struct EventIndex {
+    by_tool: rustc_hash::FxHashMap<String, Vec<EventId>>,
+    always: Vec<EventId>,
+}
+
+impl EventIndex {
+    pub(crate) fn new(events: &[Event]) -> EventIndex {
+        let mut index = EventIndex::default();
+        for (id, event) in events.iter().enumerate() {
+            match &event.matcher.tool {
+                Some(ToolMatcher::Name(name)) => {
+                    index.by_tool.entry(name.clone()).or_default().push(id)
+                }
+                _ => index.always.push(id),
+            }
+        }
+        index
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -122,29 +147,76 @@ impl Machine {
 
     /// The events of this spec that `record` matches, in declaration order.
     pub fn classify(&self, record: &Record<'_>) -> Vec<EventId> {
-        self.events
-            .iter()
-            .enumerate()
-            .filter(|(_, event)| event.matcher.matches(record))
-            .map(|(id, _)| id)
-            .collect()
+        let mut matched = Vec::new();
+        self.each_match(record, |id| {
+            matched.push(id);
+            true
+        });
+        matched
     }
 
-    /// The instance key of `record`: the rendered values of the `per` paths, or `None`
-    /// when one of them is missing from the record.
-    pub fn key_of(&self, record: &Record<'_>) -> Option<String> {
-        let mut key = String::new();
+    /// The first two events that `record` matches, in declaration order: the event it
+    /// is, and (if any) a second one that makes it ambiguous.
+    pub fn first_two(&self, record: &Record<'_>) -> (Option<EventId>, Option<EventId>) {
+        let (mut first, mut second) = (None, None);
+        self.each_match(record, |id| {
+            if first.is_none() {
+                first = Some(id);
+                true
+            } else {
+                second = Some(id);
+                false
+            }
+        });
+        (first, second)
+    }
+
+    /// Calls `found` with each event `record` matches, in declaration order, while it
+    /// returns `true`. Only events that can match the record's tool are tried.
+    fn each_match(&self, record: &Record<'_>, mut found: impl FnMut(EventId) -> bool) {
+        let named: &[EventId] = record
+            .tool
+            .as_deref()
+            .and_then(|tool| self.index.by_tool.get(tool))
+            .map_or(&[], Vec::as_slice);
+        let always = self.index.always.as_slice();
+        let (mut i, mut j) = (0, 0);
+        while i < named.len() || j < always.len() {
+            // Merge the two ascending lists, so events are tried in declaration order.
+            let id = if j == always.len() || (i < named.len() && named[i] < always[j]) {
+                i += 1;
+                named[i - 1]
+            } else {
+                j += 1;
+                always[j - 1]
+            };
+            if self.events[id].matcher.matches(record) && !found(id) {
+                return;
+            }
+        }
+    }
+
+    /// Writes the instance key of `record` into `key`: the values of the `per` paths
+    /// (strings as their text, other values as JSON), joined by `, `. Returns `false`
+    /// when one of the paths is missing from the record.
+    pub fn key_of(&self, record: &Record<'_>, key: &mut String) -> bool {
+        key.clear();
         for (i, path) in self.per.iter().enumerate() {
-            let value = record.get(&path.segments)?;
+            let Some(found) = record.lookup(&path.segments) else {
+                return false;
+            };
             if i > 0 {
                 key.push_str(", ");
             }
-            match value.as_ref() {
-                Value::String(text) => key.push_str(text),
-                other => key.push_str(&other.to_string()),
+            match found.as_str() {
+                Some(text) => key.push_str(&text),
+                None => match found.to_value() {
+                    Some(value) => key.push_str(&value.to_string()),
+                    None => return false,
+                },
             }
         }
-        Some(key)
+        true
     }
 }
 
@@ -229,38 +301,38 @@ impl Guard {
             Guard::And(a, b) => a.eval(record) && b.eval(record),
             Guard::Not(inner) => !inner.eval(record),
             Guard::Compare { path, op, value } => {
-                let Some(actual) = record.get(path) else {
+                let Some(actual) = record.lookup(path) else {
                     // A missing path is distinct from every value: only `!=` holds.
                     return *op == CompareOp::Ne;
                 };
                 match op {
-                    CompareOp::Eq => json_eq(&actual, value),
-                    CompareOp::Ne => !json_eq(&actual, value),
-                    CompareOp::Lt => json_cmp(&actual, value) == Some(Ordering::Less),
+                    CompareOp::Eq => actual.eq_literal(value),
+                    CompareOp::Ne => !actual.eq_literal(value),
+                    CompareOp::Lt => actual.cmp_literal(value) == Some(Ordering::Less),
                     CompareOp::Le => matches!(
-                        json_cmp(&actual, value),
+                        actual.cmp_literal(value),
                         Some(Ordering::Less | Ordering::Equal)
                     ),
-                    CompareOp::Gt => json_cmp(&actual, value) == Some(Ordering::Greater),
+                    CompareOp::Gt => actual.cmp_literal(value) == Some(Ordering::Greater),
                     CompareOp::Ge => matches!(
-                        json_cmp(&actual, value),
+                        actual.cmp_literal(value),
                         Some(Ordering::Greater | Ordering::Equal)
                     ),
                 }
             }
             Guard::In { path, values } => record
-                .get(path)
-                .is_some_and(|actual| values.iter().any(|value| json_eq(&actual, value))),
+                .lookup(path)
+                .is_some_and(|actual| values.iter().any(|value| actual.eq_literal(value))),
             Guard::Matches { path, regex } => record
-                .get(path)
-                .is_some_and(|actual| actual.as_str().is_some_and(|text| regex.is_match(text))),
+                .lookup(path)
+                .is_some_and(|actual| actual.as_str().is_some_and(|text| regex.is_match(&text))),
             Guard::Has(path) => match path.as_slice() {
                 [Segment::Key(key)] => record.has_field(key),
-                _ => record.get(path).is_some(),
+                _ => record.lookup(path).is_some(),
             },
             Guard::Is(path, ty) => record
-                .get(path)
-                .is_some_and(|actual| JsonType::of(&actual) == *ty),
+                .lookup(path)
+                .is_some_and(|actual| actual.json_type() == *ty),
         }
     }
 }

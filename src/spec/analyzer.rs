@@ -453,7 +453,9 @@ impl<'f> Analyzer<'f> {
             },
             |ident| ident.name.clone(),
         );
+        let index = crate::machine::EventIndex::new(&self.events);
         Ok(Machine {
+            index,
             name,
             about: self.about,
             source,

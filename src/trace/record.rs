@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::spec::ast::Segment;
+use crate::spec::ast::{JsonType, Segment};
 
 /// What a record is, from its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,19 +94,6 @@ pub enum Fields<'a> {
 }
 
 impl Fields<'_> {
-    fn get_top(&self, key: &str) -> Option<Cow<'_, Value>> {
-        match self {
-            Fields::Raw(fields) => fields
-                .iter()
-                .find(|(name, _)| name == key)
-                // The raw slice was validated as JSON when the line was read, and
-                // serde_json's own recursion limit applies again here.
-                .and_then(|(_, raw)| serde_json::from_str::<Value>(raw.get()).ok())
-                .map(Cow::Owned),
-            Fields::Owned(map) => map.get(key).map(Cow::Borrowed),
-        }
-    }
-
     fn contains(&self, key: &str) -> bool {
         match self {
             Fields::Raw(fields) => fields.iter().any(|(name, _)| name == key),
@@ -152,7 +139,8 @@ impl<'a> Record<'a> {
     /// Validates the canonical fields of `fields` and builds the record. The error
     /// message says which field is wrong and how.
     pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, String> {
-        let kind = match canonical_str(&fields, "kind")? {
+        let canonical = Canonical::find(&fields);
+        let kind = match canonical_str(canonical.kind, "kind")? {
             None => None,
             Some(text) => Some(Kind::parse(&text).ok_or_else(|| {
                 format!(
@@ -161,7 +149,7 @@ impl<'a> Record<'a> {
                 )
             })?),
         };
-        let status = match canonical_str(&fields, "status")? {
+        let status = match canonical_str(canonical.status, "status")? {
             None => None,
             Some(text) => Some(Status::parse(&text).ok_or_else(|| {
                 format!(
@@ -170,11 +158,10 @@ impl<'a> Record<'a> {
                 )
             })?),
         };
-        let tool = canonical_str(&fields, "tool")?;
-        let call_id = call_id_of(&fields)?;
-        for name in ["role", "text"] {
-            canonical_str(&fields, name)?;
-        }
+        let tool = canonical_str(canonical.tool, "tool")?;
+        let call_id = call_id_of(canonical.call_id)?;
+        canonical_str(canonical.role, "role")?;
+        canonical_str(canonical.text, "text")?;
         Ok(Record {
             loc,
             kind,
@@ -192,20 +179,35 @@ impl<'a> Record<'a> {
     }
 
     /// The value at `path`, or `None` when any step of it is missing. A `null` value is
-    /// `Some(Value::Null)`: missing and null are different answers.
-    pub fn get(&self, path: &[Segment]) -> Option<Cow<'_, Value>> {
+    /// found: missing and null are different answers. Raw fields are navigated without
+    /// decoding what the path does not reach.
+    pub fn lookup(&self, path: &[Segment]) -> Option<Found<'_>> {
         let (first, rest) = path.split_first()?;
         let Segment::Key(key) = first else {
             return None;
         };
-        let top = match self.fields.get_top(key) {
-            Some(value) => value,
-            None if key == "args" => {
-                Cow::Owned(serde_json::from_str(self.inherited_args.as_deref()?).ok()?)
+        match &self.fields {
+            Fields::Raw(fields) => {
+                if let Some((_, raw)) = fields.iter().find(|(name, _)| name == key) {
+                    return raw_descend(raw.get(), rest).map(Found::Raw);
+                }
             }
-            None => self.synthetic(key).map(Cow::Owned)?,
-        };
-        descend(top, rest)
+            Fields::Owned(map) => {
+                if let Some(value) = map.get(key.as_str()) {
+                    return value_descend(value, rest).map(Found::Value);
+                }
+            }
+        }
+        if key == "args" {
+            return raw_descend(self.inherited_args.as_deref()?, rest).map(Found::Raw);
+        }
+        let value = self.synthetic(key)?;
+        rest.is_empty().then_some(Found::Owned(value))
+    }
+
+    /// The value at `path`, decoded; see [`Record::lookup`].
+    pub fn get(&self, path: &[Segment]) -> Option<Cow<'_, Value>> {
+        self.lookup(path)?.into_value()
     }
 
     /// Canonical values a record has even when its fields don't spell them (e.g. the
@@ -221,22 +223,249 @@ impl<'a> Record<'a> {
     }
 }
 
-fn descend<'v>(value: Cow<'v, Value>, path: &[Segment]) -> Option<Cow<'v, Value>> {
-    match value {
-        Cow::Borrowed(mut current) => {
-            for segment in path {
-                current = step(current, segment)?;
-            }
-            Some(Cow::Borrowed(current))
+fn value_descend<'v>(mut value: &'v Value, path: &[Segment]) -> Option<&'v Value> {
+    for segment in path {
+        value = step(value, segment)?;
+    }
+    Some(value)
+}
+
+/// Follows `path` inside the raw JSON `text` (known to be valid), skipping what the
+/// path does not reach, and returns the raw text of the value it ends at.
+fn raw_descend<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
+    for segment in path {
+        text = match segment {
+            Segment::Key(key) => raw_member(text, key)?,
+            Segment::Index(index) => raw_element(text, *index)?,
+        };
+    }
+    Some(text)
+}
+
+/// The raw value of member `key` of the raw object `text` (the last one, if the key is
+/// repeated, as in a decoded `serde_json::Value`), or `None` if `text` is not an object
+/// or has no such member.
+///
+/// `text` is valid JSON (it was validated when its line was read), which is what lets
+/// this scan skip values by their brackets instead of parsing them; it is on the hot
+/// path of every guard and `per` key.
+fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    let mut found = None;
+    loop {
+        at = skip_ws(bytes, at);
+        if bytes.get(at) != Some(&b'"') {
+            return found; // `}`: the end of the object.
         }
-        Cow::Owned(owned) => {
-            let mut current = &owned;
-            for segment in path {
-                current = step(current, segment)?;
-            }
-            Some(Cow::Owned(current.clone()))
+        let key_end = string_end(bytes, at);
+        let raw_key = &text[at..key_end];
+        at = skip_ws(bytes, key_end) + 1; // past `:`
+        at = skip_ws(bytes, at);
+        let value_end = value_end(bytes, at);
+        if key_matches(raw_key, key) {
+            found = Some(&text[at..value_end]);
+        }
+        at = skip_ws(bytes, value_end);
+        if bytes.get(at) == Some(&b',') {
+            at += 1;
         }
     }
+}
+
+/// The raw element `index` of the raw array `text`.
+fn raw_element(text: &str, index: usize) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    at += 1;
+    let mut current = 0;
+    loop {
+        at = skip_ws(bytes, at);
+        if bytes.get(at).is_none_or(|&b| b == b']') {
+            return None;
+        }
+        let end = value_end(bytes, at);
+        if current == index {
+            return Some(&text[at..end]);
+        }
+        current += 1;
+        at = skip_ws(bytes, end);
+        if bytes.get(at) == Some(&b',') {
+            at += 1;
+        }
+    }
+}
+
+/// Whether the raw JSON string `raw` (with its quotes) spells `key`.
+fn key_matches(raw: &str, key: &str) -> bool {
+    let inner = &raw[1..raw.len() - 1];
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(raw).is_ok_and(|decoded| decoded == key)
+    } else {
+        inner == key
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(|b| b.is_ascii_whitespace()) {
+        at += 1;
+    }
+    at
+}
+
+/// The index just past the string that starts (with its quote) at `at`.
+fn string_end(bytes: &[u8], at: usize) -> usize {
+    let mut i = at + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The index just past the value that starts at `at`.
+fn value_end(bytes: &[u8], at: usize) -> usize {
+    match bytes.get(at) {
+        Some(b'"') => string_end(bytes, at),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut i = at;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'"' => {
+                        i = string_end(bytes, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            bytes.len()
+        }
+        _ => {
+            // A number, `true`, `false` or `null`: up to the next delimiter.
+            let mut i = at;
+            while i < bytes.len()
+                && !matches!(bytes[i], b',' | b'}' | b']')
+                && !bytes[i].is_ascii_whitespace()
+            {
+                i += 1;
+            }
+            i
+        }
+    }
+}
+
+/// A value found in a record by [`Record::lookup`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found<'r> {
+    /// Raw JSON text from the input, not yet decoded.
+    Raw(&'r str),
+    Value(&'r Value),
+    /// A canonical value the record implies (e.g. a result's inherited `tool`).
+    Owned(Value),
+}
+
+impl<'r> Found<'r> {
+    /// The decoded value, keeping the borrow of the record.
+    pub fn into_value(self) -> Option<Cow<'r, Value>> {
+        match self {
+            Found::Raw(text) => serde_json::from_str(text).ok().map(Cow::Owned),
+            Found::Value(value) => Some(Cow::Borrowed(value)),
+            Found::Owned(value) => Some(Cow::Owned(value)),
+        }
+    }
+
+    /// The decoded value. `None` only for raw numbers serde_json cannot represent
+    /// (e.g. `1e400`).
+    pub fn to_value(&self) -> Option<Cow<'_, Value>> {
+        match self {
+            Found::Raw(text) => serde_json::from_str(text).ok().map(Cow::Owned),
+            Found::Value(value) => Some(Cow::Borrowed(value)),
+            Found::Owned(value) => Some(Cow::Borrowed(value)),
+        }
+    }
+
+    /// The string, if the value is one.
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Found::Raw(text) => raw_str(text),
+            Found::Value(value) => value.as_str().map(Cow::Borrowed),
+            Found::Owned(value) => value.as_str().map(Cow::Borrowed),
+        }
+    }
+
+    pub fn json_type(&self) -> JsonType {
+        match self {
+            Found::Raw(text) => match text.trim_start().as_bytes().first() {
+                Some(b'{') => JsonType::Object,
+                Some(b'[') => JsonType::Array,
+                Some(b'"') => JsonType::String,
+                Some(b't' | b'f') => JsonType::Bool,
+                Some(b'n') => JsonType::Null,
+                _ => JsonType::Number,
+            },
+            Found::Value(value) => JsonType::of(value),
+            Found::Owned(value) => JsonType::of(value),
+        }
+    }
+
+    /// JSON-typed equality with a literal (see [`crate::machine::json_eq`]); strings
+    /// and scalars are compared without decoding the found value into a tree.
+    pub fn eq_literal(&self, literal: &Value) -> bool {
+        if let Found::Raw(text) = self {
+            let text = text.trim();
+            match literal {
+                Value::String(want) => return raw_str(text).is_some_and(|have| have == *want),
+                Value::Bool(true) => return text == "true",
+                Value::Bool(false) => return text == "false",
+                Value::Null => return text == "null",
+                _ if JsonType::of(literal) != self.json_type() => return false,
+                _ => {}
+            }
+        }
+        self.to_value()
+            .is_some_and(|value| crate::machine::json_eq(&value, literal))
+    }
+
+    /// Ordering against a literal: numbers with numbers, strings with strings.
+    pub fn cmp_literal(&self, literal: &Value) -> Option<std::cmp::Ordering> {
+        match literal {
+            Value::String(want) => self.as_str().map(|have| have.as_ref().cmp(want.as_str())),
+            Value::Number(_) if self.json_type() == JsonType::Number => {
+                crate::machine::json_cmp(self.to_value()?.as_ref(), literal)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A raw JSON string's text, borrowed when it has no escapes.
+fn raw_str(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        // Valid JSON, so the quotes delimit the whole string and nothing inside needs
+        // decoding.
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 fn step<'v>(value: &'v Value, segment: &Segment) -> Option<&'v Value> {
@@ -247,49 +476,95 @@ fn step<'v>(value: &'v Value, segment: &Segment) -> Option<&'v Value> {
     }
 }
 
+/// The canonical fields of a record, as found in its fields, before validation.
+#[derive(Default)]
+struct Canonical<'a, 'v> {
+    kind: Option<Slot<'a, 'v>>,
+    status: Option<Slot<'a, 'v>>,
+    tool: Option<Slot<'a, 'v>>,
+    call_id: Option<Slot<'a, 'v>>,
+    role: Option<Slot<'a, 'v>>,
+    text: Option<Slot<'a, 'v>>,
+}
+
+#[derive(Clone, Copy)]
+enum Slot<'a, 'v> {
+    Raw(&'a RawValue),
+    Value(&'v Value),
+}
+
+impl<'a, 'v> Canonical<'a, 'v> {
+    /// Finds the canonical fields in one pass over the record's fields.
+    fn find(fields: &'v Fields<'a>) -> Canonical<'a, 'v> {
+        let mut found = Canonical::default();
+        match fields {
+            Fields::Raw(raw) => {
+                for (name, value) in raw {
+                    if let Some(slot) = found.slot(name) {
+                        *slot = Some(Slot::Raw(value));
+                    }
+                }
+            }
+            Fields::Owned(map) => {
+                for (name, value) in map {
+                    if let Some(slot) = found.slot(name) {
+                        *slot = Some(Slot::Value(value));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    fn slot(&mut self, name: &str) -> Option<&mut Option<Slot<'a, 'v>>> {
+        match name {
+            "kind" => Some(&mut self.kind),
+            "status" => Some(&mut self.status),
+            "tool" => Some(&mut self.tool),
+            "call_id" => Some(&mut self.call_id),
+            "role" => Some(&mut self.role),
+            "text" => Some(&mut self.text),
+            _ => None,
+        }
+    }
+}
+
 /// A canonical field that must be a string when present.
-fn canonical_str<'a>(fields: &Fields<'a>, name: &str) -> Result<Option<Cow<'a, str>>, String> {
-    match fields {
-        Fields::Raw(raw) => match raw.iter().find(|(key, _)| key == name) {
-            None => Ok(None),
-            Some((_, value)) => raw_string(value)
-                .map(Some)
-                .ok_or_else(|| wrong_type(name, value.get(), "a string")),
-        },
-        Fields::Owned(map) => match map.get(name) {
-            None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(Cow::Owned(text.clone()))),
-            Some(other) => Err(wrong_type(name, &other.to_string(), "a string")),
-        },
+fn canonical_str<'a>(
+    slot: Option<Slot<'a, '_>>,
+    name: &str,
+) -> Result<Option<Cow<'a, str>>, String> {
+    match slot {
+        None => Ok(None),
+        Some(Slot::Raw(value)) => raw_string(value)
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, value.get(), "a string")),
+        Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Owned(text.clone()))),
+        Some(Slot::Value(other)) => Err(wrong_type(name, &other.to_string(), "a string")),
     }
 }
 
 /// `call_id` may be a string or an integer (JSON-RPC ids are either).
-fn call_id_of<'a>(fields: &Fields<'a>) -> Result<Option<Cow<'a, str>>, String> {
+fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, String> {
     const NAME: &str = "call_id";
     const EXPECTED: &str = "a string or an integer";
-    match fields {
-        Fields::Raw(raw) => match raw.iter().find(|(key, _)| key == NAME) {
-            None => Ok(None),
-            Some((_, value)) => {
-                let text = value.get();
-                if let Some(id) = raw_string(value) {
-                    Ok(Some(id))
-                } else if is_integer_text(text) {
-                    Ok(Some(Cow::Borrowed(text)))
-                } else {
-                    Err(wrong_type(NAME, text, EXPECTED))
-                }
+    match slot {
+        None => Ok(None),
+        Some(Slot::Raw(value)) => {
+            let text = value.get();
+            if let Some(id) = raw_string(value) {
+                Ok(Some(id))
+            } else if is_integer_text(text) {
+                Ok(Some(Cow::Borrowed(text)))
+            } else {
+                Err(wrong_type(NAME, text, EXPECTED))
             }
-        },
-        Fields::Owned(map) => match map.get(NAME) {
-            None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(Cow::Owned(text.clone()))),
-            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                Ok(Some(Cow::Owned(n.to_string())))
-            }
-            Some(other) => Err(wrong_type(NAME, &other.to_string(), EXPECTED)),
-        },
+        }
+        Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Owned(text.clone()))),
+        Some(Slot::Value(Value::Number(n))) if n.is_i64() || n.is_u64() => {
+            Ok(Some(Cow::Owned(n.to_string())))
+        }
+        Some(Slot::Value(other)) => Err(wrong_type(NAME, &other.to_string(), EXPECTED)),
     }
 }
 
@@ -300,14 +575,7 @@ fn is_integer_text(text: &str) -> bool {
 
 /// Decodes a raw JSON string, borrowing when it has no escapes.
 pub fn raw_string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
-    let text = raw.get();
-    if !text.starts_with('"') {
-        return None;
-    }
-    match serde_json::from_str::<&'a str>(text) {
-        Ok(borrowed) => Some(Cow::Borrowed(borrowed)),
-        Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-    }
+    raw_str(raw.get())
 }
 
 fn wrong_type(name: &str, text: &str, expected: &str) -> String {
@@ -382,6 +650,49 @@ mod tests {
         };
         let err = Record::new(Fields::Owned(map), Location::default()).unwrap_err();
         assert!(err.contains("field `kind` is \"event\""), "{err}");
+    }
+
+    #[track_caller]
+    fn assert_descends_like_value(text: &str) {
+        let value: Value = serde_json::from_str(text).expect("test JSON is valid");
+        let mut paths: Vec<Vec<Segment>> = vec![vec![]];
+        let mut i = 0;
+        while i < paths.len() {
+            let path = paths[i].clone();
+            match value_descend(&value, &path) {
+                Some(Value::Object(map)) => {
+                    for name in map.keys().chain(["missing".to_string()].iter()) {
+                        let mut next = path.clone();
+                        next.push(Segment::Key(name.clone()));
+                        paths.push(next);
+                    }
+                }
+                Some(Value::Array(items)) => {
+                    for index in 0..=items.len() {
+                        let mut next = path.clone();
+                        next.push(Segment::Index(index));
+                        paths.push(next);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        for path in paths {
+            let have =
+                raw_descend(text, &path).map(|raw| serde_json::from_str::<Value>(raw).unwrap());
+            let want = value_descend(&value, &path).cloned();
+            assert_eq!(have, want, "path {path:?} in {text}");
+        }
+    }
+
+    #[test]
+    fn raw_navigation_agrees_with_decoded_values() {
+        assert_descends_like_value(r#"{"a": {"b": [1, {"c": null}, "x]}\"y"]}, "d": true}"#);
+        assert_descends_like_value(r#" { "k\u0065y" : 1 , "key" : [ ] , "e" : { } } "#);
+        assert_descends_like_value(r#"{"dup": 1, "dup": {"x": -2.5e3}}"#);
+        assert_descends_like_value(r#"[[], [[0]], {"}": "{"}, false, null]"#);
+        assert_descends_like_value(r#""not a container""#);
     }
 
     #[test]
