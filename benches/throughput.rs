@@ -251,12 +251,13 @@ fn main() {
     let file: Arc<Path> = Arc::from(Path::new("bench.jsonl"));
 
     println!(
-        "{:<8} {:<12} {:>9} {:>12} {:>10} {:>12} {:>10} {:>7} {:>11}",
+        "{:<8} {:<12} {:>7} {:>11} {:>10} {:>11} {:>11} {:>10} {:>7} {:>11}",
         "events",
         "keys",
         "MB",
         "check ev/s",
         "check MB/s",
+        "decode ev/s",
         "serde ev/s",
         "serde MB/s",
         "ratio",
