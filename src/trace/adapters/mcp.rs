@@ -1,0 +1,587 @@
+//! JSON-RPC 2.0 / MCP logs: one message per line (or per array element), bare or in
+//! an envelope `{"session_id", "direction", "timestamp", "message": {…}}`.
+//!
+//! - A request is a call. For `tools/call` the tool is `params.name` and the args
+//!   `params.arguments`; any other method is a call of a tool named by the method, with
+//!   `params` as args. Ids are unique per session and direction only, so requests and
+//!   replies are joined by id within their session (a trace of its own when the log
+//!   names sessions), a reply going the other way from its request when the log says
+//!   which way each message went.
+//! - A reply is classified by key presence, never truthiness (DESIGN.md §2): it is
+//!   `ok` iff `result` is present, whatever its value (`null` included), and `error`
+//!   is absent. It is `invalid` when both or neither are present, when `jsonrpc` is not
+//!   `"2.0"`, when its id matches no open request (it is then attributed to the one
+//!   open request, if there is exactly one), or when its error object's `code` is not
+//!   an integer (`true` and `1.0` are not) or its `message` is not a string. A JSON-RPC
+//!   `error` (a protocol error) is `status: "error"` with the error object as `error`.
+//! - A `tools/call` result with `isError: true` is a tool error. A tool result's
+//!   `output` is its `structuredContent` when it has one, else its `content` (text
+//!   decoded when it is JSON of an object or array); `result` keeps the reply's
+//!   `result` exactly as it came. Other methods' `output` is the `result` itself.
+//! - Notifications are records without a `kind`, with their `method` and `params`.
+//!   `notifications/cancelled` also gives the cancelled request its `missing` result
+//!   there (the protocol says its reply will be ignored); a reply that still arrives
+//!   is kept as a record without a `kind` (`ignored: true`).
+//! - A request never answered gets its `missing` result from the checker, at the end
+//!   of its trace.
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
+use super::{Element, Out, Site};
+
+/// Whether `map` is a JSON-RPC message or an envelope holding one.
+pub fn is_message(map: &Map) -> bool {
+    map.contains_key("jsonrpc")
+        || ["message", "payload"].iter().any(|key| {
+            map.get(*key)
+                .and_then(Value::as_object)
+                .is_some_and(|inner| inner.contains_key("jsonrpc"))
+        })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From the side that wrote the log (or client to server).
+    Out,
+    In,
+}
+
+impl Direction {
+    fn parse(text: &str) -> Option<Direction> {
+        match text.to_ascii_lowercase().as_str() {
+            "send" | "sent" | "out" | "outgoing" | "outbound" | "tx" | "request"
+            | "client_to_server" | "client->server" | "c2s" => Some(Direction::Out),
+            "recv" | "receive" | "received" | "in" | "incoming" | "inbound" | "rx" | "response"
+            | "server_to_client" | "server->client" | "s2c" => Some(Direction::In),
+            _ => None,
+        }
+    }
+}
+
+struct Request {
+    id: Value,
+    direction: Option<Direction>,
+    tool: String,
+    method: String,
+    call_id: String,
+    site: Site,
+}
+
+#[derive(Default)]
+struct Session {
+    open: Vec<Request>,
+    cancelled: Vec<Request>,
+}
+
+/// Where a message sits and what its envelope says.
+struct Context {
+    site: Site,
+    session: Option<String>,
+    direction: Option<Direction>,
+    time: Option<Value>,
+}
+
+pub fn read(elements: &[Element<'_>], out: &mut Out) {
+    let mut sessions: FxHashMap<Option<String>, Session> = FxHashMap::default();
+    for element in elements {
+        let site = element.site.clone();
+        match element.value {
+            Value::Array(batch) => {
+                for (i, message) in batch.iter().enumerate() {
+                    let context = Context {
+                        site: site.child(i),
+                        session: None,
+                        direction: None,
+                        time: None,
+                    };
+                    handle(message, context, &mut sessions, out);
+                }
+            }
+            Value::Object(map) if !map.contains_key("jsonrpc") => {
+                let inner = ["message", "payload"]
+                    .into_iter()
+                    .find(|key| map.get(*key).is_some_and(Value::is_object));
+                let Some(key) = inner else {
+                    handle(element.value, plain(site), &mut sessions, out);
+                    continue;
+                };
+                let session = ["session_id", "sessionId", "session"]
+                    .iter()
+                    .find_map(|k| map.get(*k).and_then(id_text));
+                let direction = ["direction", "dir"]
+                    .iter()
+                    .find_map(|k| str_of(map, k).and_then(Direction::parse));
+                let time = ["timestamp", "time", "ts"]
+                    .iter()
+                    .find_map(|k| map.get(*k).filter(|t| !t.is_null()).cloned());
+                let context = Context {
+                    site: site.child(key),
+                    session,
+                    direction,
+                    time,
+                };
+                handle(&map[key], context, &mut sessions, out);
+            }
+            _ => handle(element.value, plain(site), &mut sessions, out),
+        }
+    }
+}
+
+fn plain(site: Site) -> Context {
+    Context {
+        site,
+        session: None,
+        direction: None,
+        time: None,
+    }
+}
+
+fn handle(
+    message: &Value,
+    context: Context,
+    sessions: &mut FxHashMap<Option<String>, Session>,
+    out: &mut Out,
+) {
+    let Value::Object(map) = message else {
+        return out.problem(
+            &context.site,
+            format!(
+                "JSON-RPC message is {}, expected an object",
+                describe(message)
+            ),
+        );
+    };
+    let method = match map.get("method") {
+        None => None,
+        Some(Value::String(method)) => Some(method.as_str()),
+        Some(other) => {
+            return out.problem(
+                &context.site,
+                format!("field `method` is {}, expected a string", describe(other)),
+            );
+        }
+    };
+    let session = sessions.entry(context.session.clone()).or_default();
+    let mut emit = |mut record: Map, site: &Site| {
+        if let Some(time) = &context.time {
+            record.insert("time".into(), time.clone());
+        }
+        out.record_in(context.session.clone(), site, record);
+    };
+    match (method, map.get("id")) {
+        (Some(method), Some(id)) => request(map, method, id, &context, session, &mut emit),
+        (Some(method), None) => notification(map, method, &context, session, &mut emit),
+        (None, _) => reply(map, &context, session, &mut emit),
+    }
+}
+
+fn request(
+    map: &Map,
+    method: &str,
+    id: &Value,
+    context: &Context,
+    session: &mut Session,
+    emit: &mut impl FnMut(Map, &Site),
+) {
+    let params = map.get("params");
+    let mut record = fields("call");
+    let tool_name = (method == "tools/call")
+        .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
+        .flatten();
+    let tool = tool_name.unwrap_or(method).to_string();
+    put(&mut record, "tool", tool.clone());
+    let call_id = id_text(id).unwrap_or_else(|| id.to_string());
+    put(&mut record, "call_id", call_id.clone());
+    let args = match tool_name {
+        Some(_) => params.and_then(|p| p.get("arguments")),
+        None => params,
+    };
+    if let Some(args) = args {
+        put(&mut record, "args", args.clone());
+    }
+    put(&mut record, "method", method);
+    emit(record, &context.site);
+    session.open.push(Request {
+        id: id.clone(),
+        direction: context.direction,
+        tool,
+        method: method.to_string(),
+        call_id,
+        site: context.site.clone(),
+    });
+}
+
+fn notification(
+    map: &Map,
+    method: &str,
+    context: &Context,
+    session: &mut Session,
+    emit: &mut impl FnMut(Map, &Site),
+) {
+    let params = map.get("params");
+    let mut record = Map::new();
+    put(&mut record, "method", method);
+    if let Some(params) = params {
+        put(&mut record, "params", params.clone());
+    }
+    emit(record, &context.site);
+    if method != "notifications/cancelled" {
+        return;
+    }
+    let Some(id) = params.and_then(|p| p.get("requestId")) else {
+        return;
+    };
+    // The canceller is the requester: the request went the same way.
+    let found = session.open.iter().position(|r| {
+        r.id == *id
+            && (r.direction.is_none()
+                || context.direction.is_none()
+                || r.direction == context.direction)
+    });
+    let Some(index) = found else { return };
+    let request = session.open.remove(index);
+    let mut missing = fields("result");
+    put(&mut missing, "tool", request.tool.clone());
+    put(&mut missing, "call_id", request.call_id.clone());
+    put(&mut missing, "status", "missing");
+    put(&mut missing, "cancelled", true);
+    if let Some(reason) = params.and_then(|p| p.get("reason")) {
+        put(&mut missing, "reason", reason.clone());
+    }
+    put(&mut missing, "synthesized", "request cancelled");
+    emit(missing, &request.site);
+    session.cancelled.push(request);
+}
+
+fn reply(map: &Map, context: &Context, session: &mut Session, emit: &mut impl FnMut(Map, &Site)) {
+    let id = map.get("id");
+    let answers = |r: &Request| {
+        id.is_some_and(|id| r.id == *id)
+            && (r.direction.is_none()
+                || context.direction.is_none()
+                || r.direction != context.direction)
+    };
+    let mut record = fields("result");
+    let mut reason: Option<String> = None;
+    let request = match session.open.iter().position(answers) {
+        Some(index) => Some(session.open.remove(index)),
+        None => {
+            if let Some(index) = session.cancelled.iter().position(answers) {
+                // The protocol says to ignore it: a record, but no result.
+                let request = session.cancelled.remove(index);
+                let mut ignored = Map::new();
+                put(&mut ignored, "tool", request.tool);
+                put(&mut ignored, "call_id", request.call_id);
+                put(&mut ignored, "ignored", true);
+                put(&mut ignored, "reply", Value::Object(map.clone()));
+                return emit(ignored, &context.site);
+            }
+            reason = Some(match id {
+                Some(id) => format!("reply id {id} matches no open request"),
+                None => "reply has no `id`".to_string(),
+            });
+            // A reply with the wrong id most likely answers the one open request.
+            let open: Vec<usize> = (0..session.open.len())
+                .filter(|&i| {
+                    let r = &session.open[i];
+                    r.direction.is_none()
+                        || context.direction.is_none()
+                        || r.direction != context.direction
+                })
+                .collect();
+            match open.as_slice() {
+                [index] => {
+                    if let Some(id) = id {
+                        put(&mut record, "reply_id", id.clone());
+                    }
+                    Some(session.open.remove(*index))
+                }
+                _ => {
+                    if let Some(id) = id.and_then(id_text) {
+                        put(&mut record, "call_id", id);
+                    }
+                    None
+                }
+            }
+        }
+    };
+    let is_tool_call = request.as_ref().is_some_and(|r| r.method == "tools/call");
+    if let Some(request) = &request {
+        put(&mut record, "tool", request.tool.clone());
+        put(&mut record, "call_id", request.call_id.clone());
+        put(&mut record, "method", request.method.clone());
+    }
+
+    let result = map.get("result");
+    let error = map.get("error");
+    let reason = reason
+        .or_else(|| match map.get("jsonrpc") {
+            Some(Value::String(v)) if v == "2.0" => None,
+            Some(other) => Some(format!("`jsonrpc` is {other}, expected \"2.0\"")),
+            None => Some("reply has no `jsonrpc`".to_string()),
+        })
+        .or_else(|| match (result, error) {
+            (Some(_), Some(_)) => Some("reply has both `result` and `error`".to_string()),
+            (None, None) => Some("reply has neither `result` nor `error`".to_string()),
+            _ => None,
+        })
+        .or_else(|| error.and_then(error_problem))
+        .or_else(|| {
+            let flag = result?.get("isError")?;
+            (is_tool_call && !flag.is_boolean())
+                .then(|| format!("`isError` is {}, expected a boolean", describe(flag)))
+        });
+
+    match reason {
+        Some(reason) => {
+            put(&mut record, "status", "invalid");
+            put(&mut record, "invalid_reason", reason);
+            if let Some(result) = result {
+                put(&mut record, "output", result.clone());
+            }
+            if let Some(error) = error {
+                put(&mut record, "error", error.clone());
+            }
+        }
+        None => match (result, error) {
+            (_, Some(error)) => {
+                put(&mut record, "status", "error");
+                put(&mut record, "error", error.clone());
+            }
+            (Some(result), None) if is_tool_call => {
+                let failed = result.get("isError") == Some(&Value::Bool(true));
+                let key = if failed { "error" } else { "output" };
+                put(&mut record, "status", if failed { "error" } else { "ok" });
+                tool_output(&mut record, key, result);
+                put(&mut record, "result", result.clone());
+            }
+            (Some(result), None) => {
+                put(&mut record, "status", "ok");
+                put(&mut record, "output", result.clone());
+            }
+            (None, None) => unreachable!("a reply with neither is invalid"),
+        },
+    }
+    emit(record, &context.site);
+}
+
+/// What is wrong with a JSON-RPC error object, if anything.
+fn error_problem(error: &Value) -> Option<String> {
+    let Value::Object(error) = error else {
+        return Some(format!(
+            "`error` is {}, expected an object",
+            describe(error)
+        ));
+    };
+    match error.get("code") {
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {}
+        Some(other) => {
+            return Some(format!(
+                "`error.code` is {} `{other}`, expected an integer",
+                describe(other)
+            ));
+        }
+        None => return Some("`error` has no `code`".to_string()),
+    }
+    match error.get("message") {
+        Some(Value::String(_)) => None,
+        Some(other) => Some(format!(
+            "`error.message` is {}, expected a string",
+            describe(other)
+        )),
+        None => Some("`error` has no `message`".to_string()),
+    }
+}
+
+/// A `tools/call` result's value: `structuredContent`, else `content`, else the
+/// result itself.
+fn tool_output(record: &mut Map, key: &str, result: &Value) {
+    let Value::Object(map) = result else {
+        put(record, key, result.clone());
+        return;
+    };
+    match (map.get("structuredContent"), map.get("content")) {
+        (Some(structured), content) => {
+            put(record, key, structured.clone());
+            if let Some(Value::Array(parts)) = content {
+                let (text, _) = super::shared::parts_text(parts);
+                if !text.is_empty() {
+                    put(record, &format!("{key}_text"), text);
+                }
+            }
+        }
+        (None, Some(content)) => put_content(record, key, Some(content)),
+        (None, None) => put(record, key, result.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::trace::adapters::Format;
+    use crate::trace::adapters::tests_support::{read_as, read_ok};
+
+    #[track_caller]
+    fn records(value: Value) -> Vec<Value> {
+        read_ok(Format::Mcp, value)
+    }
+
+    fn call(id: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "create_record", "arguments": {"request_id": "r1"}}})
+    }
+
+    #[track_caller]
+    fn reply(reply: Value) -> Value {
+        let have = records(json!([call(json!(1)), reply]));
+        assert_eq!(have.len(), 2, "{have:#?}");
+        assert_eq!(have[0]["tool"], "create_record");
+        assert_eq!(have[0]["args"]["request_id"], "r1");
+        have[1].clone()
+    }
+
+    #[test]
+    fn success_is_key_presence_whatever_the_value() {
+        for result in [
+            json!(0),
+            json!(false),
+            json!(""),
+            json!([]),
+            json!({}),
+            json!(null),
+            json!("None"),
+        ] {
+            let have = reply(json!({"jsonrpc": "2.0", "id": 1, "result": result}));
+            assert_eq!(have["status"], "ok", "{result}");
+            assert_eq!(have["output"], result, "{result}");
+            assert_eq!(have["result"], result, "{result}");
+            assert_eq!(have["tool"], "create_record");
+        }
+        // An MCP tool result: its content is the output; the result stays whole.
+        let result = json!({"content": [{"type": "text", "text": "{\"id\": \"rec_1\"}"}]});
+        let have = reply(json!({"jsonrpc": "2.0", "id": 1, "result": result}));
+        assert_eq!(have["output"]["id"], "rec_1");
+        assert_eq!(have["result"], result);
+        let have = reply(json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [], "structuredContent": {"count": 0}}}));
+        assert_eq!(have["output"], json!({"count": 0}));
+    }
+
+    #[test]
+    fn errors_in_both_channels() {
+        let have = reply(json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"isError": true, "content": [{"type": "text", "text": "{\"category\": \"outcome_unknown\"}"}]}}));
+        assert_eq!(have["status"], "error");
+        assert_eq!(have["error"]["category"], "outcome_unknown");
+        let have = reply(
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "timeout"}}),
+        );
+        assert_eq!(have["status"], "error");
+        assert_eq!(have["error"]["code"], -32000);
+        let have =
+            reply(json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": false, "content": []}}));
+        assert_eq!(have["status"], "ok");
+        assert_eq!(have["output"], json!([]));
+    }
+
+    #[test]
+    fn malformed_replies_are_invalid() {
+        for (bad, why) in [
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {"code": 1, "message": "m"}}),
+                "both",
+            ),
+            (json!({"jsonrpc": "2.0", "id": 1}), "neither"),
+            (json!({"jsonrpc": "1.0", "id": 1, "result": 1}), "`jsonrpc`"),
+            (json!({"id": 1, "result": 1}), "no `jsonrpc`"),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": true, "message": "m"}}),
+                "`error.code`",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1.0, "message": "m"}}),
+                "`error.code`",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": 5}}),
+                "`error.message`",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "error": "boom"}),
+                "`error` is a string",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": "true"}}),
+                "`isError`",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": "1", "result": {}}),
+                "matches no open request",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+                "matches no open request",
+            ),
+        ] {
+            let have = reply(bad.clone());
+            assert_eq!(have["status"], "invalid", "{bad}");
+            let reason = have["invalid_reason"].as_str().unwrap();
+            assert!(reason.contains(why), "{bad}: {reason}");
+            // Attributed to the one open request.
+            assert_eq!(have["tool"], "create_record", "{bad}");
+            // The returned value is never dropped.
+            if let Some(result) = bad.get("result") {
+                assert_eq!(&have["output"], result);
+            }
+        }
+    }
+
+    #[test]
+    fn joins_by_id_within_sessions_and_methods_are_tools() {
+        let have = records(json!([
+            {"session_id": "s1", "direction": "send", "message": call(json!(1))},
+            {"session_id": "s2", "direction": "send", "message": {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///a"}}},
+            {"session_id": "s2", "direction": "recv", "message": {"jsonrpc": "2.0", "id": 1, "result": {"contents": []}}},
+            {"session_id": "s1", "direction": "recv", "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}}
+        ]));
+        assert_eq!(have[1]["tool"], "resources/read");
+        assert_eq!(have[1]["args"]["uri"], "file:///a");
+        assert_eq!(have[2]["tool"], "resources/read");
+        assert_eq!(have[2]["output"], json!({"contents": []}));
+        assert_eq!(have[3]["tool"], "create_record");
+        // Two sessions: two traces.
+        assert_eq!(have[0]["trace"], "s1");
+        assert_eq!(have[2]["trace"], "s2");
+    }
+
+    #[test]
+    fn cancellation_is_visible_and_makes_the_result_missing() {
+        let have = records(json!([
+            call(json!(7)),
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "timeout"}},
+            {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+        ]));
+        assert_eq!(have.len(), 4);
+        assert!(have[1].get("kind").is_none());
+        assert_eq!(have[1]["method"], "notifications/cancelled");
+        assert_eq!(have[2]["status"], "missing");
+        assert_eq!(have[2]["call_id"], "7");
+        assert_eq!(have[2]["cancelled"], true);
+        assert!(have[3].get("kind").is_none());
+        assert_eq!(have[3]["ignored"], true);
+    }
+
+    #[test]
+    fn unanswered_requests_are_left_open_and_bad_messages_reported() {
+        let (have, problems) = read_as(
+            Format::Mcp,
+            json!([call(json!(1)), 5, {"jsonrpc": "2.0", "method": 3}]),
+        );
+        assert_eq!(have.len(), 1);
+        let pointers: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(pointers, ["/1", "/2"]);
+    }
+}

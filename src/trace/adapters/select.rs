@@ -1,0 +1,197 @@
+//! `--select PATH`: where in a JSON document the transcripts are.
+//!
+//! A path is a chain of object keys and array indexes, with `[*]` for "each element"
+//! (of an array, or each member value of an object): `runs[*].messages`,
+//! `[*].traj`, `answer_generation.train_messages[*]`, `data["odd key"][0]`. A JSON
+//! pointer with `*` tokens is accepted too: `/runs/*/messages`.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::trace::json_index::{child_pointer, pointer_tokens};
+
+/// A parsed `--select` path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    steps: Vec<Step>,
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+    Each,
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Selector {
+    /// Parses a path; the error says what is wrong and where.
+    pub fn parse(text: &str) -> Result<Selector, String> {
+        let trimmed = text.trim();
+        let steps = if trimmed.starts_with('/') {
+            pointer_tokens(trimmed)
+                .map(|token| match token.as_str() {
+                    "*" => Step::Each,
+                    _ => Step::Key(token),
+                })
+                .collect()
+        } else {
+            parse_dotted(trimmed)?
+        };
+        Ok(Selector {
+            steps,
+            text: trimmed.to_string(),
+        })
+    }
+
+    /// Every value the path selects in `root`, with its JSON pointer, in document order.
+    pub fn select<'v>(&self, root: &'v Value) -> Vec<(String, &'v Value)> {
+        let mut current = vec![(String::new(), root)];
+        for step in &self.steps {
+            let mut next = Vec::new();
+            for (pointer, value) in current {
+                match (step, value) {
+                    (Step::Each, Value::Array(items)) => next.extend(
+                        items
+                            .iter()
+                            .enumerate()
+                            .map(|(i, item)| (child_pointer(&pointer, i), item)),
+                    ),
+                    (Step::Each, Value::Object(map)) => next.extend(
+                        map.iter()
+                            .map(|(key, item)| (child_pointer(&pointer, key), item)),
+                    ),
+                    (Step::Index(i), Value::Array(items)) => {
+                        if let Some(item) = items.get(*i) {
+                            next.push((child_pointer(&pointer, i), item));
+                        }
+                    }
+                    (Step::Key(key), Value::Object(map)) => {
+                        if let Some(item) = map.get(key) {
+                            next.push((child_pointer(&pointer, key), item));
+                        }
+                    }
+                    // A pointer token on an array is an index.
+                    (Step::Key(key), Value::Array(items)) => {
+                        if let Some(item) = key.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                            next.push((child_pointer(&pointer, key), item));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            current = next;
+        }
+        current
+    }
+}
+
+fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut steps = Vec::new();
+    let mut at = 0;
+    if chars.first() == Some(&'$') {
+        at = 1;
+    }
+    let mut need_key = false;
+    while at < chars.len() {
+        match chars[at] {
+            '.' => {
+                if need_key || at + 1 == chars.len() {
+                    return Err(format!("expected a key after `.` at column {}", at + 1));
+                }
+                need_key = true;
+                at += 1;
+            }
+            '[' => {
+                let close = chars[at..]
+                    .iter()
+                    .position(|&c| c == ']')
+                    .map(|i| at + i)
+                    .ok_or_else(|| format!("unclosed `[` at column {}", at + 1))?;
+                let inside: String = chars[at + 1..close].iter().collect();
+                let inside = inside.trim();
+                let step = if inside == "*" {
+                    Step::Each
+                } else if let Ok(index) = inside.parse::<usize>() {
+                    Step::Index(index)
+                } else if inside.starts_with('"') {
+                    Step::Key(serde_json::from_str::<String>(inside).map_err(|_| {
+                        format!("`[{inside}]` at column {} is not a quoted key", at + 1)
+                    })?)
+                } else {
+                    return Err(format!(
+                        "`[{inside}]` at column {} is not `[*]`, an index or a quoted key",
+                        at + 1
+                    ));
+                };
+                steps.push(step);
+                need_key = false;
+                at = close + 1;
+            }
+            _ => {
+                let start = at;
+                while at < chars.len() && !matches!(chars[at], '.' | '[') {
+                    at += 1;
+                }
+                let key: String = chars[start..at].iter().collect();
+                if key == "*" {
+                    steps.push(Step::Each);
+                } else {
+                    steps.push(Step::Key(key));
+                }
+                need_key = false;
+            }
+        }
+    }
+    if need_key {
+        return Err("the path ends with `.`".to_string());
+    }
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[track_caller]
+    fn pointers(path: &str, doc: &Value) -> Vec<String> {
+        Selector::parse(path)
+            .unwrap()
+            .select(doc)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    #[test]
+    fn selects_each_element_and_keys() {
+        let doc = json!([{"task_id": "a", "traj": [1]}, {"task_id": "b", "traj": [2]}, 5]);
+        assert_eq!(pointers("[*].traj", &doc), ["/0/traj", "/1/traj"]);
+        assert_eq!(pointers("$[1].traj", &doc), ["/1/traj"]);
+        assert_eq!(pointers("/*/traj", &doc), ["/0/traj", "/1/traj"]);
+        assert_eq!(pointers("", &doc), [""]);
+        let doc = json!({"a": {"b/c": {"x": 1}, "d": {"x": 2}}});
+        assert_eq!(pointers("a[*].x", &doc), ["/a/b~1c/x", "/a/d/x"]);
+        assert_eq!(pointers("a[\"b/c\"]", &doc), ["/a/b~1c"]);
+        assert_eq!(pointers("/a/b~1c/x", &doc), ["/a/b~1c/x"]);
+        assert!(pointers("a.nothing[*]", &doc).is_empty());
+    }
+
+    #[test]
+    fn reports_bad_paths() {
+        assert!(Selector::parse("a[").unwrap_err().contains("unclosed"));
+        assert!(Selector::parse("a.").unwrap_err().contains("after `.`"));
+        assert!(Selector::parse("a[x]").unwrap_err().contains("`[x]`"));
+        assert!(Selector::parse("a..b").is_err());
+    }
+}

@@ -1,0 +1,495 @@
+//! What the adapters share: how text outputs, arguments and content parts become
+//! canonical fields, and the pairing of calls with results in turn-based transcripts.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::{Out, Site};
+
+pub type Map = serde_json::Map<String, Value>;
+
+/// A record's fields, starting with its `kind`.
+pub fn fields(kind: &str) -> Map {
+    let mut map = Map::new();
+    map.insert("kind".into(), Value::String(kind.into()));
+    map
+}
+
+pub fn put(map: &mut Map, key: &str, value: impl Into<Value>) {
+    map.insert(key.to_string(), value.into());
+}
+
+/// "a string", "an object", …: for messages about a value of the wrong type.
+pub fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A string field of an object.
+pub fn str_of<'v>(map: &'v Map, key: &str) -> Option<&'v str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+/// An id given as a string or an integer, as text.
+pub fn id_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// `args` from a call's arguments: a JSON string is parsed; one that does not parse
+/// stays a string and the record gets `args_error` saying why. Anything else is kept
+/// as it is. Absent arguments give no `args`.
+pub fn put_args(map: &mut Map, raw: Option<&Value>) {
+    match raw {
+        None => {}
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(parsed) => put(map, "args", parsed),
+            Err(err) => {
+                put(map, "args", text.clone());
+                put(
+                    map,
+                    "args_error",
+                    format!("arguments are not valid JSON: {err}"),
+                );
+            }
+        },
+        Some(other) => put(map, "args", other.clone()),
+    }
+}
+
+/// The value a text output stands for: JSON text of an object or array is decoded (so
+/// `output.category` reaches into `"{\"category\": …}"`); any other text stays text.
+pub fn text_value(text: &str) -> Value {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(text) {
+            return value;
+        }
+    }
+    Value::String(text.to_string())
+}
+
+/// Stores a tool's output (or error) that came as `content`: a string, a list of
+/// content parts, or any other JSON value.
+///
+/// Text (a string, or a list of text parts only) sets `{key}_text` to the text and
+/// `{key}` to [`text_value`] of it. A list with other parts is kept as it is, with its
+/// text parts in `{key}_text`. Any other value, `null` included, is kept as it is.
+/// Absent content sets nothing.
+pub fn put_content(map: &mut Map, key: &str, content: Option<&Value>) {
+    let text_key = format!("{key}_text");
+    match content {
+        None => {}
+        Some(Value::String(text)) => {
+            put(map, key, text_value(text));
+            put(map, &text_key, text.clone());
+        }
+        Some(Value::Array(parts)) if !parts.is_empty() => match parts_text(parts) {
+            (text, true) => {
+                put(map, key, text_value(&text));
+                put(map, &text_key, text);
+            }
+            (text, false) => {
+                put(map, key, Value::Array(parts.clone()));
+                if !text.is_empty() {
+                    put(map, &text_key, text);
+                }
+            }
+        },
+        Some(other) => put(map, key, other.clone()),
+    }
+}
+
+/// The text of a list of content parts, joined by newlines, and whether every part was
+/// text. Text parts are `{"type": "text" | "input_text" | "output_text", "text": …}`
+/// (and AgentDojo's `{"type": "text", "content": …}`); bare strings count as text.
+pub fn parts_text(parts: &[Value]) -> (String, bool) {
+    let mut texts = Vec::new();
+    let mut all = true;
+    for part in parts {
+        match part_text(part) {
+            Some(text) => texts.push(text),
+            None => all = false,
+        }
+    }
+    (texts.join("\n"), all)
+}
+
+fn part_text(part: &Value) -> Option<&str> {
+    match part {
+        Value::String(text) => Some(text),
+        Value::Object(map) => {
+            let ty = str_of(map, "type");
+            if !matches!(ty, Some("text" | "input_text" | "output_text") | None) {
+                return None;
+            }
+            str_of(map, "text").or_else(|| str_of(map, "content"))
+        }
+        _ => None,
+    }
+}
+
+/// The text of a message's content: a string, or the text parts of a list.
+pub fn message_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => {
+            let (text, _) = parts_text(parts);
+            Some(text)
+        }
+        _ => None,
+    }
+}
+
+/// Which call a result answers.
+#[derive(Debug)]
+pub enum Target {
+    /// The call with this id.
+    Id(String),
+    /// The call with this id, chosen by position because the format gave none.
+    IdByPosition(String),
+    /// The oldest open call without an id of this tool (of any tool if `None`).
+    Position(Option<String>),
+}
+
+enum Event {
+    /// A point where the agent moves on: calls still unanswered, that no later result
+    /// answers, get their `missing` result here.
+    Boundary,
+    Record(Site, Map),
+    Call(usize),
+    Problem(Site, String),
+}
+
+struct Call {
+    site: Site,
+    fields: Map,
+    answered: bool,
+    reported: bool,
+    by_position: bool,
+}
+
+/// Pairs calls with results in a transcript whose turns are known, and places the
+/// `missing` results of calls that never got one.
+///
+/// Results pair with earlier calls: by id, or, for calls without one, by position (the
+/// next result for the same tool). Calls without an id get a stable synthetic id
+/// (`pos-1`, `pos-2`, …) and both records say `"paired_by": "position"`, so the
+/// checker pairs them the same way. A call that no result ever answers gets a
+/// `status: "missing"` result at the first boundary after it (the agent's next turn),
+/// where the format guarantees the reply can no longer come; one still open at the end
+/// is left to the checker, which synthesizes it at the end of the trace.
+pub struct Pairer {
+    events: Vec<Event>,
+    calls: Vec<Call>,
+    open_by_id: FxHashMap<String, VecDeque<usize>>,
+    open_anonymous: Vec<usize>,
+    anonymous_seen: usize,
+    /// Why a missing result was placed at a boundary, for its `synthesized` field.
+    why_missing: &'static str,
+}
+
+impl Pairer {
+    pub fn new(why_missing: &'static str) -> Pairer {
+        Pairer {
+            events: Vec::new(),
+            calls: Vec::new(),
+            open_by_id: FxHashMap::default(),
+            open_anonymous: Vec::new(),
+            anonymous_seen: 0,
+            why_missing,
+        }
+    }
+
+    pub fn boundary(&mut self) {
+        self.events.push(Event::Boundary);
+    }
+
+    pub fn record(&mut self, site: Site, fields: Map) {
+        self.events.push(Event::Record(site, fields));
+    }
+
+    pub fn problem(&mut self, site: Site, message: impl Into<String>) {
+        self.events.push(Event::Problem(site, message.into()));
+    }
+
+    /// A call; `fields` has its `tool` and `args`. `id: None` pairs by position.
+    pub fn call(&mut self, site: Site, mut fields: Map, id: Option<String>) {
+        let number = self.calls.len();
+        let by_position = id.is_none();
+        let id = match id {
+            Some(id) => {
+                self.open_by_id
+                    .entry(id.clone())
+                    .or_default()
+                    .push_back(number);
+                id
+            }
+            None => {
+                self.anonymous_seen += 1;
+                self.open_anonymous.push(number);
+                format!("pos-{}", self.anonymous_seen)
+            }
+        };
+        put(&mut fields, "call_id", id);
+        if by_position {
+            put(&mut fields, "paired_by", "position");
+        }
+        self.calls.push(Call {
+            site,
+            fields,
+            answered: false,
+            reported: false,
+            by_position,
+        });
+        self.events.push(Event::Call(number));
+    }
+
+    /// A result of the call `target` names. The result gets the call's id and, when it
+    /// names none itself, the call's tool.
+    pub fn result(&mut self, site: Site, mut fields: Map, target: Target) {
+        let (call, by_position, id) = match target {
+            Target::Id(id) => (self.take_by_id(&id), false, Some(id)),
+            Target::IdByPosition(id) => (self.take_by_id(&id), true, Some(id)),
+            Target::Position(tool) => {
+                let found = self.open_anonymous.iter().position(|&number| {
+                    tool.is_none() || call_tool(&self.calls[number]) == tool.as_deref()
+                });
+                (found.map(|i| self.open_anonymous.remove(i)), true, None)
+            }
+        };
+        match call {
+            Some(number) => {
+                let call = &mut self.calls[number];
+                call.answered = true;
+                if let Some(id) = call.fields.get("call_id") {
+                    fields.insert("call_id".into(), id.clone());
+                }
+                if !fields.contains_key("tool") {
+                    if let Some(tool) = call.fields.get("tool") {
+                        fields.insert("tool".into(), tool.clone());
+                    }
+                }
+                if by_position {
+                    put(&mut fields, "paired_by", "position");
+                }
+            }
+            None => {
+                if let Some(id) = id {
+                    put(&mut fields, "call_id", id);
+                }
+            }
+        }
+        self.events.push(Event::Record(site, fields));
+    }
+
+    fn take_by_id(&mut self, id: &str) -> Option<usize> {
+        let queue = self.open_by_id.get_mut(id)?;
+        let number = queue.pop_front();
+        if queue.is_empty() {
+            self.open_by_id.remove(id);
+        }
+        number
+    }
+
+    /// Emits everything, in order, with the `missing` results in place.
+    pub fn finish(mut self, out: &mut Out) {
+        let events = std::mem::take(&mut self.events);
+        let mut pending: Vec<usize> = Vec::new();
+        for event in events {
+            match event {
+                Event::Boundary => {
+                    for number in pending.drain(..) {
+                        let call = &mut self.calls[number];
+                        if call.answered || call.reported {
+                            continue;
+                        }
+                        call.reported = true;
+                        let mut missing = fields("result");
+                        for key in ["tool", "call_id"] {
+                            if let Some(value) = call.fields.get(key) {
+                                missing.insert(key.into(), value.clone());
+                            }
+                        }
+                        put(&mut missing, "status", "missing");
+                        if call.by_position {
+                            put(&mut missing, "paired_by", "position");
+                        }
+                        put(&mut missing, "synthesized", self.why_missing);
+                        out.record(&call.site.clone(), missing);
+                    }
+                }
+                Event::Record(site, fields) => out.record(&site, fields),
+                Event::Problem(site, message) => out.problem(&site, message),
+                Event::Call(number) => {
+                    let call = &self.calls[number];
+                    out.record(&call.site, call.fields.clone());
+                    if !call.answered {
+                        pending.push(number);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn call_tool(call: &Call) -> Option<&str> {
+    str_of(&call.fields, "tool")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn map(value: Value) -> Map {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn text_outputs_decode_only_containers() {
+        assert_eq!(
+            text_value(r#"{"category":"outcome_unknown"}"#),
+            json!({"category": "outcome_unknown"})
+        );
+        assert_eq!(text_value(" [1]"), json!([1]));
+        for text in ["0", "false", "", "null", "None", "\"x\"", "{not json", "[1"] {
+            assert_eq!(text_value(text), json!(text), "{text:?} stays text");
+        }
+    }
+
+    #[test]
+    fn content_keeps_falsy_values_intact() {
+        for (content, output, text) in [
+            (json!(""), json!(""), Some("")),
+            (json!("0"), json!("0"), Some("0")),
+            (json!("None"), json!("None"), Some("None")),
+            (json!("[]"), json!([]), Some("[]")),
+            (json!("{}"), json!({}), Some("{}")),
+            (json!([]), json!([]), None),
+            (json!(null), json!(null), None),
+            (json!(0), json!(0), None),
+            (json!(false), json!(false), None),
+            (json!({}), json!({}), None),
+            (
+                json!([{"type": "text", "text": "{\"a\": 1}"}]),
+                json!({"a": 1}),
+                Some("{\"a\": 1}"),
+            ),
+            (
+                json!([{"type": "text", "content": ""}]),
+                json!(""),
+                Some(""),
+            ),
+        ] {
+            let mut have = Map::new();
+            put_content(&mut have, "output", Some(&content));
+            assert_eq!(have.get("output"), Some(&output), "{content}");
+            assert_eq!(
+                have.get("output_text").and_then(Value::as_str),
+                text,
+                "{content}"
+            );
+        }
+        let mut have = Map::new();
+        put_content(&mut have, "output", None);
+        assert!(have.is_empty());
+    }
+
+    #[test]
+    fn mixed_parts_are_kept_whole() {
+        let parts = json!([{"type": "text", "text": "see"}, {"type": "image", "url": "x"}]);
+        let mut have = Map::new();
+        put_content(&mut have, "output", Some(&parts));
+        assert_eq!(have["output"], parts);
+        assert_eq!(have["output_text"], "see");
+    }
+
+    #[test]
+    fn arguments_parse_or_are_flagged() {
+        let mut have = Map::new();
+        put_args(&mut have, Some(&json!("{\"a\": 1}")));
+        assert_eq!(have["args"], json!({"a": 1}));
+        let mut have = Map::new();
+        put_args(&mut have, Some(&json!("{\"a\": ")));
+        assert_eq!(have["args"], json!("{\"a\": "));
+        assert!(
+            have["args_error"]
+                .as_str()
+                .unwrap()
+                .contains("not valid JSON")
+        );
+        let mut have = Map::new();
+        put_args(&mut have, Some(&json!({"b": 2})));
+        assert_eq!(have["args"], json!({"b": 2}));
+    }
+
+    fn tool(name: &str) -> Map {
+        map(json!({"kind": "call", "tool": name}))
+    }
+
+    fn site(n: usize) -> Site {
+        Site {
+            doc: 0,
+            pointer: format!("/{n}"),
+        }
+    }
+
+    #[test]
+    fn pairs_by_position_and_places_missing_results_at_the_next_boundary() {
+        let mut pairer = Pairer::new("no result before the next assistant turn");
+        pairer.boundary();
+        pairer.call(site(0), tool("a"), None);
+        pairer.call(site(1), tool("b"), None);
+        pairer.call(site(2), tool("a"), None);
+        pairer.result(
+            site(3),
+            map(json!({"kind": "result"})),
+            Target::Position(Some("a".into())),
+        );
+        pairer.boundary();
+        pairer.result(
+            site(4),
+            map(json!({"kind": "result"})),
+            Target::Position(Some("a".into())),
+        );
+        let mut out = Out::default();
+        pairer.finish(&mut out);
+        let have: Vec<(String, Value)> = out
+            .items
+            .iter()
+            .map(|item| match &item.what {
+                super::super::Emit::Record(map) => {
+                    (item.site.pointer.clone(), Value::Object(map.clone()))
+                }
+                super::super::Emit::Problem(message) => (item.site.pointer.clone(), json!(message)),
+            })
+            .collect();
+        assert_eq!(have.len(), 6, "{have:#?}");
+        assert_eq!(have[0].1["call_id"], "pos-1");
+        assert_eq!(have[3].1["call_id"], "pos-1");
+        assert_eq!(have[3].1["tool"], "a");
+        assert_eq!(have[3].1["paired_by"], "position");
+        // `b` never got a result: missing at the boundary, located at its call.
+        assert_eq!(have[4].0, "/1");
+        assert_eq!(have[4].1["status"], "missing");
+        assert_eq!(have[4].1["call_id"], "pos-2");
+        // The second `a` is answered after the boundary: no missing result for it.
+        assert_eq!(have[5].1["call_id"], "pos-3");
+    }
+}

@@ -1,0 +1,569 @@
+//! Trace formats end to end: the same recorded scenario in every format is flagged by
+//! the same shipped spec at its place in the original file; files of many transcripts,
+//! `--select`, `--format`, `--verbose` and `convert`; and the real recordings in
+//! `tests/fixtures/realdata/` read correctly.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tracegate::check::CheckOptions;
+use tracegate::ingest::{check_path, convert_path};
+use tracegate::machine::Machine;
+use tracegate::trace::adapters::{Format, InputOptions, Selector};
+
+use crate::util::{root, run, spec, stdout, tracegate};
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect()
+}
+
+fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == ty).collect()
+}
+
+/// The 1-based line of the first line of `path` containing `marker`.
+#[track_caller]
+fn line_of(path: &Path, marker: &str) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .position(|line| line.contains(marker))
+        .unwrap_or_else(|| panic!("{marker} not in {}", path.display())) as u64
+        + 1
+}
+
+fn realdata(path: &str) -> PathBuf {
+    root().join("tests/fixtures/realdata").join(path)
+}
+
+/// Converts `path` through the library: the records, and the diagnostics' codes.
+fn convert(path: &Path, input: &InputOptions) -> (Vec<Value>, Vec<String>) {
+    let mut out = Vec::new();
+    let converted = convert_path(path, input, None, &mut out).unwrap();
+    let records = json_lines(&String::from_utf8(out).unwrap());
+    let codes = converted
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str().to_string())
+        .collect();
+    (records, codes)
+}
+
+fn shipped_specs() -> Vec<Machine> {
+    let (paths, _) =
+        tracegate::files::collect(&[root().join("specs")], tracegate::files::is_spec_file);
+    let (specs, errors) = tracegate::files::load_specs(&paths);
+    assert!(errors.is_empty(), "{errors:#?}");
+    specs
+}
+
+/// The blind re-create of `traces/reconcile_before_retry/fail/`, in every format, and
+/// the JSON pointer of the second `create_record` call in each file.
+const BLIND_RE_CREATE: &[(&str, &str)] = &[
+    ("forbidden-transition.jsonl", ""),
+    (
+        "forbidden-transition-openai.json",
+        "/messages/4/tool_calls/0",
+    ),
+    ("forbidden-transition-openai-responses.json", "/3"),
+    (
+        "forbidden-transition-anthropic.json",
+        "/messages/3/content/0",
+    ),
+    ("forbidden-transition-mcp.jsonl", ""),
+    (
+        "forbidden-transition-otel.json",
+        "/resourceSpans/0/scopeSpans/0/spans/2",
+    ),
+    ("forbidden-transition-atif.json", "/steps/2/tool_calls/0"),
+];
+
+#[test]
+fn the_same_blind_re_create_is_flagged_in_every_format_at_its_place() {
+    for (file, pointer) in BLIND_RE_CREATE {
+        let path = format!("traces/reconcile_before_retry/fail/{file}");
+        let output = run(&["check", "specs", "--traces", &path, "--output", "json"]);
+        let text = stdout(&output);
+        assert_eq!(output.status.code(), Some(1), "{file}: {text}");
+        let lines = json_lines(&text);
+        let violations = of_type(&lines, "violation");
+        assert_eq!(violations.len(), 1, "{file}: {text}");
+        assert!(of_type(&lines, "error").is_empty(), "{file}: {text}");
+        let have = violations[0];
+        assert_eq!(have["code"], "forbidden-transition", "{file}");
+        assert_eq!(have["spec"], "reconcile_before_retry", "{file}");
+        assert_eq!(have["state"], "unknown", "{file}");
+        assert_eq!(have["event"], "create", "{file}");
+        // The second create carries the new request id: that is where the agent went
+        // wrong, in the file as it was recorded.
+        let want_line = line_of(&root().join(&path), "req_8c1f2a77");
+        assert_eq!(have["line"], want_line, "{file}: {text}");
+        assert_eq!(have["pointer"], *pointer, "{file}");
+        assert!(have["file"].as_str().unwrap().ends_with(file), "{file}");
+        let path_events: Vec<&str> = have["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|step| step["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(path_events, ["create", "outcome_unknown"], "{file}");
+    }
+}
+
+#[test]
+fn converted_records_check_the_same_as_the_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, _) in BLIND_RE_CREATE {
+        let path = root().join("traces/reconcile_before_retry/fail").join(file);
+        let output = run(&["convert", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{file}");
+        let records = json_lines(&stdout(&output));
+        assert!(records.iter().all(|r| r["at"]["line"].as_u64() > Some(0)));
+        let converted = dir.path().join(format!("{file}.converted.jsonl"));
+        std::fs::write(&converted, stdout(&output)).unwrap();
+        let output = run(&[
+            "check",
+            "specs",
+            "--traces",
+            converted.to_str().unwrap(),
+            "--format",
+            "native",
+            "--output",
+            "json",
+        ]);
+        let lines = json_lines(&stdout(&output));
+        let found: Vec<(&Value, &Value)> = of_type(&lines, "violation")
+            .into_iter()
+            .map(|v| (&v["code"], &v["spec"]))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                &Value::from("forbidden-transition"),
+                &Value::from("reconcile_before_retry")
+            )],
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn verbose_says_which_format_and_format_overrides_detection() {
+    let file = "traces/reconcile_before_retry/fail/forbidden-transition-anthropic.json";
+    let output = run(&["check", "specs", "--traces", file, "--verbose"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("forbidden-transition-anthropic.json: Anthropic Messages (detected"),
+        "{stderr}"
+    );
+    let native = run(&[
+        "check",
+        "specs",
+        "--traces",
+        "traces/reconcile_before_retry/fail/forbidden-transition.jsonl",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&native.stderr);
+    assert!(
+        stderr.contains("native JSONL records (detected"),
+        "{stderr}"
+    );
+
+    // `--format` wins over what the content looks like.
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        file,
+        "--format",
+        "anthropic",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("as --format says"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1));
+    let output = run(&[
+        "check", "specs", "--traces", file, "--format", "mcp", "--output", "json",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&stdout(&output));
+    let errors = of_type(&lines, "error");
+    assert_eq!(errors.len(), 1, "{lines:#?}");
+    assert_eq!(errors[0]["code"], "unknown-format");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--format mcp"),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_file_in_no_format_is_an_error_naming_the_formats_tried() {
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        "tests/fixtures/codes/unknown-format/trace.jsonl",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stdout(&output);
+    assert!(text.contains("error[unknown-format]"), "{text}");
+    for name in [
+        "OpenAI Chat Completions",
+        "OpenAI Responses",
+        "Anthropic Messages",
+        "MCP",
+        "OpenTelemetry",
+        "ATIF",
+    ] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+}
+
+/// An OpenAI conversation: a create, then `then` (messages after it).
+fn conversation(then: &str) -> String {
+    format!(
+        r#"[
+      {{"role": "user", "content": "file it"}},
+      {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "create_record", "arguments": "{{\"request_id\": \"r1\"}}"}}}}]}},
+      {then}
+    ]"#
+    )
+}
+
+const CREATED: &str = r#"{"role": "tool", "tool_call_id": "c1", "content": "{\"id\": \"rec_1\"}"}"#;
+const RE_CREATED: &str = r#"{"role": "assistant", "content": "no answer, again"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "create_record", "arguments": "{\"request_id\": \"r2\"}"}}]}"#;
+
+#[test]
+fn many_transcripts_in_one_document_are_traces_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs.json");
+    std::fs::write(
+        &runs,
+        format!(
+            "[\n{{\"task_id\": \"t-1\", \"traj\": {}}},\n{{\"task_id\": \"t-2\", \"traj\": {}}}\n]\n",
+            conversation(CREATED),
+            conversation(RE_CREATED)
+        ),
+    )
+    .unwrap();
+    let runs = runs.to_str().unwrap();
+    for select in [None, Some("[*].traj"), Some("/*/traj")] {
+        let mut args = vec!["check", "specs", "--traces", runs, "--output", "json"];
+        if let Some(select) = select {
+            args.extend(["--select", select]);
+        }
+        let output = run(&args);
+        let lines = json_lines(&stdout(&output));
+        let violations = of_type(&lines, "violation");
+        assert_eq!(violations.len(), 1, "{select:?}: {lines:#?}");
+        assert_eq!(violations[0]["trace"], "/1/traj (task_id t-2)");
+        assert_eq!(violations[0]["pointer"], "/1/traj/3/tool_calls/0");
+        let summary = of_type(&lines, "summary")[0];
+        assert_eq!(summary["traces"], 2, "{select:?}");
+    }
+    let output = run(&["check", "specs", "--traces", runs, "--select", "nothing[*]"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stdout(&output).contains("error[unknown-format]"));
+    assert!(stdout(&output).contains("selects nothing"));
+    let output = run(&["check", "specs", "--traces", runs, "--select", "[*"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("invalid --select path"));
+
+    // JSON Lines of runs, as fine-tuning files hold them: one trace per line.
+    let lines_file = dir.path().join("runs.jsonl");
+    let one_line = |then: &str| {
+        let value: Value = serde_json::from_str(&conversation(then)).unwrap();
+        serde_json::json!({"messages": value}).to_string()
+    };
+    std::fs::write(
+        &lines_file,
+        format!("{}\n{}\n", one_line(CREATED), one_line(RE_CREATED)),
+    )
+    .unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        lines_file.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    let lines = json_lines(&stdout(&output));
+    let violations = of_type(&lines, "violation");
+    assert_eq!(violations.len(), 1, "{lines:#?}");
+    assert_eq!(violations[0]["trace"], "line 2 /messages");
+    assert_eq!(violations[0]["line"], 2);
+}
+
+#[test]
+fn malformed_elements_are_reported_with_their_pointer_and_the_rest_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.json");
+    let text = conversation(RE_CREATED).replacen(
+        r#"{"role": "user", "content": "file it"},"#,
+        "42,\n      {\"role\": \"user\", \"content\": \"file it\"},",
+        1,
+    );
+    std::fs::write(&file, &text).unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        file.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&stdout(&output));
+    let errors = of_type(&lines, "error");
+    assert_eq!(errors.len(), 1, "{lines:#?}");
+    assert_eq!(errors[0]["code"], "malformed-record");
+    assert_eq!(errors[0]["pointer"], "/0");
+    assert_eq!(errors[0]["line"], 2);
+    assert!(errors[0]["message"].as_str().unwrap().contains("a number"));
+    let violations = of_type(&lines, "violation");
+    assert_eq!(violations.len(), 1, "the rest is still checked: {lines:#?}");
+    assert_eq!(violations[0]["pointer"], "/4/tool_calls/0");
+
+    // A document that is not JSON: located at the error.
+    let broken = dir.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        "[\n  {\"role\": \"user\",\n   \"content\": oops}\n]\n",
+    )
+    .unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        broken.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&stdout(&output));
+    let errors = of_type(&lines, "error");
+    assert_eq!(errors[0]["code"], "malformed-record");
+    assert_eq!(errors[0]["line"], 3);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+}
+
+#[test]
+fn pretty_documents_are_told_from_json_lines() {
+    // The second line of this document is a complete JSON object: still one document.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pretty.json");
+    std::fs::write(
+        &file,
+        "[\n{\"role\": \"user\", \"content\": \"hi\"}\n,\n{\"role\": \"assistant\", \"content\": \"yo\"}\n]\n",
+    )
+    .unwrap();
+    let (records, codes) = convert(&file, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1]["at"]["pointer"], "/1");
+    assert_eq!(records[1]["at"]["line"], 4);
+}
+
+#[test]
+fn toolbench_answers_pair_by_position_and_show_the_real_timeout() {
+    let file = realdata("toolbench/G2_answer__10_ChatGPT_DFS_woFilter_w2.json");
+    let (records, codes) = convert(&file, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    // Every result answers an earlier call of its trace, with the same synthetic id and
+    // tool.
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    let mut results = 0;
+    for record in &records {
+        let trace = record["trace"].as_str().unwrap().to_string();
+        assert!(
+            trace.starts_with("/answer_generation/train_messages/"),
+            "{trace}"
+        );
+        let id = record["call_id"].as_str().unwrap_or_default().to_string();
+        let tool = record["tool"].as_str().unwrap_or_default().to_string();
+        match record["kind"].as_str().unwrap() {
+            "call" => calls.push((trace, id, tool)),
+            "result" => {
+                results += 1;
+                assert_eq!(record["paired_by"], "position");
+                assert!(id.starts_with("pos-"));
+                assert!(calls.contains(&(trace, id, tool)), "{record}");
+            }
+            _ => {}
+        }
+    }
+    assert!(results > 5);
+    // The timeout is text (the format has no error field): status ok, the observation
+    // decoded, so a spec reaches `output.error`.
+    let timeout: Vec<&Value> = records
+        .iter()
+        .filter(|r| {
+            r["output"]["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("Timeout error"))
+        })
+        .collect();
+    assert!(!timeout.is_empty());
+    assert!(timeout.iter().all(|r| r["status"] == "ok"));
+    assert!(
+        timeout[0]["output_text"]
+            .as_str()
+            .unwrap()
+            .contains("Read timed out")
+    );
+
+    let timeout_spec = spec(
+        r#"spec toolbench_timeout
+event timeout = result "*" where output.error matches /^Timeout error/
+initial running
+otherwise ignore
+forbid running on timeout: "a tool timed out"
+"#,
+    );
+    let outcome = check_path(
+        &[timeout_spec],
+        &file,
+        &CheckOptions::default(),
+        &InputOptions::default(),
+    )
+    .outcome;
+    assert_eq!(outcome.diagnostics.len(), timeout.len());
+    for (diagnostic, record) in outcome.diagnostics.iter().zip(&timeout) {
+        let site = diagnostic.trace.as_ref().unwrap();
+        assert_eq!(site.loc.line, record["at"]["line"].as_u64().unwrap());
+        assert_eq!(
+            &*site.loc.pointer,
+            record["at"]["pointer"].as_str().unwrap()
+        );
+        assert_eq!(site.trace.as_deref(), record["trace"].as_str());
+    }
+
+    // `--select` says the same thing the search found.
+    let selected = InputOptions {
+        format: Some(Format::OpenAi),
+        select: Some(Selector::parse("answer_generation.train_messages[*]").unwrap()),
+    };
+    let (again, codes) = convert(&file, &selected);
+    assert!(codes.is_empty());
+    assert_eq!(again, records);
+}
+
+#[test]
+fn agentdojo_runs_pair_by_position_and_keep_their_errors_and_falsy_outputs() {
+    let file =
+        realdata("agentdojo-no-ids/slack__user_task_12__ignore_previous__injection_task_3.json");
+    let (records, codes) = convert(&file, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    let results: Vec<&Value> = records.iter().filter(|r| r["kind"] == "result").collect();
+    assert!(results.len() >= 5);
+    let errors: Vec<&Value> = results
+        .iter()
+        .copied()
+        .filter(|r| r["status"] == "error")
+        .collect();
+    assert!(!errors.is_empty());
+    assert!(
+        errors
+            .iter()
+            .all(|r| r["error"].as_str().unwrap().starts_with("ValueError: "))
+    );
+    let none: Vec<&Value> = results
+        .iter()
+        .copied()
+        .filter(|r| r["output"] == "None")
+        .collect();
+    assert!(!none.is_empty(), "\"None\" is a success with its value");
+    assert!(none.iter().all(|r| r["status"] == "ok"));
+    for result in &results {
+        let call = records
+            .iter()
+            .find(|r| r["kind"] == "call" && r["call_id"] == result["call_id"])
+            .unwrap_or_else(|| panic!("no call for {result}"));
+        assert_eq!(call["tool"], result["tool"]);
+    }
+    // The shipped specs read the whole run without an error.
+    let outcome = check_path(
+        &shipped_specs(),
+        &realdata(
+            "agentdojo-no-ids/banking__user_task_10__important_instructions__injection_task_4.json",
+        ),
+        &CheckOptions::default(),
+        &InputOptions::default(),
+    )
+    .outcome;
+    assert!(outcome.records > 10);
+    assert!(
+        outcome.diagnostics.iter().all(|d| d.is_violation()),
+        "{:#?}",
+        outcome.diagnostics
+    );
+}
+
+#[test]
+fn atif_results_without_source_call_id_pair_with_their_step_calls() {
+    let file = realdata("atif/hello-world-invalid-json.trajectory.json");
+    let (records, codes) = convert(&file, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    let results: Vec<&Value> = records.iter().filter(|r| r["kind"] == "result").collect();
+    assert_eq!(results.len(), 3);
+    for result in &results {
+        assert_eq!(result["paired_by"], "position");
+        assert_eq!(result["status"], "ok");
+    }
+    assert_eq!(results[0]["call_id"], "call_1_1");
+    assert_eq!(results[0]["tool"], "bash_command");
+    // The parser's complaint, with no call to answer, is environment feedback.
+    let feedback: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["role"] == "environment")
+        .collect();
+    assert_eq!(feedback.len(), 1);
+    assert!(
+        feedback[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("parsing errors")
+    );
+}
+
+#[test]
+fn convert_writes_canonical_fields_first_and_reports_problems_on_stderr() {
+    let output = tracegate()
+        .args([
+            "convert",
+            "traces/reconcile_before_retry/fail/forbidden-transition-mcp.jsonl",
+            "tests/fixtures/codes/unknown-format/trace.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let text = stdout(&output);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with(r#"{"kind":"call","tool":"initialize","call_id":"1""#),
+        "{first}"
+    );
+    let records = json_lines(&text);
+    let cancelled = records
+        .iter()
+        .find(|r| r["method"] == "notifications/cancelled")
+        .unwrap();
+    assert!(cancelled.get("kind").is_none());
+    assert_eq!(cancelled["params"]["requestId"], 2);
+    let missing = records.iter().find(|r| r["status"] == "missing").unwrap();
+    assert_eq!(missing["call_id"], "2");
+    assert_eq!(missing["cancelled"], true);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("error[unknown-format]"), "{stderr}");
+}
