@@ -1,0 +1,233 @@
+//! `graph --format json`: the compiled machine as data, for tools that draw or analyse
+//! specs themselves. A contract like the diagnostics' JSON: fields are only ever added.
+//! The shape is documented in the language reference (`specs/README.md`).
+
+use serde::Serialize;
+
+use super::highlight::{End, Walk};
+use crate::machine::{Machine, Move};
+use crate::spec::ast::Otherwise;
+
+#[derive(Serialize)]
+struct Graph<'m> {
+    spec: &'m str,
+    about: Option<&'m str>,
+    file: String,
+    initial: &'m str,
+    otherwise: &'static str,
+    per: Vec<&'m str>,
+    states: Vec<State<'m>>,
+    events: Vec<Event<'m>>,
+    transitions: Vec<Transition<'m>>,
+    forbids: Vec<Forbid<'m>>,
+    highlight: Option<Highlight<'m>>,
+}
+
+#[derive(Serialize)]
+struct State<'m> {
+    name: &'m str,
+    initial: bool,
+    accepting: bool,
+    line: usize,
+}
+
+#[derive(Serialize)]
+struct Event<'m> {
+    name: &'m str,
+    line: usize,
+}
+
+#[derive(Serialize)]
+struct Transition<'m> {
+    from: &'m str,
+    to: &'m str,
+    event: &'m str,
+    line: usize,
+}
+
+#[derive(Serialize)]
+struct Forbid<'m> {
+    message: &'m str,
+    line: usize,
+    moves: Vec<ForbiddenMove<'m>>,
+}
+
+#[derive(Serialize)]
+struct ForbiddenMove<'m> {
+    state: &'m str,
+    event: &'m str,
+}
+
+#[derive(Serialize)]
+struct Highlight<'m> {
+    trace: &'m str,
+    instances: Vec<Instance<'m>>,
+}
+
+#[derive(Serialize)]
+struct Instance<'m> {
+    key: Option<&'m str>,
+    steps: Vec<Step<'m>>,
+    elided: u64,
+    end: EndJson<'m>,
+}
+
+#[derive(Serialize)]
+struct Step<'m> {
+    from: &'m str,
+    event: &'m str,
+    to: &'m str,
+    line: u64,
+}
+
+#[derive(Serialize)]
+struct EndJson<'m> {
+    /// `accepted`, `unaccepted`, `forbidden` or `unexpected`.
+    kind: &'static str,
+    state: &'m str,
+    event: Option<&'m str>,
+    line: Option<u64>,
+    /// The line of the `forbid` rule, for `forbidden`.
+    rule_line: Option<usize>,
+}
+
+pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
+    let line = |span: crate::spec::ast::Span| machine.source.line_col(span.start).0;
+    let state_name = |id| machine.state(id).name.as_str();
+    let event_name = |id: usize| machine.events[id].name.as_str();
+
+    let mut transitions: Vec<(usize, usize, Transition<'_>)> = Vec::new();
+    for edge in machine.graph.edge_indices() {
+        let (from, to) = machine
+            .graph
+            .edge_endpoints(edge)
+            .expect("bug: an edge index from the graph itself");
+        let weight = machine.graph[edge];
+        if matches!(machine.step(from, weight.event), Move::Go { .. }) {
+            transitions.push((
+                weight.rule.start,
+                weight.event,
+                Transition {
+                    from: state_name(from),
+                    to: state_name(to),
+                    event: event_name(weight.event),
+                    line: line(weight.rule),
+                },
+            ));
+        }
+    }
+    transitions.sort_by(|a, b| (a.0, a.2.from, a.1).cmp(&(b.0, b.2.from, b.1)));
+
+    let forbids = machine
+        .forbids
+        .iter()
+        .enumerate()
+        .map(|(rule, forbid)| Forbid {
+            message: &forbid.message,
+            line: line(forbid.span),
+            moves: machine
+                .state_ids()
+                .flat_map(|state| {
+                    (0..machine.events.len())
+                        .filter(move |&event| machine.step(state, event) == Move::Forbidden(rule))
+                        .map(move |event| ForbiddenMove {
+                            state: state_name(state),
+                            event: event_name(event),
+                        })
+                })
+                .collect(),
+        })
+        .collect();
+
+    let highlight = walk.map(|walk| Highlight {
+        trace: &walk.trace,
+        instances: walk
+            .instances
+            .iter()
+            .map(|instance| Instance {
+                key: instance.key.as_deref(),
+                steps: instance
+                    .steps
+                    .iter()
+                    .map(|step| Step {
+                        from: state_name(step.from),
+                        event: event_name(step.event),
+                        to: state_name(step.to),
+                        line: step.line,
+                    })
+                    .collect(),
+                elided: instance.elided,
+                end: match instance.end {
+                    End::Accepted { state } => EndJson {
+                        kind: "accepted",
+                        state: state_name(state),
+                        event: None,
+                        line: None,
+                        rule_line: None,
+                    },
+                    End::Unaccepted { state, line } => EndJson {
+                        kind: "unaccepted",
+                        state: state_name(state),
+                        event: None,
+                        line: Some(line),
+                        rule_line: None,
+                    },
+                    End::Forbidden {
+                        state,
+                        event,
+                        rule,
+                        line: at,
+                    } => EndJson {
+                        kind: "forbidden",
+                        state: state_name(state),
+                        event: Some(event_name(event)),
+                        line: Some(at),
+                        rule_line: machine.forbids.get(rule).map(|f| line(f.span)),
+                    },
+                    End::Unexpected { state, event, line } => EndJson {
+                        kind: "unexpected",
+                        state: state_name(state),
+                        event: Some(event_name(event)),
+                        line: Some(line),
+                        rule_line: None,
+                    },
+                },
+            })
+            .collect(),
+    });
+
+    let graph = Graph {
+        spec: &machine.name,
+        about: machine.about.as_deref(),
+        file: machine.source.path.display().to_string(),
+        initial: state_name(machine.initial),
+        otherwise: match machine.otherwise {
+            Otherwise::Reject => "reject",
+            Otherwise::Ignore => "ignore",
+        },
+        per: machine.per.iter().map(|k| k.text.as_str()).collect(),
+        states: machine
+            .state_ids()
+            .map(|id| State {
+                name: state_name(id),
+                initial: id == machine.initial,
+                accepting: machine.state(id).accepting,
+                line: line(machine.state(id).span),
+            })
+            .collect(),
+        events: machine
+            .events
+            .iter()
+            .map(|event| Event {
+                name: &event.name,
+                line: line(event.span),
+            })
+            .collect(),
+        transitions: transitions.into_iter().map(|(_, _, t)| t).collect(),
+        forbids,
+        highlight,
+    };
+    let mut text = serde_json::to_string_pretty(&graph).expect("bug: a graph always serializes");
+    text.push('\n');
+    text
+}

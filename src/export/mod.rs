@@ -1,0 +1,382 @@
+//! Drawings of a compiled machine: DOT, Mermaid, SVG and JSON.
+//!
+//! [`Drawing::new`] turns a machine (and optionally the walk of a trace through it)
+//! into plain nodes and edges, in declaration order; each writer renders that with its
+//! own escaping. The writers are ours (not petgraph's `Dot`, whose output may change),
+//! so the output is stable byte for byte: same spec, same drawing.
+//!
+//! What every format shows: the initial state (an arrow from a start dot), states that
+//! may end a trace (double border), states that may not (`hot`, filled), allowed
+//! transitions labelled with their events, forbidden moves as red dashed edges to a
+//! violation node that carries the rule's message, and `otherwise ignore` as a note.
+
+pub mod dot;
+pub mod highlight;
+pub mod json;
+pub mod layout;
+pub mod mermaid;
+pub mod svg;
+
+use std::collections::BTreeMap;
+
+use crate::machine::{EventId, Machine, Move, StateId};
+use crate::spec::ast::Otherwise;
+use highlight::{End, Walk};
+
+/// An output format of `tracegate graph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid `stateDiagram-v2` (renders on GitHub as is).
+    Mermaid,
+    /// A standalone SVG image, laid out in-process.
+    Svg,
+    /// The machine as JSON (see the language reference).
+    Json,
+}
+
+/// Renders `machine` in `format`, with the walk of a trace if given.
+pub fn render(machine: &Machine, format: Format, walk: Option<&Walk>) -> String {
+    match format {
+        Format::Json => json::render(machine, walk),
+        Format::Dot => dot::render(&Drawing::new(machine, walk)),
+        Format::Mermaid => mermaid::render(&Drawing::new(machine, walk)),
+        Format::Svg => svg::render(&Drawing::new(machine, walk)),
+    }
+}
+
+/// A machine as something to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawing {
+    pub spec: String,
+    pub about: Option<String>,
+    /// Lines shown under the title: `otherwise ignore`, `per`, the highlighted trace.
+    pub notes: Vec<String>,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Unique among the nodes: a state's name, or `:start`, `:forbid0`, `:mark0` (no
+    /// state name contains `:`).
+    pub key: String,
+    pub label: String,
+    pub kind: NodeKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// The dot the initial state's arrow starts from.
+    Start,
+    State {
+        initial: bool,
+        /// May end a trace (double border); otherwise it is hot (filled).
+        accepting: bool,
+        /// The highlighted trace passed through it.
+        visited: bool,
+    },
+    /// A `forbid` rule's message.
+    Violation {
+        /// The highlighted trace was rejected by this rule.
+        hit: bool,
+    },
+    /// Where the highlighted trace ended or was rejected (`ok` for a good end).
+    Marker { ok: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    /// Indexes into [`Drawing::nodes`].
+    pub from: usize,
+    pub to: usize,
+    pub label: String,
+    pub kind: EdgeKind,
+    /// The highlighted trace took it.
+    pub taken: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    Start,
+    Allowed,
+    Forbidden,
+    /// To a highlight marker.
+    Marker {
+        ok: bool,
+    },
+}
+
+/// `(line 3)`, `(lines 3, 9)`.
+fn lines_note(lines: &[u64]) -> String {
+    let list = lines
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if lines.len() == 1 {
+        format!("(line {list})")
+    } else {
+        format!("(lines {list})")
+    }
+}
+
+impl Drawing {
+    pub fn new(machine: &Machine, walk: Option<&Walk>) -> Drawing {
+        let mut notes = Vec::new();
+        if !machine.per.is_empty() {
+            let keys: Vec<&str> = machine.per.iter().map(|k| k.text.as_str()).collect();
+            notes.push(format!("one instance per {}", keys.join(", ")));
+        }
+        if machine.otherwise == Otherwise::Ignore {
+            notes.push("otherwise ignore: events with no transition are ignored".to_string());
+        }
+
+        // What the walk did: the moves taken (with their lines) and the states visited.
+        let mut taken: BTreeMap<(StateId, EventId), Vec<u64>> = BTreeMap::new();
+        let mut visited = vec![false; machine.graph.node_count()];
+        if let Some(walk) = walk {
+            visited[machine.initial.index()] = true;
+            for instance in &walk.instances {
+                for step in &instance.steps {
+                    taken
+                        .entry((step.from, step.event))
+                        .or_default()
+                        .push(step.line);
+                    visited[step.from.index()] = true;
+                    visited[step.to.index()] = true;
+                }
+            }
+            for lines in taken.values_mut() {
+                lines.sort_unstable();
+                lines.dedup();
+            }
+            let instances = walk.instances.len();
+            notes.push(format!(
+                "highlighted: {} ({} instance{})",
+                walk.trace,
+                instances,
+                if instances == 1 { "" } else { "s" }
+            ));
+            if walk.instances.iter().any(|i| i.elided > 0) {
+                notes.push("only the last 64 moves of each instance are highlighted".into());
+            }
+        }
+
+        let mut nodes = vec![Node {
+            key: ":start".to_string(),
+            label: String::new(),
+            kind: NodeKind::Start,
+        }];
+        let state_node = |state: StateId| state.index() + 1;
+        for state in machine.state_ids() {
+            let s = machine.state(state);
+            nodes.push(Node {
+                key: s.name.clone(),
+                label: s.name.clone(),
+                kind: NodeKind::State {
+                    initial: state == machine.initial,
+                    accepting: s.accepting,
+                    visited: visited[state.index()],
+                },
+            });
+        }
+        let mut edges = vec![Edge {
+            from: 0,
+            to: state_node(machine.initial),
+            label: String::new(),
+            kind: EdgeKind::Start,
+            taken: walk.is_some(),
+        }];
+
+        // Allowed moves, in the order of the statements that allow them, one edge per
+        // pair of states. A move a `forbid` overrides never happens and is not drawn.
+        let mut moves: Vec<(usize, EventId, StateId, StateId)> = Vec::new();
+        for edge in machine.graph.edge_indices() {
+            let (from, to) = machine
+                .graph
+                .edge_endpoints(edge)
+                .expect("bug: an edge index from the graph itself");
+            let weight = machine.graph[edge];
+            if matches!(machine.step(from, weight.event), Move::Go { .. }) {
+                moves.push((weight.rule.start, weight.event, from, to));
+            }
+        }
+        moves.sort_unstable_by_key(|&(rule, event, from, _)| (rule, from.index(), event));
+        moves.dedup();
+        let mut groups: Vec<((StateId, StateId), Vec<EventId>)> = Vec::new();
+        for &(_, event, from, to) in &moves {
+            match groups.iter_mut().find(|(pair, _)| *pair == (from, to)) {
+                Some((_, events)) => {
+                    if !events.contains(&event) {
+                        events.push(event);
+                    }
+                }
+                None => groups.push(((from, to), vec![event])),
+            }
+        }
+        for ((from, to), events) in groups {
+            let mut any = false;
+            let label = events
+                .iter()
+                .map(|&event| {
+                    let name = machine.events[event].name.clone();
+                    match taken.get(&(from, event)) {
+                        Some(lines) => {
+                            any = true;
+                            format!("{name} {}", lines_note(lines))
+                        }
+                        None => name,
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            edges.push(Edge {
+                from: state_node(from),
+                to: state_node(to),
+                label,
+                kind: EdgeKind::Allowed,
+                taken: any,
+            });
+        }
+
+        // Where the walk was rejected by a rule: (state, rule) → lines.
+        let mut hits: BTreeMap<(StateId, usize), Vec<u64>> = BTreeMap::new();
+        for instance in walk.iter().flat_map(|w| &w.instances) {
+            if let End::Forbidden {
+                state, rule, line, ..
+            } = instance.end
+            {
+                hits.entry((state, rule)).or_default().push(line);
+            }
+        }
+
+        // Forbidden moves: one violation node per rule, one edge per state it applies to.
+        for (rule, forbid) in machine.forbids.iter().enumerate() {
+            let mut by_state: Vec<(StateId, Vec<EventId>)> = Vec::new();
+            for state in machine.state_ids() {
+                let events: Vec<EventId> = (0..machine.events.len())
+                    .filter(|&event| machine.step(state, event) == Move::Forbidden(rule))
+                    .collect();
+                if !events.is_empty() {
+                    by_state.push((state, events));
+                }
+            }
+            if by_state.is_empty() {
+                continue;
+            }
+            let node = nodes.len();
+            let hit = by_state
+                .iter()
+                .any(|(state, _)| hits.contains_key(&(*state, rule)));
+            nodes.push(Node {
+                key: format!(":forbid{rule}"),
+                label: forbid.message.clone(),
+                kind: NodeKind::Violation { hit },
+            });
+            for (state, events) in by_state {
+                let mut label = events
+                    .iter()
+                    .map(|&e| machine.events[e].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let lines = hits.get(&(state, rule));
+                if let Some(lines) = lines {
+                    label = format!("✗ {label} {}", lines_note(lines));
+                }
+                edges.push(Edge {
+                    from: state_node(state),
+                    to: node,
+                    label,
+                    kind: EdgeKind::Forbidden,
+                    taken: lines.is_some(),
+                });
+            }
+        }
+
+        // How the walk ended, one marker per state and kind of ending.
+        let mut ends: Vec<((StateId, bool, String), Vec<u64>)> = Vec::new();
+        for instance in walk.iter().flat_map(|w| &w.instances) {
+            let (state, ok, what, line) = match instance.end {
+                End::Accepted { state } => (state, true, "trace ends here".to_string(), None),
+                End::Unaccepted { state, line } => (
+                    state,
+                    false,
+                    "trace ends here, but may not end here".to_string(),
+                    Some(line),
+                ),
+                End::Unexpected { state, event, line } => (
+                    state,
+                    false,
+                    format!(
+                        "rejected: `{}` is not allowed here",
+                        machine.events[event].name
+                    ),
+                    Some(line),
+                ),
+                End::Forbidden { .. } => continue,
+            };
+            let key = (state, ok, what);
+            let entry = match ends.iter_mut().find(|(k, _)| *k == key) {
+                Some(entry) => entry,
+                None => {
+                    ends.push((key, Vec::new()));
+                    ends.last_mut().expect("bug: just pushed")
+                }
+            };
+            entry.1.extend(line);
+        }
+        for (n, ((state, ok, what), mut lines)) in ends.into_iter().enumerate() {
+            lines.sort_unstable();
+            lines.dedup();
+            let mark = if ok { "✓" } else { "✗" };
+            let label = if lines.is_empty() {
+                format!("{mark} {what}")
+            } else {
+                format!("{mark} {what} {}", lines_note(&lines))
+            };
+            let node = nodes.len();
+            nodes.push(Node {
+                key: format!(":mark{n}"),
+                label,
+                kind: NodeKind::Marker { ok },
+            });
+            edges.push(Edge {
+                from: state_node(state),
+                to: node,
+                label: String::new(),
+                kind: EdgeKind::Marker { ok },
+                taken: true,
+            });
+        }
+
+        Drawing {
+            spec: machine.name.clone(),
+            about: machine.about.clone(),
+            notes,
+            nodes,
+            edges,
+        }
+    }
+}
+
+/// Breaks `text` into lines of at most `width` characters, at spaces where it can.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for word in text.split(' ') {
+        let fits = current.chars().count() + 1 + word.chars().count() <= width;
+        if current.is_empty() {
+            current = word.to_string();
+        } else if fits {
+            current.push(' ');
+            current.push_str(word);
+        } else {
+            lines.push(std::mem::take(&mut current));
+            current = word.to_string();
+        }
+    }
+    lines.push(current);
+    lines
+}

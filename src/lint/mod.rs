@@ -1,0 +1,393 @@
+//! `tracegate lint`: doubtful but meaningful specs.
+//!
+//! A spec that does not compile is reported with its errors, exactly as `check` would.
+//! A spec that compiles is examined for what is legal but probably not meant: states no
+//! trace reaches or can leave cleanly, events and rules that never take effect, patterns
+//! that can claim one record twice, and a spec no trace could ever violate. With traces,
+//! the tool names on both sides are compared, which is where typos show up.
+//!
+//! Pure: the functions here take compiled specs (and, for the trace lints, the tools a
+//! scan of the traces found) and return diagnostics; [`tools::scan`] is the one place
+//! that reads trace files.
+
+pub mod overlap;
+pub mod tools;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::diagnostic::{Code, Diagnostic, SpecSite};
+use crate::machine::{EventId, Machine, Move, StateId};
+use crate::spec::ast::{Ident, ItemKind, Otherwise, Span, SpecFile, StateSet};
+
+/// A compiled spec together with the syntax tree it was compiled from (the tree has the
+/// spans of names, which the machine does not keep).
+pub struct Linted<'m> {
+    pub machine: &'m Machine,
+    pub file: SpecFile,
+}
+
+impl<'m> Linted<'m> {
+    /// Re-parses the machine's own source for its syntax tree. `None` only if the
+    /// source no longer parses, which would be a bug (the machine was compiled from it).
+    pub fn new(machine: &'m Machine) -> Option<Linted<'m>> {
+        let file = crate::spec::parse(&machine.source.text).ok()?;
+        Some(Linted { machine, file })
+    }
+}
+
+/// Every warning about one compiled spec, sorted by position in the spec.
+pub fn lint_spec(spec: &Linted<'_>) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    let graph = Moves::new(spec.machine);
+    reachability(spec, &graph, &mut found);
+    unused_events(spec, &mut found);
+    shadowed_transitions(spec, &mut found);
+    redundant_forbids(spec, &mut found);
+    duplicate_paths(spec, &mut found);
+    overlap::overlapping_patterns(spec, &mut found);
+    vacuous(spec, &mut found);
+    found.sort_by_key(|f| (f.span.start, f.span.end, f.code));
+    found
+        .into_iter()
+        .map(|finding| finding.into_diagnostic(spec.machine))
+        .collect()
+}
+
+/// A warning located in a spec, before it is dressed as a diagnostic.
+pub(crate) struct Finding {
+    pub code: Code,
+    pub span: Span,
+    pub message: String,
+    pub hint: Option<String>,
+    pub related: Vec<(Span, String)>,
+}
+
+impl Finding {
+    fn new(code: Code, span: Span, message: String) -> Finding {
+        Finding {
+            code,
+            span,
+            message,
+            hint: None,
+            related: Vec::new(),
+        }
+    }
+
+    fn hint(mut self, hint: impl Into<String>) -> Finding {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    fn related(mut self, span: Span, label: impl Into<String>) -> Finding {
+        self.related.push((span, label.into()));
+        self
+    }
+
+    fn into_diagnostic(self, machine: &Machine) -> Diagnostic {
+        let site = |span| SpecSite {
+            spec: machine.name.clone(),
+            source: Arc::clone(&machine.source),
+            span,
+        };
+        let mut diagnostic = Diagnostic::new(self.code, self.message);
+        diagnostic.spec = Some(site(self.span));
+        diagnostic.hint = self.hint;
+        diagnostic.related = self
+            .related
+            .into_iter()
+            .map(|(span, label)| (site(span), label))
+            .collect();
+        diagnostic
+    }
+}
+
+/// The moves that can actually happen: allowed transitions a `forbid` does not override.
+struct Moves {
+    forward: Vec<Vec<StateId>>,
+    backward: Vec<Vec<StateId>>,
+}
+
+impl Moves {
+    fn new(machine: &Machine) -> Moves {
+        let n = machine.graph.node_count();
+        let mut forward = vec![Vec::new(); n];
+        let mut backward = vec![Vec::new(); n];
+        for from in machine.state_ids() {
+            for event in 0..machine.events.len() {
+                if let Move::Go { to, .. } = machine.step(from, event) {
+                    forward[from.index()].push(to);
+                    backward[to.index()].push(from);
+                }
+            }
+        }
+        Moves { forward, backward }
+    }
+
+    /// The states reachable from `starts` along `edges`.
+    fn closure(edges: &[Vec<StateId>], starts: impl IntoIterator<Item = StateId>) -> Vec<bool> {
+        let mut seen = vec![false; edges.len()];
+        let mut stack: Vec<StateId> = starts.into_iter().collect();
+        for state in &stack {
+            seen[state.index()] = true;
+        }
+        while let Some(state) = stack.pop() {
+            for &next in &edges[state.index()] {
+                if !seen[next.index()] {
+                    seen[next.index()] = true;
+                    stack.push(next);
+                }
+            }
+        }
+        seen
+    }
+}
+
+fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<Finding>) {
+    let machine = spec.machine;
+    let reachable = Moves::closure(&moves.forward, [machine.initial]);
+    let accepting = machine
+        .state_ids()
+        .filter(|&state| machine.state(state).accepting);
+    let can_end = Moves::closure(&moves.backward, accepting);
+    let ending = machine
+        .ending_span
+        .map(|span| (span, "the states that may end a trace are listed here"));
+    for state in machine.state_ids() {
+        let name = &machine.state(state).name;
+        let span = machine.state(state).span;
+        if !reachable[state.index()] {
+            found.push(
+                Finding::new(
+                    Code::UnreachableState,
+                    span,
+                    format!(
+                        "state `{name}` is unreachable from the initial state `{}`",
+                        machine.state(machine.initial).name
+                    ),
+                )
+                .hint("add a transition into it, or remove the transitions that name it"),
+            );
+        } else if !can_end[state.index()] {
+            let mut finding = Finding::new(
+                Code::TrapState,
+                span,
+                format!("no state that may end a trace can be reached from state `{name}`"),
+            )
+            .hint(format!(
+                "every trace that enters `{name}` ends in `unaccepted-end`; add the way back, or let `{name}` end a trace"
+            ));
+            if let Some((span, label)) = ending {
+                finding = finding.related(span, label);
+            }
+            found.push(finding);
+        }
+    }
+}
+
+/// The event names a statement refers to, with their spans.
+fn used_events(file: &SpecFile) -> impl Iterator<Item = &Ident> {
+    file.items
+        .iter()
+        .flat_map(|item| -> Box<dyn Iterator<Item = &Ident>> {
+            match &item.kind {
+                ItemKind::Transition(t) => Box::new(t.events.iter()),
+                ItemKind::Forbid(f) => Box::new(f.events.iter()),
+                ItemKind::Path(steps) => Box::new(steps.iter()),
+                _ => Box::new(std::iter::empty()),
+            }
+        })
+}
+
+fn unused_events(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+    let used: BTreeSet<&str> = used_events(&spec.file).map(|e| e.name.as_str()).collect();
+    for item in &spec.file.items {
+        if let ItemKind::Event(decl) = &item.kind {
+            let name = &decl.name.name;
+            if !used.contains(name.as_str()) {
+                found.push(
+                    Finding::new(
+                        Code::UnusedEvent,
+                        decl.name.span,
+                        format!("event `{name}` is used by no transition, `path` or `forbid`"),
+                    )
+                    .hint("records that match it are still claimed by it; use it in a transition or remove it"),
+                );
+            }
+        }
+    }
+}
+
+fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+    let machine = spec.machine;
+    let mut seen = BTreeSet::new();
+    for edge in machine.graph.edge_indices() {
+        let (from, to) = machine
+            .graph
+            .edge_endpoints(edge)
+            .expect("bug: an edge index from the graph itself");
+        let weight = machine.graph[edge];
+        let Move::Forbidden(rule) = machine.step(from, weight.event) else {
+            continue;
+        };
+        if !seen.insert((from, weight.event)) {
+            continue;
+        }
+        let event = &machine.events[weight.event].name;
+        found.push(
+            Finding::new(
+                Code::ShadowedTransition,
+                weight.rule,
+                format!(
+                    "the move `{} -> {}` on `{event}` never happens: a `forbid` names state `{}` and event `{event}`",
+                    machine.state(from).name,
+                    machine.state(to).name,
+                    machine.state(from).name
+                ),
+            )
+            .related(machine.forbids[rule].span, "forbid overrides allow")
+            .hint("remove the transition if the move is forbidden, or narrow the `forbid` if it is not"),
+        );
+    }
+}
+
+fn state_id(machine: &Machine, name: &str) -> Option<StateId> {
+    machine
+        .state_ids()
+        .find(|&state| machine.state(state).name == name)
+}
+
+fn event_id(machine: &Machine, name: &str) -> Option<EventId> {
+    machine.events.iter().position(|event| event.name == name)
+}
+
+fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+    let machine = spec.machine;
+    let mut first: BTreeMap<(StateId, EventId), Span> = BTreeMap::new();
+    for item in &spec.file.items {
+        let ItemKind::Forbid(forbid) = &item.kind else {
+            continue;
+        };
+        let states: Vec<StateId> = match &forbid.states {
+            StateSet::All(_) => machine.state_ids().collect(),
+            StateSet::Named(names) => names
+                .iter()
+                .filter_map(|name| state_id(machine, &name.name))
+                .collect(),
+        };
+        let events: Vec<EventId> = forbid
+            .events
+            .iter()
+            .filter_map(|event| event_id(machine, &event.name))
+            .collect();
+        let mut pre_empted = Vec::new();
+        let mut earlier = None;
+        for &state in &states {
+            for &event in &events {
+                match first.get(&(state, event)) {
+                    Some(&span) => {
+                        if !pre_empted.contains(&(state, event)) {
+                            pre_empted.push((state, event));
+                        }
+                        earlier.get_or_insert(span);
+                    }
+                    None => {
+                        first.insert((state, event), item.span);
+                    }
+                }
+            }
+        }
+        let Some(earlier) = earlier else { continue };
+        let moves = pre_empted
+            .iter()
+            .map(|&(state, event)| {
+                format!(
+                    "`{}` on `{}`",
+                    machine.state(state).name,
+                    machine.events[event].name
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let all = pre_empted.len() == states.len() * events.len();
+        let message = if pre_empted.len() == 1 {
+            format!(
+                "{moves} is already forbidden by an earlier rule, so this message is never shown for it"
+            )
+        } else {
+            format!(
+                "{moves} are already forbidden by an earlier rule, so this message is never shown for them"
+            )
+        };
+        found.push(
+            Finding::new(Code::RedundantForbid, item.span, message)
+                .related(earlier, "the earlier rule, whose message is reported")
+                .hint(if all {
+                    "remove this rule, or merge its message into the earlier one"
+                } else {
+                    "drop the moves the earlier rule already forbids from this one"
+                }),
+        );
+    }
+}
+
+fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+    let paths: Vec<(Span, Vec<&str>)> = spec
+        .file
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Path(steps) => Some((
+                item.span,
+                steps.iter().map(|step| step.name.as_str()).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    for (i, (span, steps)) in paths.iter().enumerate() {
+        // A path is redundant if another one starts with all of its steps; of two equal
+        // paths, the later one is.
+        let covering = paths.iter().enumerate().find(|(j, (_, other))| {
+            *j != i
+                && other.len() >= steps.len()
+                && other[..steps.len()] == steps[..]
+                && (other.len() > steps.len() || *j < i)
+        });
+        if let Some((_, (other_span, other))) = covering {
+            let (message, label) = if other.len() == steps.len() {
+                ("this `path` repeats another", "the same path")
+            } else {
+                (
+                    "this `path` is a prefix of another, which already allows all of its moves",
+                    "the longer path",
+                )
+            };
+            found.push(
+                Finding::new(Code::DuplicatePath, *span, message.to_string())
+                    .related(*other_span, label)
+                    .hint("paths share states by name, so this one adds nothing; remove it"),
+            );
+        }
+    }
+}
+
+fn vacuous(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+    let machine = spec.machine;
+    let all_accepting = machine
+        .state_ids()
+        .all(|state| machine.state(state).accepting);
+    if machine.forbids.is_empty() && machine.otherwise == Otherwise::Ignore && all_accepting {
+        let span = machine.otherwise_span.unwrap_or_default();
+        found.push(
+            Finding::new(
+                Code::VacuousSpec,
+                span,
+                format!(
+                    "no trace can violate spec `{}`: it has no `forbid`, ignores other events, and every state may end a trace",
+                    machine.name
+                ),
+            )
+            .hint("forbid the moves the protocol prevents, list the states a trace may end in with `accept`, or say `otherwise reject`"),
+        );
+    }
+}
