@@ -50,11 +50,43 @@ pub fn check_reader<R: BufRead>(
     input: R,
     options: &CheckOptions,
 ) -> Outcome {
+    check_reader_observed(specs, file, input, options, None)
+}
+
+/// One move of one instance, as an [`Observer`] sees it: in state `from`, `event`
+/// (found in the record at `loc`) made the move `step`.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    /// Index of the spec in the checker's list.
+    pub spec: usize,
+    /// Index of the trace within the input.
+    pub trace: usize,
+    /// The instance's `per` key, if the spec has one.
+    pub key: Option<&'a str>,
+    pub from: StateId,
+    pub event: EventId,
+    pub step: Move,
+    pub loc: &'a Location,
+}
+
+/// Watches every move of every instance (coverage, shrinking). Instances that have
+/// stopped after a violation make no moves.
+pub type Observer<'o> = Box<dyn FnMut(&Observation<'_>) + 'o>;
+
+/// [`check_reader`], showing every move to `observer`.
+pub fn check_reader_observed<R: BufRead>(
+    specs: &[Machine],
+    file: Arc<Path>,
+    input: R,
+    options: &CheckOptions,
+    observer: Option<Observer<'_>>,
+) -> Outcome {
     let max = options
         .max_line_bytes
         .unwrap_or(crate::trace::reader::DEFAULT_MAX_LINE_BYTES);
     let mut reader = LineReader::with_max_line_bytes(input, max);
     let mut monitor = Monitor::new(specs, file.clone(), options.trace_by.clone());
+    monitor.observer = observer;
     loop {
         let line = match reader.next_line() {
             Ok(Some(line)) => line,
@@ -81,32 +113,10 @@ pub fn check_reader<R: BufRead>(
     monitor.finish()
 }
 
-/// Checks a native JSONL file.
+/// Checks a trace file in any format tracegate reads (see [`crate::ingest`]).
 pub fn check_file(specs: &[Machine], path: &Path, options: &CheckOptions) -> Outcome {
-    let file: Arc<Path> = Arc::from(path);
-    match std::fs::File::open(path) {
-        Ok(handle) => check_reader(
-            specs,
-            file,
-            std::io::BufReader::with_capacity(1 << 16, handle),
-            options,
-        ),
-        Err(err) => {
-            let mut diagnostic = Diagnostic::new(
-                Code::UnreadableInput,
-                format!("cannot open `{}`: {err}", path.display()),
-            );
-            diagnostic.trace = Some(TraceSite {
-                file,
-                trace: None,
-                loc: Location::default(),
-            });
-            Outcome {
-                diagnostics: vec![diagnostic],
-                ..Outcome::default()
-            }
-        }
-    }
+    // Any format, detected from the content; native JSONL still streams.
+    crate::ingest::check_path(specs, path, options, &Default::default()).outcome
 }
 
 /// Checks many files, in parallel, returning their outcomes in input order.
@@ -124,6 +134,8 @@ pub fn check_files<P: AsRef<Path> + Sync>(
 
 /// Checks the records of one input, fed one at a time.
 pub struct Monitor<'s> {
+    /// `None` unless someone watches; then it sees every move.
+    observer: Option<Observer<'s>>,
     specs: &'s [Machine],
     file: Arc<Path>,
     trace_by: Option<Vec<Segment>>,
@@ -243,6 +255,7 @@ struct Instance {
 impl<'s> Monitor<'s> {
     pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         Monitor {
+            observer: None,
             specs,
             file,
             trace_by,
@@ -254,6 +267,12 @@ impl<'s> Monitor<'s> {
             key: String::new(),
             tools: Default::default(),
         }
+    }
+
+    /// Shows every move of every instance to `observer`.
+    pub fn with_observer(mut self, observer: Observer<'s>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     fn push(&mut self, diagnostic: Diagnostic) {
@@ -398,16 +417,19 @@ impl<'s> Monitor<'s> {
                         index
                     }
                 };
+                let watch = (&mut self.observer, spec_index, trace);
                 found.extend(deliver(
                     machine,
                     &mut run.instances[index],
                     event,
                     &record.loc,
+                    watch,
                 ));
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
-                    found.extend(deliver(machine, instance, event, &record.loc));
+                    let watch = (&mut self.observer, spec_index, trace);
+                    found.extend(deliver(machine, instance, event, &record.loc, watch));
                 }
             }
             for violation in found {
@@ -600,9 +622,21 @@ fn deliver(
     instance: &mut Instance,
     event: EventId,
     loc: &Location,
+    (observer, spec, trace): (&mut Option<Observer<'_>>, usize, usize),
 ) -> Option<Found> {
     if instance.stopped {
         return None;
+    }
+    if let Some(observe) = observer {
+        observe(&Observation {
+            spec,
+            trace,
+            key: instance.key.as_deref(),
+            from: instance.state,
+            event,
+            step: machine.step(instance.state, event),
+            loc,
+        });
     }
     instance.last = loc.clone();
     match machine.step(instance.state, event) {
@@ -628,5 +662,62 @@ fn spec_site(machine: &Machine, span: Span) -> SpecSite {
         spec: machine.name.clone(),
         source: machine.source.clone(),
         span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(line: u64, tool: &str) -> OpenCall {
+        OpenCall {
+            order: 0,
+            tool: Some(Arc::from(tool)),
+            args: None,
+            loc: Location {
+                line,
+                ..Location::default()
+            },
+        }
+    }
+
+    fn line(call: Option<OpenCall>) -> Option<u64> {
+        call.map(|c| c.loc.line)
+    }
+
+    #[test]
+    fn results_pair_by_id_then_by_position_per_tool() {
+        let mut calls = OpenCalls::default();
+        calls.open(Some("a"), call(1, "t"));
+        calls.open(None, call(2, "u"));
+        calls.open(None, call(3, "u"));
+        calls.open(None, call(4, "v"));
+        assert_eq!(line(calls.close(Some("a"), None)), Some(1));
+        assert_eq!(line(calls.close(Some("a"), None)), None);
+        // Id-less results take the oldest open call of their own tool.
+        assert_eq!(line(calls.close(None, Some("v"))), Some(4));
+        assert_eq!(line(calls.close(None, Some("u"))), Some(2));
+        assert_eq!(line(calls.close(None, Some("w"))), None);
+        let left: Vec<u64> = calls.drain().iter().map(|(_, c)| c.loc.line).collect();
+        assert_eq!(left, [3]);
+    }
+
+    #[test]
+    fn a_reused_id_is_answered_after_the_first() {
+        let mut calls = OpenCalls::default();
+        calls.open(Some("1"), call(1, "t"));
+        calls.open(Some("1"), call(2, "t"));
+        calls.open(Some("2"), call(3, "t"));
+        assert_eq!(line(calls.close(Some("1"), None)), Some(1));
+        // Both still-open calls come back in call order, with their ids.
+        let left: Vec<(Option<String>, u64)> = calls
+            .drain()
+            .into_iter()
+            .map(|(id, c)| (id.map(String::from), c.loc.line))
+            .collect();
+        assert_eq!(
+            left,
+            [(Some("1".to_string()), 2), (Some("2".to_string()), 3)]
+        );
     }
 }

@@ -3,9 +3,17 @@
 
 mod cli;
 mod corpus;
+mod coverage;
+mod editor;
+mod explore;
+mod fmt;
+mod formats;
+mod graph;
 mod json_contract;
+mod lint;
 mod malformed;
 mod properties;
 mod semantics;
+mod shrink;
 mod spec_errors;
 mod util;

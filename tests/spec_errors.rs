@@ -64,10 +64,16 @@ fn every_code_has_an_example() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
+    let lint_fixtures: BTreeSet<String> = std::fs::read_dir(root().join("tests/fixtures/lint"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     for &code in Code::ALL {
         let covered = match code {
             // Triggered by the shipped fail traces (tests/corpus.rs checks each).
             _ if code.category() == Category::Violation => true,
+            // Lint warnings: tests/fixtures/lint/<code>/ (tests/lint.rs runs each).
+            _ if code.category() == Category::Warning => lint_fixtures.contains(code.as_str()),
             // Triggered by a path that does not exist / an empty directory (below and
             // in tests/cli.rs).
             Code::UnreadableInput | Code::NoInput => true,

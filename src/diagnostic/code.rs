@@ -10,6 +10,9 @@ pub enum Category {
     Violation,
     /// The spec or the input could not be used as given (exit 2).
     Error,
+    /// A doubtful but meaningful spec, found by `lint` (exit 0, or 1 with
+    /// `--deny warnings`).
+    Warning,
 }
 
 macro_rules! codes {
@@ -87,6 +90,28 @@ codes! {
         "two event patterns that claim exactly the same records";
     ToolOnNonToolPattern => "tool-on-non-tool-pattern", Error,
         "a tool name given to a `message` or `record` pattern";
+    UnreachableState => "unreachable-state", Warning,
+        "a state that no sequence of events leads to from the initial state";
+    TrapState => "trap-state", Warning,
+        "a reachable state from which no state that may end a trace can be reached";
+    UnusedEvent => "unused-event", Warning,
+        "an event that no transition, `path` or `forbid` uses";
+    ShadowedTransition => "shadowed-transition", Warning,
+        "a transition that never fires, because a `forbid` names the same state and event";
+    RedundantForbid => "redundant-forbid", Warning,
+        "a `forbid` whose move an earlier `forbid` already forbids, so its message is never shown";
+    DuplicatePath => "duplicate-path", Warning,
+        "a `path` that repeats another `path` or a prefix of one";
+    OverlappingPatterns => "overlapping-patterns", Warning,
+        "two event patterns that can claim the same record";
+    VacuousSpec => "vacuous-spec", Warning,
+        "a spec that no trace can violate";
+    UnmatchedTool => "unmatched-tool", Warning,
+        "a tool the traces use that no event of the linted specs mentions";
+    UnseenTool => "unseen-tool", Warning,
+        "a tool an event names that never occurs in the traces";
+    UnknownFormat => "unknown-format", Error,
+        "a trace file that holds no transcript in any format tracegate reads";
 }
 
 impl Code {

@@ -29,6 +29,17 @@ pub fn explain(code: Code) -> &'static str {
         Code::AcceptAndHot => ACCEPT_AND_HOT,
         Code::OverlappingEvents => OVERLAPPING_EVENTS,
         Code::ToolOnNonToolPattern => TOOL_ON_NON_TOOL_PATTERN,
+        Code::UnreachableState => UNREACHABLE_STATE,
+        Code::TrapState => TRAP_STATE,
+        Code::UnusedEvent => UNUSED_EVENT,
+        Code::ShadowedTransition => SHADOWED_TRANSITION,
+        Code::RedundantForbid => REDUNDANT_FORBID,
+        Code::DuplicatePath => DUPLICATE_PATH,
+        Code::OverlappingPatterns => OVERLAPPING_PATTERNS,
+        Code::VacuousSpec => VACUOUS_SPEC,
+        Code::UnmatchedTool => UNMATCHED_TOOL,
+        Code::UnseenTool => UNSEEN_TOOL,
+        Code::UnknownFormat => UNKNOWN_FORMAT,
     }
 }
 
@@ -424,6 +435,214 @@ Fix: match the tool's result, or match the message without a tool:
 
     event refused = result request_approval where output.approved == false
     event refusal = message where role == "user" and text matches /^no\b/i
+"##;
+
+const UNREACHABLE_STATE: &str = r##"## What it means
+No sequence of events leads from the initial state to this state: every transition into
+it starts in a state that is itself unreachable, or there is none. (A transition that a
+`forbid` overrides does not count: it never fires.) Found by `tracegate lint`.
+
+## Why it matters
+Rules about an unreachable state never apply, so the protocol they describe is not
+checked. Usually a transition into the state is missing or names the wrong state.
+
+## Example
+    initial idle
+    idle    -> pending on create
+    pending -> idle    on created
+    orphan  -> idle    on created
+
+Nothing moves into `orphan`. Fix: add the transition that leads there (for example
+`pending -> orphan on failed`), or remove the state's transitions.
+"##;
+
+const TRAP_STATE: &str = r##"## What it means
+The state is reachable, but no state that may end a trace (see `accept` and `hot`) can be
+reached from it. A trace that enters it ends in `unaccepted-end`, whatever the agent does
+next. Found by `tracegate lint`.
+
+## Why it matters
+Sometimes that is the intent (a state only a human can clear), but usually the way back
+is missing: a recovery step the spec forgot, so every trace through the state fails.
+
+## Example
+    initial idle
+    accept idle, done
+    idle    -> pending on create
+    pending -> done    on created
+    pending -> broken  on failed
+
+`broken` has no way out. Fix: add the recovery (`broken -> idle on not_found`), or
+list `broken` in `accept` if ending there is fine.
+"##;
+
+const UNUSED_EVENT: &str = r##"## What it means
+An event is declared, but no transition, `path` or `forbid` names it. Found by
+`tracegate lint`.
+
+## Why it matters
+Records that match the event are still claimed by it: under `otherwise reject` each one
+is an `unexpected-event`, and under `otherwise ignore` it silently does nothing. Either
+way the declaration has no rule behind it; often a transition is missing or names a
+misspelt event that happens to be declared too.
+
+## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
+    event lookup  = call lookup_by_request_id
+    initial idle
+    idle    -> pending on create
+    pending -> idle    on created
+
+Fix: use `lookup` in a transition (`pending -> checking on lookup`), or remove it.
+"##;
+
+const SHADOWED_TRANSITION: &str = r##"## What it means
+A transition (or a step of a `path`) leaves a state on an event that a `forbid` also
+names for that state. Forbid overrides allow, so the transition never fires. Found by
+`tracegate lint`.
+
+## Why it matters
+The spec says two contradictory things about one move. A reader of the transition
+believes the move is allowed; the checker reports it as forbidden.
+
+## Example
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on unknown
+    doubt   -> pending on create
+    forbid doubt on create: "blind re-create"
+
+Fix: decide. Remove `doubt -> pending on create` if the move is forbidden, or narrow
+the `forbid` if it is not.
+"##;
+
+const REDUNDANT_FORBID: &str = r##"## What it means
+A `forbid` names a state and event that an earlier `forbid` already names. The first
+rule that names a move is the one reported, so this rule's message is never shown for
+that move. Found by `tracegate lint`.
+
+## Why it matters
+The author wrote a message for the move that reviewers will never read; which rule
+wins depends on the order of the lines.
+
+## Example
+    forbid doubt on create: "blind re-create: look it up first"
+    forbid doubt, pending on create: "no second create while one is open"
+
+`doubt` on `create` is already forbidden by the first rule. Fix: drop `doubt` from
+the second rule (`forbid pending on create: ...`), or merge the two messages.
+"##;
+
+const DUPLICATE_PATH: &str = r##"## What it means
+A `path` repeats another `path`, or is a prefix of one. Paths from the same start share
+states by name, so it adds no state and no transition. Found by `tracegate lint`.
+
+## Why it matters
+It is dead text: deleting it changes nothing, and editing it (say, to add a step) may
+not do what the author expects, because the longer path still allows the old moves.
+
+## Example
+    path create -> unknown -> lookup
+    path create -> unknown
+
+The second line is a prefix of the first. Fix: delete it.
+"##;
+
+const OVERLAPPING_PATTERNS: &str = r##"## What it means
+Two event patterns can claim the same record: their kinds and tools overlap and their
+conditions can both hold. `lint` decides this statically where the patterns allow it
+(names, globs, regexes, literal comparisons) and shows a record that matches both.
+
+## Why it matters
+Such a record is an `ambiguous-event` error when it shows up in a trace, since a record
+may be at most one event. Specs are usually written from the happy cases, so the
+overlap often hides until a rare failure arrives in production.
+
+## Example
+    event failed = result "*" where status == "error"
+    event denied = result delete_repository where error.status == 403
+
+Both claim `{"kind":"result","tool":"delete_repository","error":{"status":403},"status":"error"}`.
+Fix: make them exclusive, for example
+`event failed = result "*" where status == "error" and error.status != 403`.
+"##;
+
+const VACUOUS_SPEC: &str = r##"## What it means
+No trace can violate the spec: it has no `forbid`, it says `otherwise ignore`, and every
+state may end a trace. Found by `tracegate lint`.
+
+## Why it matters
+A spec that always passes gives a green check that means nothing. It is usually half
+written: the moves the protocol exists to prevent were never forbidden.
+
+## Example
+    initial working
+    otherwise ignore
+    working -> denied  on denied
+    denied  -> working on asked
+
+Fix: forbid what the protocol prevents (`forbid denied on write: "..."`), end the spec
+with `accept` or `hot`, or say `otherwise reject` so moves outside it are reported.
+"##;
+
+const UNMATCHED_TOOL: &str = r##"## What it means
+With `tracegate lint --traces`: a tool that the traces call is not mentioned by any event
+of the linted specs (a name, or a glob or regex other than one that matches everything).
+The report shows where it first occurs and, if one is close, the name it may be a typo of.
+
+## Why it matters
+Records of an unmentioned tool are invisible to the specs. That is fine for tools no
+spec cares about, but a tool name that is one letter off a spec's tool is the usual sign
+of a typo on one side, and then the rule silently checks nothing.
+
+## Example
+    event create = call create_record
+
+    {"kind":"call","tool":"create_recrod","call_id":"c1"}
+
+reports `create_recrod`, and asks: did you mean `create_record`? Fix the name on the
+side that is wrong.
+"##;
+
+const UNSEEN_TOOL: &str = r##"## What it means
+With `tracegate lint --traces`: an event names a tool (by its exact name) that occurs
+nowhere in the traces. The report points at the tool in the spec and, if one is close,
+suggests the traced tool it may be a typo of.
+
+## Why it matters
+An event whose tool never occurs never fires, so its rules are never exercised by the
+corpus. A misspelt tool name in a spec fails open: the forbidden move goes unreported.
+
+## Example
+    event note = call attach_notes
+
+when the traces only ever call `attach_note`. Fix the spelling in the spec (or add
+traces that exercise the tool).
+"##;
+
+const UNKNOWN_FORMAT: &str = r##"## What it means
+A trace file is JSON, but tracegate found no transcript in it: not native records, and
+no OpenAI Chat Completions messages, OpenAI Responses items, Anthropic Messages, MCP /
+JSON-RPC messages, OpenTelemetry OTLP spans or ATIF trajectory where it looked (at the
+top, in an object holding a list such as `messages` or `steps`, or in an array of runs
+each holding one). With `--select PATH`, the path selected nothing, or nothing that
+holds a transcript. The message names the formats tried.
+
+## Why it matters
+A file that holds no transcript checks nothing. Reporting it as conforming would hide
+a recording tracegate cannot read; so it is an error, and the run exits 2.
+
+## Example
+    {
+      "experiment": "nightly",
+      "results": {"runs": 3, "passed": 2}
+    }
+
+Nothing in this file is a message list. If the transcripts are somewhere tracegate did
+not look, say where with `--select` (for instance `--select 'results.episodes[*].turns'`),
+and the format with `--format NAME` if it is not detected; `tracegate convert` shows
+what is read.
 "##;
 
 #[cfg(test)]

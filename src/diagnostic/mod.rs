@@ -48,6 +48,10 @@ impl Diagnostic {
     pub fn is_violation(&self) -> bool {
         self.code.category() == Category::Violation
     }
+
+    pub fn is_warning(&self) -> bool {
+        self.code.category() == Category::Warning
+    }
 }
 
 /// A place in a trace file.
@@ -111,4 +115,6 @@ pub struct Summary {
     pub records: u64,
     pub violations: u64,
     pub errors: u64,
+    /// Lint warnings (only `lint` reports them).
+    pub warnings: u64,
 }

@@ -585,3 +585,146 @@ pub fn glob_to_regex(glob: &str) -> String {
     out.push('$');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn source(text: &str) -> Arc<SpecSource> {
+        Arc::new(SpecSource {
+            path: PathBuf::from("test.tg"),
+            text: text.to_string(),
+        })
+    }
+
+    #[track_caller]
+    fn machine(text: &str) -> Machine {
+        load(source(text)).unwrap_or_else(|errors| panic!("{errors:#?}"))
+    }
+
+    /// Each error as `(code, the source text its span covers, hint)`.
+    #[track_caller]
+    fn errors(text: &str) -> Vec<(Code, String, Option<String>)> {
+        match load(source(text)) {
+            Ok(_) => panic!("expected errors in:\n{text}"),
+            Err(errors) => errors
+                .into_iter()
+                .map(|e| (e.code, text[e.span.range()].to_string(), e.hint))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn builds_states_moves_and_accepting_sets() {
+        let m = machine(
+            "spec s\nevent a = call a\nevent b = call b\ninitial x\naccept x\nx -> y on a\ny -> x on b\nforbid y on a: \"no\"\n",
+        );
+        assert_eq!(m.name, "s");
+        let names: Vec<&str> = m.state_ids().map(|id| m.state(id).name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        let (x, y) = (m.initial, m.state_ids().nth(1).unwrap());
+        assert!(m.state(x).accepting && !m.state(y).accepting);
+        assert!(matches!(m.step(x, 0), Move::Go { to, .. } if to == y));
+        assert_eq!(m.step(y, 0), Move::Forbidden(0));
+        assert_eq!(m.step(x, 1), Move::Unspecified);
+        assert_eq!(m.allowed(y), [1]);
+        assert_eq!(m.graph.edge_count(), 2);
+    }
+
+    #[test]
+    fn hot_states_are_the_only_non_accepting_ones() {
+        let m = machine("event a = call a\ninitial x\nhot y\nx -> y on a\ny -> z on a\n");
+        let accepting: Vec<bool> = m.state_ids().map(|id| m.state(id).accepting).collect();
+        assert_eq!(accepting, [true, false, true]);
+    }
+
+    #[test]
+    fn paths_share_prefixes_and_start_at_the_initial_state() {
+        let m = machine(
+            "event a = call a\nevent b = call b\nevent c = call c\npath a -> b\npath a -> c\n",
+        );
+        let names: Vec<&str> = m.state_ids().map(|id| m.state(id).name.as_str()).collect();
+        assert_eq!(names, ["start", "a", "b", "c"]);
+        assert_eq!(m.graph.edge_count(), 3);
+        let declared = machine("event a = call a\ninitial idle\npath a\n");
+        assert_eq!(declared.state(declared.initial).name, "idle");
+    }
+
+    #[test]
+    fn the_spec_name_defaults_to_the_file_stem() {
+        assert_eq!(machine("event a = call a\ninitial s\n").name, "test");
+    }
+
+    #[test]
+    fn reports_every_name_error_with_a_hint() {
+        let text = "event lookup = call l\nevent lookup = call m\ninitial idle\naccept idel\nidle -> idle on lokup\nforbid nowhere on lookup: \"x\"\n";
+        let found = errors(text);
+        let codes: Vec<(Code, &str)> = found.iter().map(|(c, t, _)| (*c, t.as_str())).collect();
+        assert_eq!(
+            codes,
+            [
+                (Code::DuplicateEvent, "lookup"),
+                (Code::UnknownState, "idel"),
+                (Code::UnknownEvent, "lokup"),
+                (Code::UnknownState, "nowhere"),
+            ]
+        );
+        assert_eq!(found[1].2.as_deref(), Some("did you mean `idle`?"));
+        assert_eq!(found[2].2.as_deref(), Some("did you mean `lookup`?"));
+    }
+
+    #[test]
+    fn structural_errors() {
+        let codes = |text: &str| errors(text).into_iter().map(|e| e.0).collect::<Vec<_>>();
+        assert_eq!(
+            codes("event a = call a\nx -> y on a\n"),
+            [Code::MissingInitial]
+        );
+        assert_eq!(
+            codes("event a = call a\ninitial x\ninitial y\nx -> y on a\n"),
+            [Code::DuplicateDeclaration]
+        );
+        assert_eq!(
+            codes("event a = call a\ninitial x\nx -> y on a\nx -> z on a\n"),
+            [Code::ConflictingTransition]
+        );
+        assert_eq!(
+            codes("event a = call a\ninitial x\naccept x\nhot x\nx -> x on a\n"),
+            [Code::AcceptAndHot]
+        );
+        assert_eq!(
+            codes(
+                "event a = call t\nevent b = call t where status == \"ok\"\ninitial x\nx -> x on a, b\n"
+            ),
+            [Code::OverlappingEvents]
+        );
+        assert_eq!(
+            codes("event a = record\nevent b = message\ninitial x\nx -> x on a, b\n"),
+            [Code::OverlappingEvents]
+        );
+        assert_eq!(
+            codes("event m = message bob\ninitial x\nx -> x on m\n"),
+            [Code::ToolOnNonToolPattern]
+        );
+        assert_eq!(
+            codes("event a = call /([a-z/\ninitial x\nx -> x on a\n"),
+            [Code::InvalidRegex]
+        );
+    }
+
+    #[test]
+    fn guarded_patterns_on_one_tool_do_not_overlap_statically() {
+        machine(
+            "event ok = result t where status == \"ok\"\nevent err = result t where status == \"error\"\ninitial x\nx -> x on ok, err\n",
+        );
+    }
+
+    #[test]
+    fn globs_are_anchored_and_escaped() {
+        let regex = Regex::new(&glob_to_regex("create_*.v?")).unwrap();
+        assert!(regex.is_match("create_record.v1"));
+        assert!(!regex.is_match("create_recordXv1"));
+        assert!(!regex.is_match("xcreate_a.v1"));
+    }
+}

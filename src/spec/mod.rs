@@ -6,6 +6,7 @@
 
 pub mod analyzer;
 pub mod ast;
+pub mod fmt;
 pub mod parser;
 
 use crate::diagnostic::Code;

@@ -88,7 +88,12 @@ pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
     }
     let hint = diagnostic.hint.as_ref().map(|hint| format!("hint: {hint}"));
 
-    let mut message: Message<'_> = Level::Error
+    let level = if diagnostic.is_warning() {
+        Level::Warning
+    } else {
+        Level::Error
+    };
+    let mut message: Message<'_> = level
         .title(&diagnostic.message)
         .id(diagnostic.code.as_str());
     if let Some((origin, snippet, line)) = &trace_text {
@@ -114,7 +119,7 @@ pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
         let level = if diagnostic.violation.is_some() {
             Level::Info
         } else {
-            Level::Error
+            level
         };
         message = message.snippet(
             Snippet::source(&site.source.text)
@@ -182,6 +187,27 @@ pub fn render_summary(summary: &Summary) -> String {
         (v, e) => format!("{}, {}", plural(v, "violation"), plural(e, "error")),
     };
     format!("checked {traces} ({records}) against {specs}: {verdict}\n")
+}
+
+/// The closing line of a human `lint` report.
+pub fn render_lint_summary(summary: &Summary) -> String {
+    let specs = plural(summary.specs as u64, "spec");
+    let against = if summary.traces > 0 {
+        format!(
+            " against {} ({})",
+            plural(summary.traces, "trace file"),
+            plural(summary.records, "record")
+        )
+    } else {
+        String::new()
+    };
+    let verdict = match (summary.errors, summary.warnings) {
+        (0, 0) => "no findings".to_string(),
+        (0, w) => plural(w, "warning"),
+        (e, 0) => plural(e, "error"),
+        (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
+    };
+    format!("linted {specs}{against}: {verdict}\n")
 }
 
 fn plural(n: u64, word: &str) -> String {

@@ -1,7 +1,9 @@
 //! JSON Lines output: one object per diagnostic, then one summary object.
 //!
 //! This is a contract (README, "JSON output"): fields are only ever added. Every
-//! object has a `type`: `"violation"`, `"error"` or `"summary"`.
+//! object has a `type`: `"violation"`, `"error"`, `"warning"` (from `lint`, with the
+//! same fields as `"error"`) or `"summary"` (which has a `warnings` count only in the
+//! output of `lint`).
 
 use serde::Serialize;
 
@@ -62,6 +64,8 @@ struct SummaryLine {
     records: u64,
     violations: u64,
     errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warnings: Option<u64>,
 }
 
 /// One JSON line for `diagnostic` (without the newline).
@@ -119,7 +123,11 @@ pub fn render(diagnostic: &Diagnostic) -> String {
                 (None, None) => (None, None, None, None),
             };
             serde_json::to_string(&Error {
-                r#type: "error",
+                r#type: if diagnostic.is_warning() {
+                    "warning"
+                } else {
+                    "error"
+                },
                 code: diagnostic.code.as_str(),
                 file,
                 line,
@@ -147,6 +155,21 @@ pub fn render_summary(summary: &Summary) -> String {
         records: summary.records,
         violations: summary.violations,
         errors: summary.errors,
+        warnings: None,
+    })
+    .expect("bug: the summary always serializes")
+}
+
+/// The closing summary line of `lint`: the same object, with a `warnings` count.
+pub fn render_lint_summary(summary: &Summary) -> String {
+    serde_json::to_string(&SummaryLine {
+        r#type: "summary",
+        specs: summary.specs,
+        traces: summary.traces,
+        records: summary.records,
+        violations: summary.violations,
+        errors: summary.errors,
+        warnings: Some(summary.warnings),
     })
     .expect("bug: the summary always serializes")
 }

@@ -1,4 +1,4 @@
-//! Renderers: one per output format. Each turns [`Diagnostic`]s into text and nothing
+//! Renderers: one per output format. Each turns [`Diagnostic`](crate::diagnostic::Diagnostic)s into text and nothing
 //! else; the CLI decides where the text goes.
 
 pub mod human;
