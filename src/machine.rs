@@ -14,7 +14,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::spec::ast::{CompareOp, JsonType, Otherwise, PatternKind, Segment, Span};
-use crate::trace::{Kind, Record};
+use crate::trace::{Kind, Record, Status};
 
 /// A state's index in [`Machine::graph`].
 pub type StateId = NodeIndex<u32>;
@@ -301,6 +301,21 @@ impl Guard {
             Guard::And(a, b) => a.eval(record) && b.eval(record),
             Guard::Not(inner) => !inner.eval(record),
             Guard::Compare { path, op, value } => {
+                if let ([Segment::Key(key)], Value::String(want), CompareOp::Eq | CompareOp::Ne) =
+                    (path.as_slice(), value, op)
+                {
+                    // The canonical fields were validated and extracted when the record
+                    // was read; comparing those is the same test, without a lookup.
+                    let canonical = match key.as_str() {
+                        "status" => Some(record.status.map(Status::as_str)),
+                        "kind" => Some(record.kind.map(Kind::as_str)),
+                        "tool" => Some(record.tool.as_deref()),
+                        _ => None,
+                    };
+                    if let Some(have) = canonical {
+                        return (have == Some(want.as_str())) == (*op == CompareOp::Eq);
+                    }
+                }
                 let Some(actual) = record.lookup(path) else {
                     // A missing path is distinct from every value: only `!=` holds.
                     return *op == CompareOp::Ne;
