@@ -219,7 +219,7 @@ fn is_delimiter(byte: u8) -> bool {
 }
 
 /// The index just past the string starting at `start` (a `"`).
-fn string_end(bytes: &[u8], start: usize) -> usize {
+pub(crate) fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut at = start + 1;
     while at < bytes.len() {
         match bytes[at] {
@@ -282,15 +282,16 @@ fn scalar_in(text: &str, range: Range<usize>, token: &str) -> Option<Range<usize
     found
 }
 
-fn skip_ws(bytes: &[u8], mut at: usize, end: usize) -> usize {
+pub(crate) fn skip_ws(bytes: &[u8], mut at: usize, end: usize) -> usize {
     while at < end && matches!(bytes[at], b' ' | b'\t' | b'\r' | b'\n') {
         at += 1;
     }
     at
 }
 
-/// The index just past the value starting at `start`.
-fn value_end(bytes: &[u8], start: usize, end: usize) -> usize {
+/// The index just past the value starting at `start`. `bytes` is valid JSON up to
+/// `end`; values are skipped by their brackets, not parsed.
+pub(crate) fn value_end(bytes: &[u8], start: usize, end: usize) -> usize {
     match bytes.get(start) {
         Some(b'"') => string_end(bytes, start),
         Some(b'{' | b'[') => {

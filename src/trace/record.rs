@@ -12,6 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::spec::ast::{JsonType, Segment};
+use crate::trace::json_index::{skip_ws, string_end, value_end};
 
 /// What a record is, from its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -251,26 +252,26 @@ fn raw_descend<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
 /// path of every guard and `per` key.
 fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0);
+    let mut at = skip_ws(bytes, 0, bytes.len());
     if bytes.get(at) != Some(&b'{') {
         return None;
     }
     at += 1;
     let mut found = None;
     loop {
-        at = skip_ws(bytes, at);
+        at = skip_ws(bytes, at, bytes.len());
         if bytes.get(at) != Some(&b'"') {
             return found; // `}`: the end of the object.
         }
         let key_end = string_end(bytes, at);
         let raw_key = &text[at..key_end];
-        at = skip_ws(bytes, key_end) + 1; // past `:`
-        at = skip_ws(bytes, at);
-        let value_end = value_end(bytes, at);
+        at = skip_ws(bytes, key_end, bytes.len()) + 1; // past `:`
+        at = skip_ws(bytes, at, bytes.len());
+        let end = value_end(bytes, at, bytes.len());
         if key_matches(raw_key, key) {
-            found = Some(&text[at..value_end]);
+            found = Some(&text[at..end]);
         }
-        at = skip_ws(bytes, value_end);
+        at = skip_ws(bytes, end, bytes.len());
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
@@ -280,23 +281,23 @@ fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
 /// The raw element `index` of the raw array `text`.
 fn raw_element(text: &str, index: usize) -> Option<&str> {
     let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0);
+    let mut at = skip_ws(bytes, 0, bytes.len());
     if bytes.get(at) != Some(&b'[') {
         return None;
     }
     at += 1;
     let mut current = 0;
     loop {
-        at = skip_ws(bytes, at);
+        at = skip_ws(bytes, at, bytes.len());
         if bytes.get(at).is_none_or(|&b| b == b']') {
             return None;
         }
-        let end = value_end(bytes, at);
+        let end = value_end(bytes, at, bytes.len());
         if current == index {
             return Some(&text[at..end]);
         }
         current += 1;
-        at = skip_ws(bytes, end);
+        at = skip_ws(bytes, end, bytes.len());
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
@@ -310,66 +311,6 @@ fn key_matches(raw: &str, key: &str) -> bool {
         serde_json::from_str::<String>(raw).is_ok_and(|decoded| decoded == key)
     } else {
         inner == key
-    }
-}
-
-fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
-    while bytes.get(at).is_some_and(|b| b.is_ascii_whitespace()) {
-        at += 1;
-    }
-    at
-}
-
-/// The index just past the string that starts (with its quote) at `at`.
-fn string_end(bytes: &[u8], at: usize) -> usize {
-    let mut i = at + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
-
-/// The index just past the value that starts at `at`.
-fn value_end(bytes: &[u8], at: usize) -> usize {
-    match bytes.get(at) {
-        Some(b'"') => string_end(bytes, at),
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            let mut i = at;
-            while i < bytes.len() {
-                match bytes[i] {
-                    b'"' => {
-                        i = string_end(bytes, i);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return i + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            bytes.len()
-        }
-        _ => {
-            // A number, `true`, `false` or `null`: up to the next delimiter.
-            let mut i = at;
-            while i < bytes.len()
-                && !matches!(bytes[i], b',' | b'}' | b']')
-                && !bytes[i].is_ascii_whitespace()
-            {
-                i += 1;
-            }
-            i
-        }
     }
 }
 

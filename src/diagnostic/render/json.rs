@@ -148,20 +148,15 @@ pub fn render(diagnostic: &Diagnostic) -> String {
 
 /// The closing summary line.
 pub fn render_summary(summary: &Summary) -> String {
-    serde_json::to_string(&SummaryLine {
-        r#type: "summary",
-        specs: summary.specs,
-        traces: summary.traces,
-        records: summary.records,
-        violations: summary.violations,
-        errors: summary.errors,
-        warnings: None,
-    })
-    .expect("bug: the summary always serializes")
+    summary_line(summary, None)
 }
 
 /// The closing summary line of `lint`: the same object, with a `warnings` count.
 pub fn render_lint_summary(summary: &Summary) -> String {
+    summary_line(summary, Some(summary.warnings))
+}
+
+fn summary_line(summary: &Summary, warnings: Option<u64>) -> String {
     serde_json::to_string(&SummaryLine {
         r#type: "summary",
         specs: summary.specs,
@@ -169,7 +164,7 @@ pub fn render_lint_summary(summary: &Summary) -> String {
         records: summary.records,
         violations: summary.violations,
         errors: summary.errors,
-        warnings: Some(summary.warnings),
+        warnings,
     })
     .expect("bug: the summary always serializes")
 }
