@@ -86,7 +86,7 @@ pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
             ));
         }
     }
-    let hint = diagnostic.hint.as_ref().map(|hint| format!("hint: {hint}"));
+    let hint = diagnostic.hint.as_deref();
 
     let level = if diagnostic.is_warning() {
         Level::Warning
@@ -143,7 +143,7 @@ pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
     for footer in &footers {
         message = message.footer(Level::Note.title(footer));
     }
-    if let Some(hint) = &hint {
+    if let Some(hint) = hint {
         message = message.footer(Level::Help.title(hint));
     }
     format!("{}\n\n", renderer.render(message))
