@@ -190,6 +190,8 @@ pub enum TraceFormat {
     Otel,
     /// ATIF trajectories.
     Atif,
+    /// ToolBench answers' DFSDT search trees.
+    Toolbench,
 }
 
 impl InputArgs {
@@ -204,6 +206,7 @@ impl InputArgs {
             TraceFormat::Mcp => Some(Format::Mcp),
             TraceFormat::Otel => Some(Format::Otel),
             TraceFormat::Atif => Some(Format::Atif),
+            TraceFormat::Toolbench => Some(Format::ToolBench),
         };
         let select = match &self.select {
             None => None,

@@ -1,10 +1,12 @@
 //! From a trace file in any format to the checker, or to `convert`.
 //!
 //! [`crate::trace::adapters::open`] recognizes what a file holds. Native JSONL stays on
-//! the streaming path ([`check_reader`]), so a file of any size checks in bounded
-//! memory; other formats are read whole, adapted to normalized records, and fed to a
-//! [`Monitor`] one record at a time, each trace of a file on its own. `convert` writes
-//! the same records as JSON Lines.
+//! the streaming path ([`crate::check::check_reader`]), so a file of any size checks in
+//! bounded memory; other formats are read whole, adapted to normalized records, and fed
+//! to a [`Monitor`] one record at a time, each trace of a file on its own
+//! ([`check_reading`]). Coverage and shrinking watch the checker through an
+//! [`Observer`] ([`check_path_observed`]). `convert` writes the same records as JSON
+//! Lines.
 
 use std::io::{self, BufReader, Write};
 use std::path::Path;
@@ -12,11 +14,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::check::{CheckOptions, Monitor, Outcome, check_reader};
+use crate::check::{CheckOptions, Monitor, Observer, Outcome, check_reader_observed};
 use crate::diagnostic::{Code, Diagnostic, TraceSite};
 use crate::machine::Machine;
 use crate::spec::ast::Segment;
-use crate::trace::adapters::{self, Detected, Entry, InputOptions, Opened, Problem, ProblemKind};
+use crate::trace::adapters::{
+    self, Detected, Entry, InputOptions, Opened, Problem, ProblemKind, Reading,
+};
 use crate::trace::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
 use crate::trace::{Fields, Location, Record, native};
 
@@ -35,6 +39,18 @@ pub fn check_path(
     options: &CheckOptions,
     input: &InputOptions,
 ) -> Checked {
+    check_path_observed(specs, path, options, input, None)
+}
+
+/// [`check_path`], showing every move of every instance to `observer` (coverage and
+/// shrinking watch the checker this way).
+pub fn check_path_observed(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+    observer: Option<Observer<'_>>,
+) -> Checked {
     let file: Arc<Path> = Arc::from(path);
     let max = options.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
     let opened = match adapters::open(path, input, max) {
@@ -52,11 +68,12 @@ pub fn check_path(
     match opened {
         Opened::Native(detected) => {
             let outcome = match std::fs::File::open(path) {
-                Ok(handle) => check_reader(
+                Ok(handle) => check_reader_observed(
                     specs,
                     file,
                     BufReader::with_capacity(1 << 16, handle),
                     options,
+                    observer,
                 ),
                 Err(err) => Outcome {
                     diagnostics: vec![unreadable(&file, &err)],
@@ -69,34 +86,50 @@ pub fn check_path(
             }
         }
         Opened::Read(reading) => {
-            // A file of many transcripts: one trace each, by the `trace` field the
-            // adapters gave every record, unless the user split traces their own way.
-            let trace_by = options
-                .trace_by
-                .clone()
-                .or_else(|| (reading.traces > 1).then(|| vec![Segment::Key("trace".into())]));
-            let mut monitor = Monitor::new(specs, file.clone(), trace_by);
-            let mut file_level = Vec::new();
-            for entry in reading.entries {
-                match entry {
-                    Entry::Record(record) => monitor.feed(record),
-                    Entry::Problem(problem) => match problem.kind {
-                        ProblemKind::Malformed if problem.hint.is_none() => {
-                            monitor.malformed(problem.loc, problem.message)
-                        }
-                        _ => file_level.push(diagnostic(&file, problem)),
-                    },
-                }
-            }
-            let mut outcome = monitor.finish();
-            file_level.append(&mut outcome.diagnostics);
-            outcome.diagnostics = file_level;
+            let detected = reading.detected.clone();
             Checked {
-                outcome,
-                detected: Some(reading.detected),
+                outcome: check_reading(specs, file, reading, options, observer),
+                detected: Some(detected),
             }
         }
     }
+}
+
+/// Checks what an adapter read from one input (`file` names it in diagnostics),
+/// showing every move to `observer` when there is one.
+pub fn check_reading(
+    specs: &[Machine],
+    file: Arc<Path>,
+    reading: Reading,
+    options: &CheckOptions,
+    observer: Option<Observer<'_>>,
+) -> Outcome {
+    // A file of many transcripts: one trace each, by the `trace` field the adapters
+    // gave every record, unless the user split traces their own way.
+    let trace_by = options
+        .trace_by
+        .clone()
+        .or_else(|| (reading.traces > 1).then(|| vec![Segment::Key("trace".into())]));
+    let mut monitor = Monitor::new(specs, file.clone(), trace_by);
+    if let Some(observer) = observer {
+        monitor = monitor.with_observer(observer);
+    }
+    let mut file_level = Vec::new();
+    for entry in reading.entries {
+        match entry {
+            Entry::Record(record) => monitor.feed(record),
+            Entry::Problem(problem) => match problem.kind {
+                ProblemKind::Malformed if problem.hint.is_none() => {
+                    monitor.malformed(problem.loc, problem.message)
+                }
+                _ => file_level.push(diagnostic(&file, problem)),
+            },
+        }
+    }
+    let mut outcome = monitor.finish();
+    file_level.append(&mut outcome.diagnostics);
+    outcome.diagnostics = file_level;
+    outcome
 }
 
 /// Checks many files, in parallel, returning their results in input order.
@@ -272,7 +305,8 @@ fn site(mut diagnostic: Diagnostic, file: &Arc<Path>, loc: Location) -> Diagnost
     diagnostic
 }
 
-fn unreadable(file: &Arc<Path>, err: &io::Error) -> Diagnostic {
+/// An input that could not be read, as a diagnostic.
+pub(crate) fn unreadable(file: &Arc<Path>, err: &io::Error) -> Diagnostic {
     site(
         Diagnostic::new(
             Code::UnreadableInput,

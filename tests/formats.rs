@@ -218,6 +218,7 @@ fn a_file_in_no_format_is_an_error_naming_the_formats_tried() {
         "MCP",
         "OpenTelemetry",
         "ATIF",
+        "ToolBench",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -457,6 +458,310 @@ forbid running on timeout: "a tool timed out"
     let (again, codes) = convert(&file, &selected);
     assert!(codes.is_empty());
     assert_eq!(again, records);
+}
+
+/// The pointers of the leaves of the ToolBench search tree under `pointer`: one per
+/// branch, each branch a trace.
+fn tree_leaves(node: &Value, pointer: &str, leaves: &mut Vec<String>) {
+    match node["children"].as_array() {
+        Some(children) if !children.is_empty() => {
+            for (i, child) in children.iter().enumerate() {
+                tree_leaves(child, &format!("{pointer}/children/{i}"), leaves);
+            }
+        }
+        _ => leaves.push(pointer.to_string()),
+    }
+}
+
+/// Checks the records read from a ToolBench search tree against the tree itself: every
+/// call is an `Action` node (its tool the description) with the arguments of the
+/// `Action Input` after it; every result is an `Action Input` node, answers the call
+/// before it in its trace, and has the status its `observation_code` says.
+#[track_caller]
+fn assert_read_from_the_tree(document: &Value, records: &[Value], file: &str) {
+    let node_at = |record: &Value| {
+        let pointer = record["at"]["pointer"].as_str().unwrap();
+        document
+            .pointer(pointer)
+            .unwrap_or_else(|| panic!("{file}: no node at {pointer}"))
+    };
+    let mut results = 0;
+    for (i, record) in records.iter().enumerate() {
+        let node = node_at(record);
+        // A tree of one branch is one trace, and its records name none.
+        if let Some(trace) = record["trace"].as_str() {
+            assert!(
+                trace.starts_with("/tree/tree/children/"),
+                "{file}: {record}"
+            );
+        }
+        match record["kind"].as_str().unwrap() {
+            "call" => {
+                assert_eq!(node["node_type"], "Action", "{file}: {record}");
+                assert_eq!(node["description"], record["tool"], "{file}: {record}");
+                assert_eq!(record["paired_by"], "position", "{file}: {record}");
+                let input = &node["children"][0];
+                if input["node_type"] == "Action Input" {
+                    let args = input["description"].as_str().unwrap();
+                    match serde_json::from_str::<Value>(args) {
+                        Ok(parsed) => assert_eq!(record["args"], parsed, "{file}: {record}"),
+                        Err(_) => assert!(record["args_error"].is_string(), "{file}: {record}"),
+                    }
+                }
+            }
+            "result" if record["status"] == "missing" => {}
+            "result" => {
+                results += 1;
+                assert_eq!(node["node_type"], "Action Input", "{file}: {record}");
+                // The call it answers is the record just before it, in the same trace.
+                let call = &records[i - 1];
+                assert_eq!(call["kind"], "call", "{file}: {record}");
+                for key in ["trace", "call_id", "tool"] {
+                    assert_eq!(call[key], record[key], "{file}: {key} of {record}");
+                }
+                assert_eq!(record["paired_by"], "position", "{file}: {record}");
+                let code = node["observation_code"].as_i64().unwrap();
+                let observation = node.get("observation").cloned().unwrap_or_default();
+                let observation = observation.as_str().unwrap_or_default();
+                assert_eq!(record["observation_code"], code, "{file}: {record}");
+                if [0, 3, 4].contains(&code) {
+                    assert_eq!(record["status"], "ok", "{file}: {record}");
+                    assert_eq!(record["output_text"], observation, "{file}: {record}");
+                } else {
+                    assert_eq!(record["status"], "error", "{file}: {record}");
+                    assert_eq!(record["error"]["observation_code"], code, "{file}");
+                    assert_eq!(record["error_text"], observation, "{file}: {record}");
+                    assert!(record.get("output").is_none(), "{file}: {record}");
+                }
+            }
+            "message" => {
+                assert_eq!(record["role"], "assistant", "{file}: {record}");
+                assert_eq!(node["description"], record["text"], "{file}: {record}");
+            }
+            other => panic!("{file}: a record of kind {other}"),
+        }
+    }
+    assert!(results > 0, "{file}");
+}
+
+#[test]
+fn toolbench_search_trees_read_as_one_trace_per_branch() {
+    // This answer has no `train_messages`: only the search tree.
+    let file = realdata("toolbench/G1_answer__69_ChatGPT_DFS_woFilter_w2.json");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        document["answer_generation"]
+            .get("train_messages")
+            .is_none()
+    );
+    let (records, codes) = convert(&file, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    assert_read_from_the_tree(&document, &records, "G1_answer__69");
+
+    // One trace per root-to-leaf branch, named by its leaf's pointer.
+    let mut leaves = Vec::new();
+    tree_leaves(&document["tree"]["tree"], "/tree/tree", &mut leaves);
+    let mut traces: Vec<&str> = records
+        .iter()
+        .map(|r| r["trace"].as_str().unwrap())
+        .collect();
+    traces.dedup();
+    assert_eq!(traces, leaves);
+    assert_eq!(leaves.len(), 9);
+
+    // The model called a function that does not exist (code 1): a structured error.
+    let hallucinated: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["error"]["reason"] == "no_such_function")
+        .collect();
+    assert!(!hallucinated.is_empty());
+    for record in &hallucinated {
+        let tool = record["tool"].as_str().unwrap();
+        assert_eq!(
+            record["error"]["observation"]["error"],
+            format!("No such function name: {tool}")
+        );
+    }
+    // Giving up (`Finish`, code 4) is the agent's decision, not a failed tool.
+    let give_ups: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "result" && r["tool"] == "Finish")
+        .collect();
+    assert!(!give_ups.is_empty());
+    assert!(
+        give_ups
+            .iter()
+            .all(|r| r["status"] == "ok" && r["observation_code"] == 4)
+    );
+
+    // A spec sees the hallucination in every branch through it, at its node (the
+    // first one of each branch: an instance reports once).
+    let hallucination_spec = spec(
+        r#"spec no_hallucinated_tools
+event hallucinated = result "*" where error.reason == "no_such_function"
+initial running
+otherwise ignore
+forbid running on hallucinated: "the agent called a function that does not exist"
+"#,
+    );
+    let outcome = check_path(
+        &[hallucination_spec],
+        &file,
+        &CheckOptions::default(),
+        &InputOptions::default(),
+    )
+    .outcome;
+    let mut first_per_branch: Vec<&Value> = Vec::new();
+    for record in &hallucinated {
+        if first_per_branch
+            .iter()
+            .all(|r| r["trace"] != record["trace"])
+        {
+            first_per_branch.push(record);
+        }
+    }
+    assert!(first_per_branch.len() > 1);
+    assert_eq!(outcome.diagnostics.len(), first_per_branch.len());
+    for (diagnostic, record) in outcome.diagnostics.iter().zip(&first_per_branch) {
+        assert!(diagnostic.is_violation());
+        let site = diagnostic.trace.as_ref().unwrap();
+        assert_eq!(site.loc.line, record["at"]["line"].as_u64().unwrap());
+        assert_eq!(
+            &*site.loc.pointer,
+            record["at"]["pointer"].as_str().unwrap()
+        );
+        assert_eq!(site.trace.as_deref(), record["trace"].as_str());
+    }
+
+    // The CLI says what it read.
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        "tests/fixtures/realdata/toolbench/G1_answer__69_ChatGPT_DFS_woFilter_w2.json",
+        "--output",
+        "json",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ToolBench search trees (detected; one JSON document; 1 transcript)"),
+        "{stderr}"
+    );
+    let lines = json_lines(&stdout(&output));
+    assert!(of_type(&lines, "error").is_empty(), "{lines:#?}");
+    assert_eq!(of_type(&lines, "summary")[0]["traces"], 9);
+}
+
+#[test]
+fn toolbench_search_trees_show_the_real_timeout_as_an_error() {
+    // This answer has `train_messages`, which detection reads (see
+    // `toolbench_answers_pair_by_position_and_show_the_real_timeout`); `--format
+    // toolbench` reads its search tree, where the timeout is a structured code.
+    let file = realdata("toolbench/G2_answer__10_ChatGPT_DFS_woFilter_w2.json");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let tree = InputOptions {
+        format: Some(Format::ToolBench),
+        select: None,
+    };
+    let (records, codes) = convert(&file, &tree);
+    assert!(codes.is_empty(), "{codes:?}");
+    assert_read_from_the_tree(&document, &records, "G2_answer__10");
+    let timeouts: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["observation_code"] == 5)
+        .collect();
+    assert!(!timeouts.is_empty());
+    for record in &timeouts {
+        assert_eq!(record["status"], "error");
+        assert_eq!(record["error"]["reason"], "timeout");
+        assert!(
+            record["error_text"]
+                .as_str()
+                .unwrap()
+                .contains("Read timed out")
+        );
+    }
+    let timeout_spec = spec(
+        r#"spec toolbench_timeout
+event timeout = result "*" where status == "error" and error.reason == "timeout"
+initial running
+otherwise ignore
+forbid running on timeout: "a tool timed out"
+"#,
+    );
+    let outcome = check_path(&[timeout_spec], &file, &CheckOptions::default(), &tree).outcome;
+    assert_eq!(outcome.diagnostics.len(), timeouts.len());
+    assert!(outcome.diagnostics.iter().all(|d| d.is_violation()));
+}
+
+/// A ToolBench answer under `../shared/realdata/toolbench/answer/`, from the copy in
+/// `tests/fixtures/realdata/toolbench/` when there is one.
+fn toolbench_answer(group: &str, name: &str) -> PathBuf {
+    let copy = realdata(&format!("toolbench/{group}__{name}"));
+    if copy.exists() {
+        return copy;
+    }
+    root()
+        .join("../shared/realdata/toolbench/answer")
+        .join(group)
+        .join(name)
+}
+
+#[test]
+fn every_real_toolbench_answer_reads_without_an_error() {
+    let shared = root().join("../shared/realdata/toolbench/answer");
+    let mut answers = Vec::new();
+    for group in
+        std::fs::read_dir(&shared).unwrap_or_else(|err| panic!("{}: {err}", shared.display()))
+    {
+        let group = group.unwrap().path();
+        for answer in std::fs::read_dir(&group).unwrap() {
+            let answer = answer.unwrap().path();
+            if answer.extension().is_some_and(|e| e == "json") {
+                answers.push(toolbench_answer(
+                    group.file_name().unwrap().to_str().unwrap(),
+                    answer.file_name().unwrap().to_str().unwrap(),
+                ));
+            }
+        }
+    }
+    answers.sort();
+    assert_eq!(answers.len(), 15);
+    let mut tree_only = 0;
+    for file in &answers {
+        let name = file.display().to_string();
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let (records, codes) = convert(file, &InputOptions::default());
+        assert!(codes.is_empty(), "{name}: {codes:?}");
+        assert!(records.iter().any(|r| r["kind"] == "result"), "{name}");
+        if document["answer_generation"]
+            .get("train_messages")
+            .is_some()
+        {
+            // Read from `train_messages`, as before.
+            assert!(
+                records.iter().all(|r| r["trace"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("/answer_generation/train_messages/")),
+                "{name}"
+            );
+        } else {
+            tree_only += 1;
+            assert_read_from_the_tree(&document, &records, &name);
+        }
+        // The tree of every answer reads too.
+        let tree = InputOptions {
+            format: Some(Format::ToolBench),
+            select: None,
+        };
+        let (records, codes) = convert(file, &tree);
+        assert!(codes.is_empty(), "{name}: {codes:?}");
+        assert_read_from_the_tree(&document, &records, &name);
+    }
+    assert_eq!(tree_only, 2);
 }
 
 #[test]

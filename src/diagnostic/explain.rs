@@ -624,10 +624,10 @@ traces that exercise the tool).
 const UNKNOWN_FORMAT: &str = r##"## What it means
 A trace file is JSON, but tracegate found no transcript in it: not native records, and
 no OpenAI Chat Completions messages, OpenAI Responses items, Anthropic Messages, MCP /
-JSON-RPC messages, OpenTelemetry OTLP spans or ATIF trajectory where it looked (at the
-top, in an object holding a list such as `messages` or `steps`, or in an array of runs
-each holding one). With `--select PATH`, the path selected nothing, or nothing that
-holds a transcript. The message names the formats tried.
+JSON-RPC messages, OpenTelemetry OTLP spans, ATIF trajectory or ToolBench search tree
+where it looked (at the top, in an object holding a list such as `messages` or `steps`,
+or in an array of runs each holding one). With `--select PATH`, the path selected
+nothing, or nothing that holds a transcript. The message names the formats tried.
 
 ## Why it matters
 A file that holds no transcript checks nothing. Reporting it as conforming would hide

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use super::render::{self, Emitted};
-use super::{DEFAULT_LIMIT, DEFAULT_MAX_DEPTH, Format, ShrinkOptions};
+use super::{DEFAULT_LIMIT, DEFAULT_MAX_DEPTH, Format, ShrinkOptions, Written};
 use crate::check::CheckOptions;
 use crate::cli::{Exit, InputArgs, OutputFormat};
 use crate::diagnostic::render::{human, json};
@@ -46,8 +46,9 @@ pub struct ShrinkArgs {
     /// The spec file (or directory of specs) the trace violates.
     pub spec: PathBuf,
     /// The failing trace, in any format tracegate reads. A native trace is shrunk line
-    /// by line; any other is shrunk as its normalized records, and written as native
-    /// JSONL.
+    /// by line; any other by removing whole elements (messages, items, steps, spans,
+    /// JSON-RPC messages), and written in its own format. A file with no element that
+    /// can go on its own is shrunk as its normalized records, written as native JSONL.
     pub trace: PathBuf,
     /// Write the shrunk trace here (default: standard output, with the summary on
     /// standard error).
@@ -284,31 +285,15 @@ pub fn shrink(args: ShrinkArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    let input = match super::input::as_native(&args.trace, &input_options) {
-        Ok(input) => input,
-        Err(diagnostic) => {
-            print_diagnostics(out, OutputFormat::Human, &[*diagnostic])?;
+    let text = match std::fs::read(&args.trace) {
+        Ok(text) => text,
+        Err(err) => {
+            let file = std::sync::Arc::from(args.trace.as_path());
+            let diagnostic = crate::ingest::unreadable(&file, &err);
+            print_diagnostics(out, OutputFormat::Human, &[diagnostic])?;
             return Ok(Exit::Error);
         }
     };
-    if !input.problems.is_empty() {
-        eprintln!(
-            "note: {}: {} element(s) that are not records are left out",
-            args.trace.display(),
-            input.problems.len()
-        );
-    }
-    if !input.native {
-        eprintln!(
-            "note: {} is not native JSONL: it is shrunk as its normalized records, written as native JSONL",
-            args.trace.display()
-        );
-    }
-    let trace_by = trace_by.or_else(|| {
-        input
-            .several_traces
-            .then(|| vec![crate::spec::ast::Segment::Key("trace".into())])
-    });
     let options = ShrinkOptions {
         check: CheckOptions {
             trace_by,
@@ -317,13 +302,25 @@ pub fn shrink(args: ShrinkArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
         code,
         index: args.violation - 1,
     };
-    let shrunk = match super::shrink(&specs, &input.text, &options) {
+    let shrunk = match super::shrink_file(&specs, &text, &input_options, &options) {
         Ok(shrunk) => shrunk,
         Err(err) => {
             eprintln!("error: {}: {err}", args.trace.display());
             return Ok(Exit::Error);
         }
     };
+    if let Written::Records { left_out } = shrunk.written {
+        if left_out > 0 {
+            eprintln!(
+                "note: {}: {left_out} element(s) that are not records are left out",
+                args.trace.display(),
+            );
+        }
+        eprintln!(
+            "note: {} has no element that can be removed on its own: it is shrunk as its normalized records, written as native JSONL",
+            args.trace.display()
+        );
+    }
     let summary = render::shrink_summary(&shrunk, &args.trace, args.output.as_deref());
     match &args.output {
         Some(path) => {

@@ -198,7 +198,14 @@ pub fn coverage<P: AsRef<Path> + Sync>(
         .par_iter()
         .map(|path| {
             count(specs, |observer| {
-                super::input::check_path_observed(specs, path.as_ref(), options, input, observer)
+                crate::ingest::check_path_observed(
+                    specs,
+                    path.as_ref(),
+                    options,
+                    input,
+                    Some(observer),
+                )
+                .outcome
             })
         })
         .collect();

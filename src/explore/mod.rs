@@ -1,8 +1,8 @@
 //! Exploring a spec and a corpus: what a spec forbids, traces that show it, a real
 //! failing trace shrunk to its minimum, and which paths a corpus exercised. These
 //! functions take machines and trace text and return data; only [`command`] prints or
-//! writes files ([`coverage()`] and [`input`] read the trace files they are given, as
-//! [`crate::check::check_file`] does).
+//! writes files ([`coverage()`] reads the trace files it is given, as
+//! [`crate::check::check_file`] does, through [`crate::ingest`]).
 //!
 //! The parts: [`paths`] (shortest paths, allowed paths), [`synth`] (records that match
 //! exactly one event), [`build`] (whole traces, verified by the checker and, for other
@@ -17,15 +17,15 @@
 //!   records built to satisfy each event's pattern and verified by the real checker,
 //!   written in any [`Format`] with [`SyntheticTrace::write`]. [`allowed`] enumerates
 //!   the paths a spec allows.
-//! - [`shrink()`]: delta debugging over a failing trace's records, down to the smallest
-//!   trace that still yields the same violation at the same rule.
+//! - [`shrink()`] / [`shrink_file`]: delta debugging over a failing trace's lines, or
+//!   over the elements of a trace in another format (written back in that format), down
+//!   to the smallest trace that still yields the same violation at the same rule.
 //! - [`coverage()`]: which states, transitions and forbidden moves a corpus exercised.
 
 pub mod build;
 pub mod command;
 pub mod coverage;
 pub mod emit;
-pub mod input;
 pub mod paths;
 pub mod render;
 pub mod shrink;
@@ -37,7 +37,7 @@ pub use build::{
 pub use coverage::{Coverage, SpecCoverage, coverage, coverage_reader};
 pub use emit::{Format, RecordSite};
 pub use paths::{AllowedPath, Counterexample, Step, Unreached, Violation};
-pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, shrink};
+pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, Written, shrink, shrink_file};
 
 use crate::machine::Machine;
 

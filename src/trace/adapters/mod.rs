@@ -11,7 +11,8 @@
 //! common shapes: a message list at the root, an object holding one (`messages`,
 //! `steps`, …), an array of runs each holding one. Each list becomes its own trace,
 //! named by its JSON pointer (and its run's id field, when it has one). OpenTelemetry
-//! spans are gathered from the whole file and split by trace id.
+//! spans are gathered from the whole file and split by trace id. A ToolBench search tree
+//! is one transcript whose root-to-leaf branches are its traces.
 //!
 //! Each format's module turns its elements into records; this module gives every
 //! record its trace, its position and its location.
@@ -21,13 +22,16 @@ pub mod atif;
 pub mod mcp;
 pub mod openai;
 pub mod otel;
+mod pieces;
 pub mod responses;
 pub mod select;
 mod shared;
+pub mod toolbench;
 
 use std::cell::OnceCell;
 use std::fmt;
 use std::io::{self, Read};
+use std::ops::Range;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
@@ -51,10 +55,11 @@ pub enum Format {
     Mcp,
     Otel,
     Atif,
+    ToolBench,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Native,
         Format::OpenAi,
         Format::Responses,
@@ -62,6 +67,7 @@ impl Format {
         Format::Mcp,
         Format::Otel,
         Format::Atif,
+        Format::ToolBench,
     ];
 
     /// The name `--format` takes.
@@ -74,6 +80,7 @@ impl Format {
             Format::Mcp => "mcp",
             Format::Otel => "otel",
             Format::Atif => "atif",
+            Format::ToolBench => "toolbench",
         }
     }
 
@@ -91,6 +98,7 @@ impl Format {
             Format::Mcp => "MCP / JSON-RPC messages",
             Format::Otel => "OpenTelemetry GenAI spans (OTLP JSON)",
             Format::Atif => "ATIF trajectories",
+            Format::ToolBench => "ToolBench search trees",
         }
     }
 }
@@ -194,6 +202,26 @@ pub struct Reading {
     /// Distinct traces among the records. With more than one, every record has a
     /// `trace` field naming its trace.
     pub traces: usize,
+    /// The transcripts' elements that can be removed whole, in file order: for
+    /// `shrink`, which cuts a file down by removing elements and keeps the rest of its
+    /// text as it is. A record is located inside the element it was read from (a
+    /// `missing` result an adapter gives an unanswered call, inside the call's). None
+    /// when a document is one element, or a search tree.
+    pub pieces: Vec<Piece>,
+    /// The byte ranges (brackets included) of the JSON arrays that pieces are members
+    /// of. Every member of such an array is a piece.
+    pub arrays: Vec<Range<u64>>,
+}
+
+/// A transcript element that can be removed whole: a message, an item, a step, a span,
+/// a JSON-RPC message, or the line holding one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Its bytes in the file (without a line's `\n`).
+    pub bytes: Range<u64>,
+    /// The array it is a member of, as an index into [`Reading::arrays`]; `None` when
+    /// it is a whole line of the file.
+    pub array: Option<usize>,
 }
 
 /// What opening a file gave.
@@ -312,7 +340,39 @@ impl Doc {
 /// Opens `path` and reads it as `options` say (detecting the format when they don't).
 /// Native JSONL is only recognized here, not read: the caller streams it.
 pub fn open(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Result<Opened> {
-    let layout = sniff(path, options, max_line_bytes)?;
+    open_source(Source::File(path), options, max_line_bytes)
+}
+
+/// Reads `bytes`, the whole content of a file, exactly as [`open`] reads the file (for
+/// `shrink`, which checks many cut-down versions of one file without writing them).
+pub fn open_bytes(bytes: &[u8], options: &InputOptions, max_line_bytes: usize) -> Opened {
+    open_source(Source::Bytes(bytes), options, max_line_bytes)
+        .expect("bug: reading bytes in memory cannot fail")
+}
+
+/// Where the input's bytes are. Detection reads the start of the input more than once,
+/// so each reader starts from the beginning.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    File(&'a Path),
+    Bytes(&'a [u8]),
+}
+
+impl Source<'_> {
+    fn reader(&self) -> io::Result<Box<dyn io::BufRead + '_>> {
+        Ok(match self {
+            Source::File(path) => Box::new(io::BufReader::new(std::fs::File::open(path)?)),
+            Source::Bytes(bytes) => Box::new(*bytes),
+        })
+    }
+}
+
+fn open_source(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<Opened> {
+    let layout = sniff(source, options, max_line_bytes)?;
     if layout == Layout::NativeLines {
         return Ok(Opened::Native(Detected {
             layout,
@@ -323,8 +383,8 @@ pub fn open(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::R
     }
     let mut problems = Vec::new();
     let docs = match layout {
-        Layout::Document => vec![read_document(path, &mut problems)?],
-        _ => read_lines(path, max_line_bytes, &mut problems)?,
+        Layout::Document => vec![read_document(source, &mut problems)?],
+        _ => read_lines(source, max_line_bytes, &mut problems)?,
     };
     Ok(Opened::Read(read_docs(layout, &docs, options, problems)))
 }
@@ -348,12 +408,11 @@ enum Peeked {
 }
 
 /// Decides the layout from the first one or two non-blank lines.
-fn sniff(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Result<Layout> {
+fn sniff(source: Source<'_>, options: &InputOptions, max_line_bytes: usize) -> io::Result<Layout> {
     if options.format == Some(Format::Native) {
         return Ok(Layout::NativeLines);
     }
-    let file = std::fs::File::open(path)?;
-    let mut reader = LineReader::with_max_line_bytes(io::BufReader::new(file), max_line_bytes);
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
     let mut peeked = Vec::new();
     while peeked.len() < 2 {
         let Some(line) = reader.next_line()? else {
@@ -396,7 +455,7 @@ fn sniff(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Resu
         [Peeked::Json(value), ..] => by_value(value),
         // A first line that does not close: a document spread over lines, or a
         // truncated record followed by others.
-        [Peeked::Broken { open: true }, ..] if one_document(path)? => Layout::Document,
+        [Peeked::Broken { open: true }, ..] if one_document(source)? => Layout::Document,
         [Peeked::Broken { .. }, Peeked::Json(value)] => by_value(value),
         // Neither of the first two lines is JSON on its own: a broken document, whose
         // error is best reported once, where it is.
@@ -405,7 +464,7 @@ fn sniff(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Resu
         [Peeked::Broken { .. }] => Layout::Document,
         // One line over the limit: a minified document, when it starts like one (it is
         // then read whole); else a native record, reported as too long.
-        [Peeked::Unreadable] if explicit || starts_like_document(path)? => Layout::Document,
+        [Peeked::Unreadable] if explicit || starts_like_document(source)? => Layout::Document,
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
     })
@@ -413,11 +472,9 @@ fn sniff(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Resu
 
 /// Whether the file's first bytes look like a document that holds transcripts: an
 /// array, or an object with a transcript key near its start.
-fn starts_like_document(path: &Path) -> io::Result<bool> {
+fn starts_like_document(source: Source<'_>) -> io::Result<bool> {
     let mut head = Vec::new();
-    std::fs::File::open(path)?
-        .take(4096)
-        .read_to_end(&mut head)?;
+    source.reader()?.take(4096).read_to_end(&mut head)?;
     let text = String::from_utf8_lossy(&head);
     let text = text.trim_start_matches('\u{feff}').trim_start();
     Ok(text.starts_with('[')
@@ -429,15 +486,14 @@ fn starts_like_document(path: &Path) -> io::Result<bool> {
 
 /// Whether the file starts with one JSON value spread over several lines. Parsed from
 /// the file without keeping anything, so memory stays bounded whatever its size.
-fn one_document(path: &Path) -> io::Result<bool> {
-    let file = io::BufReader::new(std::fs::File::open(path)?);
-    let mut deserializer = serde_json::Deserializer::from_reader(file);
+fn one_document(source: Source<'_>) -> io::Result<bool> {
+    let mut deserializer = serde_json::Deserializer::from_reader(source.reader()?);
     Ok(serde::de::IgnoredAny::deserialize(&mut deserializer).is_ok())
 }
 
-fn read_document(path: &Path, problems: &mut Vec<Problem>) -> io::Result<Doc> {
+fn read_document(source: Source<'_>, problems: &mut Vec<Problem>) -> io::Result<Doc> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    source.reader()?.read_to_end(&mut bytes)?;
     let (skip, bytes) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => (3, rest.to_vec()),
         None => (0, bytes),
@@ -512,12 +568,11 @@ fn line_start(text: &str, line: usize) -> usize {
 }
 
 fn read_lines(
-    path: &Path,
+    source: Source<'_>,
     max_line_bytes: usize,
     problems: &mut Vec<Problem>,
 ) -> io::Result<Vec<Doc>> {
-    let file = std::fs::File::open(path)?;
-    let mut reader = LineReader::with_max_line_bytes(io::BufReader::new(file), max_line_bytes);
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
     let mut docs = Vec::new();
     while let Some(line) = reader.next_line()? {
         let loc = line.location();
@@ -739,6 +794,7 @@ fn read_docs(
             Format::Anthropic => anthropic::read(&transcript.elements, &mut out),
             Format::Mcp => mcp::read(&transcript.elements, &mut out),
             Format::Atif => atif::read(&transcript.elements, &mut out),
+            Format::ToolBench => toolbench::read(&transcript.elements, &mut out),
         }
         emitted.extend(out.items.into_iter().map(|e| (transcript.name.clone(), e)));
     }
@@ -748,7 +804,12 @@ fn read_docs(
         emitted.extend(out.items.into_iter().map(|e| (String::new(), e)));
     }
 
-    finish(docs, detected, emitted, problems)
+    let (pieces, arrays) = pieces::find(layout, docs, &found);
+    Reading {
+        pieces,
+        arrays,
+        ..finish(docs, detected, emitted, problems)
+    }
 }
 
 /// Gives records their trace, position and location.
@@ -761,6 +822,8 @@ fn finish(
     let name_of = |transcript: &str, item: &Emitted| match (&item.trace, transcript) {
         (None, name) => name.to_string(),
         (Some(sub), "") => sub.clone(),
+        // A sub-trace named by a pointer (a ToolBench branch) reads like a list's name.
+        (Some(sub), name) if sub.starts_with('/') => format!("{name} {sub}"),
         (Some(sub), name) => format!("{name} / {sub}"),
     };
     let mut names: FxHashMap<String, u64> = FxHashMap::default();
@@ -803,6 +866,8 @@ fn finish(
         detected,
         entries,
         traces,
+        pieces: Vec::new(),
+        arrays: Vec::new(),
     }
 }
 
@@ -855,7 +920,7 @@ fn tried(format: Option<Format>) -> String {
         Some(format) => format!("{} (--format {format})", format.describe()),
         None => "any format tracegate reads (tried native JSONL, OpenAI Chat Completions, \
                  OpenAI Responses, Anthropic Messages, MCP / JSON-RPC, OpenTelemetry OTLP \
-                 spans, ATIF)"
+                 spans, ATIF, ToolBench search trees)"
             .to_string(),
     }
 }
@@ -1087,6 +1152,19 @@ impl<'v> Search<'_, 'v> {
                     });
                     return;
                 }
+                if toolbench::is_tree(map) {
+                    // The root of a ToolBench search tree: read whole by its adapter,
+                    // which names each branch by its leaf's pointer.
+                    if wants(Format::ToolBench) {
+                        let element = self.element(value, pointer);
+                        self.found.push(Found {
+                            format: Format::ToolBench,
+                            elements: vec![element],
+                            name: self.prefix.to_string(),
+                        });
+                    }
+                    return;
+                }
                 if let Some(Value::Array(steps)) = map.get("steps") {
                     let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
                         || steps
@@ -1111,7 +1189,13 @@ impl<'v> Search<'_, 'v> {
                         return;
                     }
                 }
+                // A ToolBench answer with `train_messages` is read from them, not from
+                // its search tree, unless the tree is asked for.
+                let skip_tree = self.format.is_none() && toolbench::is_answer_with_messages(map);
                 for (key, child) in map {
+                    if skip_tree && key == "tree" {
+                        continue;
+                    }
                     self.find(child, &child_pointer(pointer, key), Some(map), depth + 1);
                 }
             }

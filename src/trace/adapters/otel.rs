@@ -37,6 +37,15 @@ pub fn is_export(map: &Map) -> bool {
     matches!(map.get("resourceSpans"), Some(Value::Array(_)))
 }
 
+/// The keys of OTLP's nesting, outermost first: an object holding one of them is a
+/// container of the next level, anything else is a span.
+pub(super) const LEVELS: [&str; 4] = [
+    "resourceSpans",
+    "scopeSpans",
+    "instrumentationLibrarySpans",
+    "spans",
+];
+
 struct Span<'v> {
     map: &'v Map,
     site: Site,
@@ -76,13 +85,7 @@ fn collect<'v>(
             format!("OTLP element is {}, expected an object", describe(value)),
         );
     };
-    let levels = [
-        "resourceSpans",
-        "scopeSpans",
-        "instrumentationLibrarySpans",
-        "spans",
-    ];
-    if let Some(key) = levels.into_iter().find(|key| map.contains_key(*key)) {
+    if let Some(key) = LEVELS.into_iter().find(|key| map.contains_key(*key)) {
         let service = map
             .get("resource")
             .and_then(|r| r.get("attributes"))

@@ -304,7 +304,13 @@ impl Pairer {
     }
 
     /// Emits everything, in order, with the `missing` results in place.
-    pub fn finish(mut self, out: &mut Out) {
+    pub fn finish(self, out: &mut Out) {
+        self.finish_in(None, out);
+    }
+
+    /// [`Pairer::finish`], with the records in the sub-trace `trace` of the transcript.
+    pub fn finish_in(mut self, trace: Option<&str>, out: &mut Out) {
+        let trace = trace.map(str::to_string);
         let events = std::mem::take(&mut self.events);
         let mut pending: Vec<usize> = Vec::new();
         for event in events {
@@ -327,14 +333,14 @@ impl Pairer {
                             put(&mut missing, "paired_by", "position");
                         }
                         put(&mut missing, "synthesized", self.why_missing);
-                        out.record(&call.site.clone(), missing);
+                        out.record_in(trace.clone(), &call.site.clone(), missing);
                     }
                 }
-                Event::Record(site, fields) => out.record(&site, fields),
+                Event::Record(site, fields) => out.record_in(trace.clone(), &site, fields),
                 Event::Problem(site, message) => out.problem(&site, message),
                 Event::Call(number) => {
                     let call = &self.calls[number];
-                    out.record(&call.site, call.fields.clone());
+                    out.record_in(trace.clone(), &call.site, call.fields.clone());
                     if !call.answered {
                         pending.push(number);
                     }
