@@ -695,37 +695,20 @@ forbid running on timeout: "a tool timed out"
     assert!(outcome.diagnostics.iter().all(|d| d.is_violation()));
 }
 
-/// A ToolBench answer under `../shared/realdata/toolbench/answer/`, from the copy in
-/// `tests/fixtures/realdata/toolbench/` when there is one.
+/// A ToolBench answer: the copies of `../shared/realdata/toolbench/answer/GROUP/NAME`
+/// in `tests/fixtures/realdata/toolbench/GROUP__NAME`.
 fn toolbench_answer(group: &str, name: &str) -> PathBuf {
-    let copy = realdata(&format!("toolbench/{group}__{name}"));
-    if copy.exists() {
-        return copy;
-    }
-    root()
-        .join("../shared/realdata/toolbench/answer")
-        .join(group)
-        .join(name)
+    realdata(&format!("toolbench/{group}__{name}"))
 }
 
 #[test]
 fn every_real_toolbench_answer_reads_without_an_error() {
-    let shared = root().join("../shared/realdata/toolbench/answer");
-    let mut answers = Vec::new();
-    for group in
-        std::fs::read_dir(&shared).unwrap_or_else(|err| panic!("{}: {err}", shared.display()))
-    {
-        let group = group.unwrap().path();
-        for answer in std::fs::read_dir(&group).unwrap() {
-            let answer = answer.unwrap().path();
-            if answer.extension().is_some_and(|e| e == "json") {
-                answers.push(toolbench_answer(
-                    group.file_name().unwrap().to_str().unwrap(),
-                    answer.file_name().unwrap().to_str().unwrap(),
-                ));
-            }
-        }
-    }
+    let dir = realdata("toolbench");
+    let mut answers: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
     answers.sort();
     assert_eq!(answers.len(), 15);
     let mut tree_only = 0;

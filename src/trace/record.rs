@@ -458,13 +458,15 @@ impl<'a, 'v> Canonical<'a, 'v> {
     }
 
     fn slot(&mut self, name: &str) -> Option<&mut Option<Slot<'a, 'v>>> {
-        match name {
-            "kind" => Some(&mut self.kind),
-            "status" => Some(&mut self.status),
-            "tool" => Some(&mut self.tool),
-            "call_id" => Some(&mut self.call_id),
-            "role" => Some(&mut self.role),
-            "text" => Some(&mut self.text),
+        // Every field of every record passes here: compare by length first and then
+        // as fixed-size arrays, which compile to a single integer comparison each.
+        match *name.as_bytes() {
+            [b'k', b'i', b'n', b'd'] => Some(&mut self.kind),
+            [b't', b'o', b'o', b'l'] => Some(&mut self.tool),
+            [b't', b'e', b'x', b't'] => Some(&mut self.text),
+            [b'r', b'o', b'l', b'e'] => Some(&mut self.role),
+            [b's', b't', b'a', b't', b'u', b's'] => Some(&mut self.status),
+            [b'c', b'a', b'l', b'l', b'_', b'i', b'd'] => Some(&mut self.call_id),
             _ => None,
         }
     }
