@@ -695,12 +695,6 @@ forbid running on timeout: "a tool timed out"
     assert!(outcome.diagnostics.iter().all(|d| d.is_violation()));
 }
 
-/// A ToolBench answer: the copies of `../shared/realdata/toolbench/answer/GROUP/NAME`
-/// in `tests/fixtures/realdata/toolbench/GROUP__NAME`.
-fn toolbench_answer(group: &str, name: &str) -> PathBuf {
-    realdata(&format!("toolbench/{group}__{name}"))
-}
-
 #[test]
 fn every_real_toolbench_answer_reads_without_an_error() {
     let dir = realdata("toolbench");
