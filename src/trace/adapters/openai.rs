@@ -22,8 +22,8 @@
 use serde_json::Value;
 
 use super::shared::{
-    Map, Pairer, Target, describe, fields, id_text, message_text, put, put_args, put_content,
-    str_of,
+    Map, Pairer, Target, describe, fields, id_text, message_record, message_text, put, put_args,
+    put_content, str_of,
 };
 use super::{Element, Out};
 
@@ -80,17 +80,9 @@ fn message(element: &Element<'_>, pairer: &mut Pairer) {
 fn text_message(element: &Element<'_>, map: &Map, role: &str, pairer: &mut Pairer) {
     let text = message_text(map.get("content")).filter(|t| !t.is_empty());
     let refusal = str_of(map, "refusal");
-    if text.is_none() && refusal.is_none() {
+    let Some(mut record) = message_record(role, text, refusal) else {
         return;
-    }
-    let mut record = fields("message");
-    put(&mut record, "role", role);
-    if let Some(text) = text {
-        put(&mut record, "text", text);
-    }
-    if let Some(refusal) = refusal {
-        put(&mut record, "refusal", refusal);
-    }
+    };
     if let Some(name) = str_of(map, "name") {
         put(&mut record, "name", name);
     }

@@ -23,8 +23,8 @@ use rustc_hash::FxHashSet;
 use serde_json::Value;
 
 use super::shared::{
-    Map, Pairer, Target, describe, fields, id_text, message_text, put, put_args, put_content,
-    str_of,
+    Map, Pairer, Target, describe, fields, id_text, message_record, message_text, put, put_args,
+    put_content, str_of,
 };
 use super::{Element, Out};
 
@@ -183,18 +183,9 @@ fn message(element: &Element<'_>, map: &Map, pairer: &mut Pairer) {
             .next(),
         _ => None,
     };
-    if text.is_none() && refusal.is_none() {
-        return;
+    if let Some(record) = message_record(role, text, refusal) {
+        pairer.record(element.site.clone(), record);
     }
-    let mut record = fields("message");
-    put(&mut record, "role", role);
-    if let Some(text) = text {
-        put(&mut record, "text", text);
-    }
-    if let Some(refusal) = refusal {
-        put(&mut record, "refusal", refusal);
-    }
-    pairer.record(element.site.clone(), record);
 }
 
 fn mcp_call(element: &Element<'_>, map: &Map, pairer: &mut Pairer) {

@@ -140,6 +140,23 @@ fn part_text(part: &Value) -> Option<&str> {
     }
 }
 
+/// A `message` record with its role, and its text and refusal where it has them;
+/// `None` for a message with neither (nothing a spec could read).
+pub fn message_record(role: &str, text: Option<String>, refusal: Option<&str>) -> Option<Map> {
+    if text.is_none() && refusal.is_none() {
+        return None;
+    }
+    let mut record = fields("message");
+    put(&mut record, "role", role);
+    if let Some(text) = text {
+        put(&mut record, "text", text);
+    }
+    if let Some(refusal) = refusal {
+        put(&mut record, "refusal", refusal);
+    }
+    Some(record)
+}
+
 /// The text of a message's content: a string, or the text parts of a list.
 pub fn message_text(content: Option<&Value>) -> Option<String> {
     match content? {
