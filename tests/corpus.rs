@@ -128,3 +128,10 @@ fn default_check_runs_the_shipped_library() {
     assert_eq!(summary["violations"], traces_in("fail").len());
     assert_eq!(summary["specs"], shipped_specs().len());
 }
+
+#[test]
+fn the_shipped_traces_exercise_every_transition_of_every_spec() {
+    // Every recovery path a shipped spec allows has an example a reader can open.
+    let output = run(&["coverage", "specs", "--traces", "traces", "--min", "100"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+}
