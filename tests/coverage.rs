@@ -186,9 +186,13 @@ enum Line {
     },
     Error {
         code: String,
-        message: String,
         file: Option<String>,
-        line: u64,
+        line: Option<u64>,
+        column: Option<usize>,
+        pointer: Option<String>,
+        spec: Option<String>,
+        message: String,
+        hint: Option<String>,
     },
     Summary {
         specs: usize,

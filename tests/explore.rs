@@ -748,6 +748,7 @@ enum ExploreLine {
         code: String,
         state: String,
         event: Option<String>,
+        rule: Rule,
         reason: String,
     },
     Allowed {

@@ -14,30 +14,21 @@ use rustc_hash::FxHashSet;
 
 use super::paths::{Counterexample, ShortestPaths, Violation};
 use crate::check::{CheckOptions, Observation, Outcome, check_reader_observed};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::Diagnostic;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::spec::ast::Span;
 use crate::trace::adapters::InputOptions;
 
 /// What a corpus exercised of every spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Coverage {
     /// One per spec, in the order the specs were given.
     pub specs: Vec<SpecCoverage>,
     pub records: u64,
     pub traces: u64,
     /// Inputs that could not be read, and records that are not records: what was
-    /// counted is short of them.
-    pub errors: Vec<DiagnosticSummary>,
-}
-
-/// An error met while reading the corpus, reduced to what a coverage report shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiagnosticSummary {
-    pub code: Code,
-    pub message: String,
-    pub file: Option<Arc<Path>>,
-    pub line: u64,
+    /// counted is short of them. Reported as `check` reports them.
+    pub errors: Vec<Diagnostic>,
 }
 
 /// What a corpus exercised of one spec.
@@ -174,7 +165,7 @@ pub fn coverage_reader<R: BufRead>(
         .diagnostics
         .iter()
         .filter(|d| !d.is_violation())
-        .map(summary)
+        .cloned()
         .collect();
     layout(
         specs,
@@ -224,19 +215,10 @@ pub fn coverage<P: AsRef<Path> + Sync>(
                 .diagnostics
                 .iter()
                 .filter(|d| !d.is_violation())
-                .map(summary),
+                .cloned(),
         );
     }
     layout(specs, &total, &starts, records, traces, errors)
-}
-
-fn summary(diagnostic: &Diagnostic) -> DiagnosticSummary {
-    DiagnosticSummary {
-        code: diagnostic.code,
-        message: diagnostic.message.clone(),
-        file: diagnostic.trace.as_ref().map(|t| t.file.clone()),
-        line: diagnostic.trace.as_ref().map_or(0, |t| t.loc.line),
-    }
 }
 
 /// Runs `check` with an observer that counts moves; returns the counts, the instance
@@ -266,7 +248,7 @@ fn layout(
     starts: &[u64],
     records: u64,
     traces: u64,
-    errors: Vec<DiagnosticSummary>,
+    errors: Vec<Diagnostic>,
 ) -> Coverage {
     let specs = specs
         .iter()

@@ -164,12 +164,21 @@ pub fn counterexamples_json(
         let _ = writeln!(out, "{line}");
     }
     for item in unreached {
+        // The rule a counterexample for it would name (it has no path).
+        let rule = Counterexample {
+            violation: item.violation,
+            steps: Vec::new(),
+            state: item.state,
+            event: item.event,
+        }
+        .rule(machine);
         let line = json!({
             "type": "unreached",
             "spec": machine.name,
             "code": item.violation.code().as_str(),
             "state": machine.state(item.state).name,
             "event": item.event.map(|e| machine.events[e].name.clone()),
+            "rule": rule_json(machine, rule),
             "reason": if item.beyond_depth { "beyond-max-depth" } else { "unreachable" },
         });
         let _ = writeln!(out, "{line}");
@@ -277,9 +286,9 @@ pub fn coverage_human(specs: &[Machine], coverage: &Coverage, min: Option<f64>) 
             error.code,
             error.message,
             error
-                .file
+                .trace
                 .as_ref()
-                .map(|f| format!(" ({}:{})", f.display(), error.line))
+                .map(|t| format!(" ({}:{})", t.file.display(), t.loc.line))
                 .unwrap_or_default()
         );
     }
@@ -420,15 +429,9 @@ pub fn coverage_json(specs: &[Machine], coverage: &Coverage, min: Option<f64>) -
         });
         let _ = writeln!(out, "{line}");
     }
+    // In `check`'s shape, as the errors met before the corpus is read.
     for error in &coverage.errors {
-        let line = json!({
-            "type": "error",
-            "code": error.code.as_str(),
-            "message": error.message,
-            "file": error.file.as_ref().map(|f| f.display().to_string()),
-            "line": error.line,
-        });
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", crate::diagnostic::render::json::render(error));
     }
     let below: Vec<&str> = min
         .map(|min| {

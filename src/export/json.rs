@@ -96,7 +96,9 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
     let state_name = |id| machine.state(id).name.as_str();
     let event_name = |id: usize| machine.events[id].name.as_str();
 
-    let mut transitions: Vec<(usize, usize, Transition<'_>)> = Vec::new();
+    // In declaration order, as the other formats draw them: by rule, then (for the
+    // moves of one `path` or one `on E1, E2`) by source state and event declaration.
+    let mut transitions: Vec<((usize, usize, usize), Transition<'_>)> = Vec::new();
     for edge in machine.graph.edge_indices() {
         let (from, to) = machine
             .graph
@@ -105,8 +107,7 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
         let weight = machine.graph[edge];
         if matches!(machine.step(from, weight.event), Move::Go { .. }) {
             transitions.push((
-                weight.rule.start,
-                weight.event,
+                (weight.rule.start, from.index(), weight.event),
                 Transition {
                     from: state_name(from),
                     to: state_name(to),
@@ -116,7 +117,7 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
             ));
         }
     }
-    transitions.sort_by(|a, b| (a.0, a.2.from, a.1).cmp(&(b.0, b.2.from, b.1)));
+    transitions.sort_by_key(|&(order, _)| order);
 
     let forbids = machine
         .forbids
@@ -223,7 +224,7 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
                 line: line(event.span),
             })
             .collect(),
-        transitions: transitions.into_iter().map(|(_, _, t)| t).collect(),
+        transitions: transitions.into_iter().map(|(_, t)| t).collect(),
         forbids,
         highlight,
     };
