@@ -8,6 +8,7 @@ use tracegate::explore::{self, Coverage};
 use tracegate::files;
 use tracegate::machine::Machine;
 
+use crate::json_contract::{CoverageLine, parse_as};
 use crate::util::{root, run, stdout};
 
 const DIR: &str = "tests/fixtures/explore/coverage";
@@ -172,96 +173,6 @@ fn coverage_prints_a_table_and_fails_below_min() {
     );
 }
 
-/// The JSON Lines `coverage --output json` prints: a contract, read with
-/// `deny_unknown_fields`.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields, tag = "type", rename_all = "lowercase")]
-#[allow(dead_code)]
-enum Line {
-    Coverage {
-        spec: String,
-        transitions: Section<Transition>,
-        states: Section<State>,
-        forbidden: Section<Forbidden>,
-    },
-    Error {
-        code: String,
-        file: Option<String>,
-        line: Option<u64>,
-        column: Option<usize>,
-        pointer: Option<String>,
-        spec: Option<String>,
-        message: String,
-        hint: Option<String>,
-    },
-    Summary {
-        specs: usize,
-        records: u64,
-        traces: u64,
-        errors: usize,
-        min: Option<f64>,
-        below: Vec<String>,
-    },
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Section<T> {
-    ratio: Ratio,
-    items: Vec<T>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Ratio {
-    covered: usize,
-    total: usize,
-    percent: f64,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Transition {
-    from: String,
-    event: String,
-    to: String,
-    count: u64,
-    rule: Rule,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct State {
-    state: String,
-    visits: u64,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Forbidden {
-    state: String,
-    event: String,
-    count: u64,
-    message: String,
-    rule: Rule,
-    shortest: Option<Vec<String>>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Rule {
-    file: String,
-    line: usize,
-    column: usize,
-    text: String,
-}
-
 #[test]
 fn coverage_json_is_a_contract() {
     let spec = format!("{DIR}/order.tg");
@@ -270,12 +181,10 @@ fn coverage_json_is_a_contract() {
         "coverage", &spec, "--traces", &traces, "--output", "json", "--min", "90",
     ]);
     assert_eq!(output.status.code(), Some(1));
-    let lines: Vec<Line> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
+    // The contract itself is `json_contract::CoverageLine`.
+    let lines: Vec<CoverageLine> = parse_as(&stdout(&output));
     assert_eq!(lines.len(), 2);
-    let Line::Coverage {
+    let CoverageLine::Coverage {
         transitions,
         forbidden,
         ..
@@ -294,7 +203,7 @@ fn coverage_json_is_a_contract() {
         forbidden.items[1].shortest.as_deref(),
         Some(&["place".to_string(), "cancel".to_string()][..])
     );
-    let Line::Summary { below, records, .. } = &lines[1] else {
+    let CoverageLine::Summary { below, records, .. } = &lines[1] else {
         panic!("{:?}", lines[1])
     };
     assert_eq!(below, &["order"]);
@@ -308,8 +217,8 @@ fn the_shipped_corpus_covers_every_forbidden_move_it_has_a_fail_trace_for() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     for line in stdout(&output).lines() {
-        let line: Line = serde_json::from_str(line).unwrap();
-        if let Line::Coverage {
+        let line: CoverageLine = serde_json::from_str(line).unwrap();
+        if let CoverageLine::Coverage {
             spec, forbidden, ..
         } = line
         {

@@ -30,16 +30,7 @@ enum Line {
         path: Vec<Step>,
         path_elided: u64,
     },
-    Error {
-        code: String,
-        file: Option<String>,
-        line: Option<u64>,
-        column: Option<usize>,
-        pointer: Option<String>,
-        spec: Option<String>,
-        message: String,
-        hint: Option<String>,
-    },
+    Error(ErrorLine),
     Summary {
         specs: usize,
         traces: u64,
@@ -126,9 +117,9 @@ fn errors_follow_the_contract() {
     assert_eq!(output.status.code(), Some(2));
     let lines = parse_lines(&stdout(&output));
     assert!(
-        lines.iter().any(
-            |l| matches!(l, Line::Error { code, column: Some(_), .. } if code == "syntax-error")
-        )
+        lines
+            .iter()
+            .any(|l| matches!(l, Line::Error(e) if e.code == "syntax-error" && e.column.is_some()))
     );
     assert!(matches!(lines.last(), Some(Line::Summary { errors, .. }) if *errors > 0));
 }
@@ -201,8 +192,24 @@ fn forbid_line(machine: &Machine, rule: usize) -> usize {
     machine.source.line_col(machine.forbids[rule].span.start).0
 }
 
+/// An input, spec or usage error, in the shape every command writes it (`lint`'s
+/// warnings too).
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ErrorLine {
+    pub(crate) code: String,
+    pub(crate) file: Option<String>,
+    pub(crate) line: Option<u64>,
+    pub(crate) column: Option<usize>,
+    pub(crate) pointer: Option<String>,
+    pub(crate) spec: Option<String>,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
+}
+
 #[track_caller]
-fn parse_as<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
+pub(crate) fn parse_as<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
     text.lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
         .collect()
@@ -212,11 +219,11 @@ fn parse_as<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
 #[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RuleText {
-    file: String,
-    line: usize,
-    column: usize,
-    text: String,
+pub(crate) struct RuleText {
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) text: String,
 }
 
 #[allow(dead_code)]
@@ -462,7 +469,7 @@ fn explore_json_unreached_allowed_and_emitted() {
 #[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
-enum CoverageLine {
+pub(crate) enum CoverageLine {
     Coverage {
         spec: String,
         transitions: Section<CoveredTransition>,
@@ -470,16 +477,7 @@ enum CoverageLine {
         forbidden: Section<CoveredForbidden>,
     },
     /// The same shape as `check`'s errors.
-    Error {
-        code: String,
-        file: Option<String>,
-        line: Option<u64>,
-        column: Option<usize>,
-        pointer: Option<String>,
-        spec: Option<String>,
-        message: String,
-        hint: Option<String>,
-    },
+    Error(ErrorLine),
     Summary {
         specs: usize,
         records: u64,
@@ -493,47 +491,47 @@ enum CoverageLine {
 #[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Section<T> {
-    ratio: Ratio,
-    items: Vec<T>,
+pub(crate) struct Section<T> {
+    pub(crate) ratio: Ratio,
+    pub(crate) items: Vec<T>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Ratio {
-    covered: usize,
-    total: usize,
-    percent: f64,
-}
-
-#[allow(dead_code)]
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CoveredTransition {
-    from: String,
-    event: String,
-    to: String,
-    count: u64,
-    rule: RuleText,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CoveredState {
-    state: String,
-    visits: u64,
+pub(crate) struct Ratio {
+    pub(crate) covered: usize,
+    pub(crate) total: usize,
+    pub(crate) percent: f64,
 }
 
 #[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CoveredForbidden {
-    state: String,
-    event: String,
-    count: u64,
-    message: String,
-    rule: RuleText,
-    shortest: Option<Vec<String>>,
+pub(crate) struct CoveredTransition {
+    pub(crate) from: String,
+    pub(crate) event: String,
+    pub(crate) to: String,
+    pub(crate) count: u64,
+    pub(crate) rule: RuleText,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CoveredState {
+    pub(crate) state: String,
+    pub(crate) visits: u64,
+}
+
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CoveredForbidden {
+    pub(crate) state: String,
+    pub(crate) event: String,
+    pub(crate) count: u64,
+    pub(crate) message: String,
+    pub(crate) rule: RuleText,
+    pub(crate) shortest: Option<Vec<String>>,
 }
 
 /// `covered` counts the exercised items, `total` all of them, `percent` is their
@@ -681,13 +679,12 @@ fn coverage_json_errors_have_checks_shape_and_location() {
     let errors: Vec<_> = lines
         .iter()
         .filter_map(|line| match line {
-            CoverageLine::Error {
-                code,
-                file,
-                line,
-                pointer,
-                ..
-            } => Some((code.as_str(), file.clone().unwrap(), *line, pointer.clone())),
+            CoverageLine::Error(e) => Some((
+                e.code.as_str(),
+                e.file.clone().unwrap(),
+                e.line,
+                e.pointer.clone(),
+            )),
             _ => None,
         })
         .collect();
@@ -1007,4 +1004,14 @@ fn graph_json_highlights_every_shipped_trace() {
             }
         }
     }
+}
+
+#[test]
+fn error_lines_reject_unknown_fields() {
+    // The shared `ErrorLine` keeps `deny_unknown_fields` inside the tagged enums.
+    let good = r#"{"type":"error","code":"x","file":null,"line":null,"column":null,"pointer":null,"spec":null,"message":"m","hint":null}"#;
+    let bad = good.replace(r#""hint":null"#, r#""hint":null,"extra":1"#);
+    assert!(serde_json::from_str::<Line>(good).is_ok());
+    assert!(serde_json::from_str::<Line>(&bad).is_err());
+    assert!(serde_json::from_str::<CoverageLine>(&bad).is_err());
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use tracegate::diagnostic::{Category, Code};
 
+use crate::json_contract::ErrorLine;
 use crate::util::{root, run, spec, stdout};
 
 fn fixture_dirs(base: &str) -> Vec<String> {
@@ -149,26 +150,9 @@ fn did_you_mean_for_tool_typos() {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 enum LintLine {
-    Warning {
-        code: String,
-        file: Option<String>,
-        line: Option<u64>,
-        column: Option<usize>,
-        pointer: Option<String>,
-        spec: Option<String>,
-        message: String,
-        hint: Option<String>,
-    },
-    Error {
-        code: String,
-        file: Option<String>,
-        line: Option<u64>,
-        column: Option<usize>,
-        pointer: Option<String>,
-        spec: Option<String>,
-        message: String,
-        hint: Option<String>,
-    },
+    /// A warning has the shape of an error.
+    Warning(ErrorLine),
+    Error(ErrorLine),
     Summary {
         specs: usize,
         traces: u64,
@@ -188,7 +172,7 @@ fn json_lines_are_the_documented_shapes() {
             .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
             .collect();
         assert!(
-            matches!(lines.first(), Some(LintLine::Warning { .. })),
+            matches!(lines.first(), Some(LintLine::Warning(_))),
             "{text}"
         );
         assert!(
