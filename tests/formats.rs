@@ -19,6 +19,19 @@ fn json_lines(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `tracegate check specs --traces TRACE --output json`: its exit status and lines.
+fn check_json(trace: &Path) -> (Option<i32>, Vec<Value>) {
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        trace.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    (output.status.code(), json_lines(&stdout(&output)))
+}
+
 fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["type"] == ty).collect()
 }
@@ -286,15 +299,7 @@ fn many_transcripts_in_one_document_are_traces_of_their_own() {
         format!("{}\n{}\n", one_line(CREATED), one_line(RE_CREATED)),
     )
     .unwrap();
-    let output = run(&[
-        "check",
-        "specs",
-        "--traces",
-        lines_file.to_str().unwrap(),
-        "--output",
-        "json",
-    ]);
-    let lines = json_lines(&stdout(&output));
+    let (_, lines) = check_json(&lines_file);
     let violations = of_type(&lines, "violation");
     assert_eq!(violations.len(), 1, "{lines:#?}");
     assert_eq!(violations[0]["trace"], "line 2 /messages");
@@ -311,16 +316,8 @@ fn malformed_elements_are_reported_with_their_pointer_and_the_rest_is_checked() 
         1,
     );
     std::fs::write(&file, &text).unwrap();
-    let output = run(&[
-        "check",
-        "specs",
-        "--traces",
-        file.to_str().unwrap(),
-        "--output",
-        "json",
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    let lines = json_lines(&stdout(&output));
+    let (status, lines) = check_json(&file);
+    assert_eq!(status, Some(2));
     let errors = of_type(&lines, "error");
     assert_eq!(errors.len(), 1, "{lines:#?}");
     assert_eq!(errors[0]["code"], "malformed-record");
@@ -338,16 +335,8 @@ fn malformed_elements_are_reported_with_their_pointer_and_the_rest_is_checked() 
         "[\n  {\"role\": \"user\",\n   \"content\": oops}\n]\n",
     )
     .unwrap();
-    let output = run(&[
-        "check",
-        "specs",
-        "--traces",
-        broken.to_str().unwrap(),
-        "--output",
-        "json",
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    let lines = json_lines(&stdout(&output));
+    let (status, lines) = check_json(&broken);
+    assert_eq!(status, Some(2));
     let errors = of_type(&lines, "error");
     assert_eq!(errors[0]["code"], "malformed-record");
     assert_eq!(errors[0]["line"], 3);
