@@ -134,6 +134,30 @@ impl Machine {
         self.graph.node_indices()
     }
 
+    /// Every edge of the graph: `(from, to, edge)`.
+    pub fn edges(&self) -> impl Iterator<Item = (StateId, StateId, Edge)> + '_ {
+        self.graph.edge_indices().map(|edge| {
+            let (from, to) = self
+                .graph
+                .edge_endpoints(edge)
+                .expect("bug: an edge index from the graph itself");
+            (from, to, self.graph[edge])
+        })
+    }
+
+    /// The moves a trace can make, `(from, to, edge)`, in declaration order: by the
+    /// statement that allows them, then (for the moves of one `path` or one
+    /// `on E1, E2`) by source state and event. A transition a `forbid` overrides never
+    /// happens and is left out.
+    pub fn allowed_moves(&self) -> Vec<(StateId, StateId, Edge)> {
+        let mut moves: Vec<_> = self
+            .edges()
+            .filter(|&(from, _, edge)| matches!(self.step(from, edge.event), Move::Go { .. }))
+            .collect();
+        moves.sort_by_key(|&(from, _, edge)| (edge.rule.start, from.index(), edge.event));
+        moves
+    }
+
     pub fn step(&self, state: StateId, event: EventId) -> Move {
         self.moves[state.index() * self.events.len() + event]
     }

@@ -96,28 +96,17 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
     let state_name = |id| machine.state(id).name.as_str();
     let event_name = |id: usize| machine.events[id].name.as_str();
 
-    // In declaration order, as the other formats draw them: by rule, then (for the
-    // moves of one `path` or one `on E1, E2`) by source state and event declaration.
-    let mut transitions: Vec<((usize, usize, usize), Transition<'_>)> = Vec::new();
-    for edge in machine.graph.edge_indices() {
-        let (from, to) = machine
-            .graph
-            .edge_endpoints(edge)
-            .expect("bug: an edge index from the graph itself");
-        let weight = machine.graph[edge];
-        if matches!(machine.step(from, weight.event), Move::Go { .. }) {
-            transitions.push((
-                (weight.rule.start, from.index(), weight.event),
-                Transition {
-                    from: state_name(from),
-                    to: state_name(to),
-                    event: event_name(weight.event),
-                    line: line(weight.rule),
-                },
-            ));
-        }
-    }
-    transitions.sort_by_key(|&(order, _)| order);
+    // In declaration order, as the other formats draw them.
+    let transitions: Vec<Transition<'_>> = machine
+        .allowed_moves()
+        .into_iter()
+        .map(|(from, to, edge)| Transition {
+            from: state_name(from),
+            to: state_name(to),
+            event: event_name(edge.event),
+            line: line(edge.rule),
+        })
+        .collect();
 
     let forbids = machine
         .forbids
@@ -224,7 +213,7 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
                 line: line(event.span),
             })
             .collect(),
-        transitions: transitions.into_iter().map(|(_, t)| t).collect(),
+        transitions,
         forbids,
         highlight,
     };

@@ -192,21 +192,9 @@ impl Drawing {
 
         // Allowed moves, in the order of the statements that allow them, one edge per
         // pair of states. A move a `forbid` overrides never happens and is not drawn.
-        let mut moves: Vec<(usize, EventId, StateId, StateId)> = Vec::new();
-        for edge in machine.graph.edge_indices() {
-            let (from, to) = machine
-                .graph
-                .edge_endpoints(edge)
-                .expect("bug: an edge index from the graph itself");
-            let weight = machine.graph[edge];
-            if matches!(machine.step(from, weight.event), Move::Go { .. }) {
-                moves.push((weight.rule.start, weight.event, from, to));
-            }
-        }
-        moves.sort_unstable_by_key(|&(rule, event, from, _)| (rule, from.index(), event));
-        moves.dedup();
         let mut groups: Vec<((StateId, StateId), Vec<EventId>)> = Vec::new();
-        for &(_, event, from, to) in &moves {
+        for (from, to, edge) in machine.allowed_moves() {
+            let event = edge.event;
             match groups.iter_mut().find(|(pair, _)| *pair == (from, to)) {
                 Some((_, events)) => {
                     if !events.contains(&event) {

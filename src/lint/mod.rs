@@ -221,12 +221,7 @@ fn unused_events(spec: &Linted<'_>, found: &mut Vec<Finding>) {
 fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<Finding>) {
     let machine = spec.machine;
     let mut seen = BTreeSet::new();
-    for edge in machine.graph.edge_indices() {
-        let (from, to) = machine
-            .graph
-            .edge_endpoints(edge)
-            .expect("bug: an edge index from the graph itself");
-        let weight = machine.graph[edge];
+    for (from, to, weight) in machine.edges() {
         let Move::Forbidden(rule) = machine.step(from, weight.event) else {
             continue;
         };
