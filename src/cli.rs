@@ -293,11 +293,7 @@ fn help(topic: &[String], out: &mut dyn Write) -> std::io::Result<Exit> {
 }
 
 fn lint(args: LintArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
-    let spec_paths = if args.specs.is_empty() {
-        vec![PathBuf::from("specs")]
-    } else {
-        args.specs
-    };
+    let spec_paths = or_default(args.specs, "specs");
     let deny_warnings = args.deny.contains(&Deny::Warnings);
     let mut report = Report::lint(out, args.output, deny_warnings);
 
@@ -382,11 +378,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
         };
     }
 
-    let spec_paths = if args.specs.is_empty() {
-        vec![PathBuf::from("specs")]
-    } else {
-        args.specs
-    };
+    let spec_paths = or_default(args.specs, "specs");
     let (spec_files, missing) = files::collect(&spec_paths, files::is_spec_file);
     let mut exit = Exit::Success;
     for diagnostic in &missing {
@@ -504,16 +496,8 @@ fn explain_code(code: Option<&str>, out: &mut dyn Write) -> std::io::Result<Exit
 }
 
 fn check(args: CheckArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
-    let spec_paths = if args.specs.is_empty() {
-        vec![PathBuf::from("specs")]
-    } else {
-        args.specs
-    };
-    let trace_paths = if args.traces.is_empty() {
-        vec![PathBuf::from("traces")]
-    } else {
-        args.traces
-    };
+    let spec_paths = or_default(args.specs, "specs");
+    let trace_paths = or_default(args.traces, "traces");
     let input = match args.input.options() {
         Ok(input) => input,
         Err(message) => {
@@ -523,17 +507,9 @@ fn check(args: CheckArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
     };
     let mut report = Report::new(out, args.output);
 
-    let trace_by = match args
-        .trace_by
-        .as_deref()
-        .map(crate::spec::parser::parse_path)
-    {
-        None => None,
-        Some(Ok(path)) => Some(path.segments),
-        Some(Err(message)) => {
-            eprintln!("error: invalid --trace-by path: {message}");
-            return Ok(Exit::Error);
-        }
+    let trace_by = match parse_trace_by(args.trace_by.as_deref()) {
+        Ok(path) => path,
+        Err(exit) => return Ok(exit),
     };
 
     let (specs, spec_errors) = load_specs(&spec_paths);
@@ -607,7 +583,36 @@ fn convert(args: ConvertArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
     })
 }
 
-fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
+/// Whether human output may use colour: stdout is a terminal and `NO_COLOR` is unset.
+pub(crate) fn styled() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// The paths given, or `default` (`specs`, `traces`) when none were.
+pub(crate) fn or_default(paths: Vec<PathBuf>, default: &str) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from(default)]
+    } else {
+        paths
+    }
+}
+
+/// The `--trace-by` path, if given; a bad one is reported and ends the command.
+pub(crate) fn parse_trace_by(
+    text: Option<&str>,
+) -> Result<Option<Vec<crate::spec::ast::Segment>>, Exit> {
+    match text.map(crate::spec::parser::parse_path) {
+        None => Ok(None),
+        Some(Ok(path)) => Ok(Some(path.segments)),
+        Some(Err(message)) => {
+            eprintln!("error: invalid --trace-by path: {message}");
+            Err(Exit::Error)
+        }
+    }
+}
+
+/// Compiles the specs under `paths`: the machines, and every error (none found is one).
+pub(crate) fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
     let (spec_files, mut errors) = files::collect(paths, files::is_spec_file);
     if spec_files.is_empty() && errors.is_empty() {
         errors.push(no_input("spec", paths, "`*.tg`"));
@@ -658,7 +663,7 @@ impl<'o> Report<'o> {
         Report {
             out,
             format,
-            styled: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            styled: styled(),
             mode: ReportMode::Check,
             summary: Summary::default(),
         }

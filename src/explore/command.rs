@@ -2,13 +2,13 @@
 //! loads specs, calls the library, writes emitted traces and prints the reports. The
 //! only part of `explore` that touches files or prints.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use super::render::{self, Emitted};
 use super::{DEFAULT_LIMIT, DEFAULT_MAX_DEPTH, Format, ShrinkOptions, Written};
 use crate::check::CheckOptions;
-use crate::cli::{Exit, InputArgs, OutputFormat};
+use crate::cli::{Exit, InputArgs, OutputFormat, or_default, parse_trace_by, styled};
 use crate::diagnostic::render::{human, json};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::files;
@@ -88,10 +88,6 @@ pub struct CoverageArgs {
     pub input: InputArgs,
 }
 
-fn styled() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-}
-
 fn print_diagnostics(
     out: &mut dyn Write,
     format: OutputFormat,
@@ -112,30 +108,12 @@ fn load(
     out: &mut dyn Write,
     format: OutputFormat,
 ) -> std::io::Result<Result<Vec<Machine>, Exit>> {
-    let (spec_files, mut errors) = files::collect(paths, files::is_spec_file);
-    if spec_files.is_empty() && errors.is_empty() {
-        let mut diagnostic = Diagnostic::new(Code::NoInput, "no spec files found".to_string());
-        diagnostic.hint = Some("spec files are `*.tg`; name them on the command line".into());
-        errors.push(diagnostic);
-    }
-    let (specs, spec_errors) = files::load_specs(&spec_files);
-    errors.extend(spec_errors);
+    let (specs, errors) = crate::cli::load_specs(paths);
     if errors.is_empty() {
         Ok(Ok(specs))
     } else {
         print_diagnostics(out, format, &errors)?;
         Ok(Err(Exit::Error))
-    }
-}
-
-fn trace_by(text: Option<&str>) -> Result<Option<Vec<crate::spec::ast::Segment>>, Exit> {
-    match text.map(crate::spec::parser::parse_path) {
-        None => Ok(None),
-        Some(Ok(path)) => Ok(Some(path.segments)),
-        Some(Err(message)) => {
-            eprintln!("error: invalid --trace-by path: {message}");
-            Err(Exit::Error)
-        }
     }
 }
 
@@ -270,7 +248,7 @@ pub fn shrink(args: ShrinkArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    let trace_by = match trace_by(args.trace_by.as_deref()) {
+    let trace_by = match parse_trace_by(args.trace_by.as_deref()) {
         Ok(path) => path,
         Err(exit) => return Ok(exit),
     };
@@ -341,21 +319,13 @@ pub fn shrink(args: ShrinkArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
 
 /// `tracegate coverage`.
 pub fn coverage(args: CoverageArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
-    let spec_paths = if args.specs.is_empty() {
-        vec![PathBuf::from("specs")]
-    } else {
-        args.specs
-    };
-    let trace_paths = if args.traces.is_empty() {
-        vec![PathBuf::from("traces")]
-    } else {
-        args.traces
-    };
+    let spec_paths = or_default(args.specs, "specs");
+    let trace_paths = or_default(args.traces, "traces");
     let specs = match load(&spec_paths, out, args.output)? {
         Ok(specs) => specs,
         Err(exit) => return Ok(exit),
     };
-    let trace_by = match trace_by(args.trace_by.as_deref()) {
+    let trace_by = match parse_trace_by(args.trace_by.as_deref()) {
         Ok(path) => path,
         Err(exit) => return Ok(exit),
     };
