@@ -9,6 +9,7 @@ mod explore;
 mod fmt;
 mod formats;
 mod graph;
+mod human_output;
 mod json_contract;
 mod lint;
 mod malformed;
