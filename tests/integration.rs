@@ -14,6 +14,7 @@ mod json_contract;
 mod lint;
 mod malformed;
 mod properties;
+mod readme;
 mod semantics;
 mod shrink;
 mod spec_errors;
