@@ -5,6 +5,7 @@ mod cli;
 mod corpus;
 mod coverage;
 mod editor;
+mod explain_examples;
 mod explore;
 mod fmt;
 mod formats;
