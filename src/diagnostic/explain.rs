@@ -2,6 +2,8 @@
 //!
 //! Each text has three sections, in the ruff style: what the code means, why it matters,
 //! and a minimal example (a spec and/or trace lines that trigger it, and the fix).
+//! The example opens its section, indented four spaces, and must be complete:
+//! `tests/explain_examples.rs` runs it and expects exactly the code it explains.
 
 use super::Code;
 
@@ -81,15 +83,19 @@ such as a note attached to a record the agent guessed exists. Specs that only ca
 about a few moves should say `otherwise ignore`, so other events pass silently.
 
 ## Example
-The seed protocol (events declared for `create_invoice`, `lookup_invoice` and
-`attach_invoice_note`):
+    event create  = call create_invoice
+    event unknown = result create_invoice where error.category == "outcome_unknown"
+    event note    = call attach_invoice_note
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on unknown
 
-    path create -> outcome_unknown -> lookup_by_request_id -> found -> attach_note
+    {"kind":"call","tool":"create_invoice","call_id":"c1"}
+    {"kind":"result","tool":"create_invoice","call_id":"c1","status":"error","error":{"category":"outcome_unknown"}}
+    {"kind":"call","tool":"attach_invoice_note","call_id":"c2"}
 
-A trace that creates an invoice, gets a timeout (`outcome_unknown`) and then calls
-`attach_invoice_note` is rejected in state `outcome_unknown`: the only allowed event
-there is `lookup_by_request_id`. Fix the agent (look the invoice up first), or, if the
-move is legitimate, add a transition for it, e.g. `outcome_unknown -> noted on attach_note`.
+The third line is rejected: no transition from `doubt` takes `note`. Fix the agent (look
+the invoice up first), or, if the move is legitimate, add `doubt -> noted on note`.
 "##;
 
 const UNACCEPTED_END: &str = r##"## What it means
@@ -184,6 +190,7 @@ arbitrary. Ambiguity usually means a pattern is broader than its author meant.
 ## Example
     event failed = result "*" where status == "error"
     event denied = result delete_repository where error.status == 403
+    initial idle
 
     {"kind":"result","tool":"delete_repository","call_id":"c1","status":"error","error":{"status":403}}
 
@@ -245,6 +252,7 @@ catastrophic backtracking, whatever the records contain.
 
 ## Example
     event write = call /^(?!get_|list_)/
+    initial idle
 
 Look-ahead is not supported. Fix: say the same thing with `not`:
 
@@ -264,6 +272,8 @@ Usually a typo, and a costly one: a `forbid` on a state that does not exist forb
 nothing, and an `accept` list with a misspelt state rejects traces that should pass.
 
 ## Example
+    event create          = call create_record
+    event outcome_unknown = result create_record where status == "missing"
     initial idle
     idle    -> pending on create
     pending -> unknown on outcome_unknown
@@ -300,6 +310,7 @@ a rule talks about. Combining them by accident would also change what the event 
 ## Example
     event failed = result create_record where status == "error"
     event failed = result create_record where status == "missing"
+    initial idle
 
 Fix: give each its own name, or make it one event with `or`:
 
@@ -316,6 +327,7 @@ The second would silently replace the first, and a machine with two initial stat
 two different `otherwise` policies has no single meaning. The analyzer refuses to pick.
 
 ## Example
+    event create = call create_record
     initial idle
     idle -> pending on create
     initial pending
@@ -334,12 +346,18 @@ Reports, CI filters and coverage identify a spec by its name; two specs with one
 would merge their findings and make it impossible to tell which rule a violation broke.
 
 ## Example
-    specs/reconcile_before_retry.tg:   spec reconcile_before_retry
-    specs/reconcile_invoices.tg:       spec reconcile_before_retry
+    # specs/reconcile_before_retry.tg
+    spec reconcile_before_retry
+    initial idle
+
+    # specs/reconcile_invoices.tg
+    spec reconcile_before_retry
+    initial idle
 
 Fix: give each spec its own name. The convention is that the name is the file's stem:
 
-    specs/reconcile_invoices.tg:       spec reconcile_invoices
+    # specs/reconcile_invoices.tg
+    spec reconcile_invoices
 "##;
 
 const MISSING_INITIAL: &str = r##"## What it means
@@ -370,6 +388,8 @@ The machine must be deterministic: one state and one event give one next state.
 Otherwise the verdict would depend on which transition was picked.
 
 ## Example
+    event create = call create_record
+    initial idle
     idle -> pending on create
     idle -> done    on create
 
@@ -391,6 +411,11 @@ The two lists answer the same question from opposite sides; with both, a state i
 neither list (or in both) has no clear meaning at the end of a trace.
 
 ## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
+    initial idle
+    idle    -> unknown on create
+    unknown -> done    on created
     accept idle, done
     hot unknown
 
@@ -410,6 +435,7 @@ Every record that matches one matches the other, so each of them would be an
 ## Example
     event create = call create_record
     event retry  = call create_record
+    initial idle
 
 A retry is not a different record; it is the same event in a different state. Fix:
 keep one event and let the states tell them apart:
@@ -430,6 +456,7 @@ the event mean something other than what was written.
 
 ## Example
     event refused = message request_approval where text matches /denied/
+    initial idle
 
 Fix: match the tool's result, or match the message without a tool:
 
@@ -447,6 +474,8 @@ Rules about an unreachable state never apply, so the protocol they describe is n
 checked. Usually a transition into the state is missing or names the wrong state.
 
 ## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
     initial idle
     idle    -> pending on create
     pending -> idle    on created
@@ -466,6 +495,9 @@ Sometimes that is the intent (a state only a human can clear), but usually the w
 is missing: a recovery step the spec forgot, so every trace through the state fails.
 
 ## Example
+    event create  = call create_record
+    event created = result create_record where status == "ok"
+    event failed  = result create_record where status == "error"
     initial idle
     accept idle, done
     idle    -> pending on create
@@ -507,6 +539,8 @@ The spec says two contradictory things about one move. A reader of the transitio
 believes the move is allowed; the checker reports it as forbidden.
 
 ## Example
+    event create  = call create_record
+    event unknown = result create_record where status == "missing"
     initial idle
     idle    -> pending on create
     pending -> doubt   on unknown
@@ -527,6 +561,11 @@ The author wrote a message for the move that reviewers will never read; which ru
 wins depends on the order of the lines.
 
 ## Example
+    event create  = call create_record
+    event unknown = result create_record where status == "missing"
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on unknown
     forbid doubt on create: "blind re-create: look it up first"
     forbid doubt, pending on create: "no second create while one is open"
 
@@ -543,6 +582,9 @@ It is dead text: deleting it changes nothing, and editing it (say, to add a step
 not do what the author expects, because the longer path still allows the old moves.
 
 ## Example
+    event create  = call create_record
+    event unknown = result create_record where status == "missing"
+    event lookup  = call lookup_by_request_id
     path create -> unknown -> lookup
     path create -> unknown
 
@@ -562,6 +604,8 @@ overlap often hides until a rare failure arrives in production.
 ## Example
     event failed = result "*" where status == "error"
     event denied = result delete_repository where error.status == 403
+    initial working
+    working -> stopped on failed, denied
 
 Both claim `{"kind":"result","tool":"delete_repository","error":{"status":403},"status":"error"}`.
 Fix: make them exclusive, for example
@@ -577,6 +621,8 @@ A spec that always passes gives a green check that means nothing. It is usually 
 written: the moves the protocol exists to prevent were never forbidden.
 
 ## Example
+    event denied = result "*" where status == "error" and error.status == 403
+    event asked  = call request_access
     initial working
     otherwise ignore
     working -> denied  on denied
@@ -598,8 +644,11 @@ of a typo on one side, and then the rule silently checks nothing.
 
 ## Example
     event create = call create_record
+    initial idle
+    idle -> idle on create
 
-    {"kind":"call","tool":"create_recrod","call_id":"c1"}
+    {"kind":"call","tool":"create_record","call_id":"c1"}
+    {"kind":"call","tool":"create_recrod","call_id":"c2"}
 
 reports `create_recrod`, and asks: did you mean `create_record`? Fix the name on the
 side that is wrong.
@@ -615,10 +664,16 @@ An event whose tool never occurs never fires, so its rules are never exercised b
 corpus. A misspelt tool name in a spec fails open: the forbidden move goes unreported.
 
 ## Example
-    event note = call attach_notes
+    event create = call create_record
+    event note   = call attach_notes
+    initial idle
+    idle -> done on create
+    done -> done on note
 
-when the traces only ever call `attach_note`. Fix the spelling in the spec (or add
-traces that exercise the tool).
+    {"kind":"call","tool":"create_record","call_id":"c1"}
+
+No trace calls `attach_notes`. Fix the spelling in the spec if the tool is really
+`attach_note`, or add traces that exercise the tool.
 "##;
 
 const UNKNOWN_FORMAT: &str = r##"## What it means
