@@ -167,4 +167,10 @@ fn usage_problems_are_usage_error_diagnostics_on_stderr() {
             "{line:?}: {stderr}"
         );
     }
+    let output = run(&["explain", "forbiden-transition"]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error[usage-error]: unknown code `forbiden-transition`\n \
+         = help: did you mean `forbidden-transition`? `tracegate explain` lists them all\n\n"
+    );
 }

@@ -23,22 +23,22 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
     let found = find(&config)?;
     // Everything is counted before anything is written, so that a run cut short by a
     // closed pipe still exits with the status of all it found.
+    out.summary.specs = found.specs;
     found.problems.iter().for_each(|d| out.tally(d));
     for (_, checked) in &found.checked {
+        out.summary.records += checked.outcome.records;
+        out.summary.traces += checked.outcome.traces;
         checked
             .outcome
             .diagnostics
             .iter()
             .for_each(|d| out.tally(d));
     }
-    out.summary.specs = found.specs;
     for diagnostic in &found.problems {
         out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
     }
     for (path, checked) in &found.checked {
         say_format(out, &config.input, path, checked.detected.as_ref())?;
-        out.summary.records += checked.outcome.records;
-        out.summary.traces += checked.outcome.traces;
         for diagnostic in &checked.outcome.diagnostics {
             out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
         }
