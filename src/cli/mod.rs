@@ -73,3 +73,76 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
         Config::Help(config) => commands::help::run(config, out),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Write};
+
+    use clap::Parser;
+
+    use super::*;
+
+    /// Runs a command line in-process: its status, stdout and stderr.
+    fn run_line(line: &[&str]) -> (Exit, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let cli = Cli::try_parse_from(std::iter::once("tracegate").chain(line.iter().copied()))
+            .expect("the command line parses");
+        let exit = run_with(
+            cli,
+            &mut Output::with_style(&mut out, false, &mut err, false),
+        );
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8 output");
+        (exit, text(out), text(err))
+    }
+
+    #[test]
+    fn usage_problems_go_to_stderr_and_fail_the_run() {
+        let (exit, out, err) = run_line(&["coverage", "--min", "150", "--trace-by", ".."]);
+        assert_eq!((exit, out.as_str()), (Exit::Error, ""));
+        assert_eq!(err.matches("error[usage-error]").count(), 2, "{err}");
+    }
+
+    #[test]
+    fn findings_decide_the_status() {
+        let (exit, out, err) =
+            run_line(&["check", "specs", "--traces", "traces/seed_protocol/fail"]);
+        assert_eq!(exit, Exit::Violations, "{out}");
+        assert!(out.ends_with(": 2 violations\n"), "{out}");
+        assert_eq!(err, "");
+        let (exit, out, _) = run_line(&["explain", "no-input"]);
+        assert_eq!(exit, Exit::Success);
+        assert!(out.starts_with("# no-input\n"), "{out}");
+    }
+
+    /// A reader that has gone away.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_keeps_the_status_of_what_was_found() {
+        let cli = Cli::try_parse_from([
+            "tracegate",
+            "check",
+            "specs",
+            "--traces",
+            "traces/seed_protocol/fail",
+        ])
+        .expect("the command line parses");
+        let (mut out, mut err) = (ClosedPipe, Vec::new());
+        let exit = run_with(
+            cli,
+            &mut Output::with_style(&mut out, false, &mut err, false),
+        );
+        assert_eq!(exit, Exit::Violations);
+        assert!(err.is_empty(), "a closed pipe is not reported");
+    }
+}
