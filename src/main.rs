@@ -2,11 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use tracegate::cli::{self, Cli, Exit};
+use tracegate::cli::{self, Exit};
 
 fn main() -> ExitCode {
-    let exit = cli::run(Cli::parse());
+    let exit = cli::run(cli::args::parse());
     ExitCode::from(match exit {
         Exit::Success => 0,
         Exit::Violations => 1,

@@ -346,6 +346,19 @@ fn graph_formats() -> impl TypedValueParser<Value = export::Format> {
     })
 }
 
+/// Parses the process's command line; a malformed one ends the process with clap's
+/// message and status 2.
+pub fn parse() -> Cli {
+    Cli::parse()
+}
+
+/// Parses `line` (without the program name), for tests.
+#[cfg(test)]
+pub(crate) fn parse_line(line: &[&str]) -> Cli {
+    Cli::try_parse_from(std::iter::once("tracegate").chain(line.iter().copied()))
+        .expect("the command line parses")
+}
+
 /// The names `tracegate help TOPIC` knows besides `spec`: every command's.
 pub fn command_names() -> Vec<String> {
     Cli::command()

@@ -395,15 +395,12 @@ fn help(topic: &[String], problems: &mut Problems) -> HelpConfig {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
+    use super::super::args::parse_line;
     use super::*;
 
     /// The configuration of a command line, or the messages of its usage problems.
     fn configure(line: &[&str]) -> Result<Config, Vec<(Code, String, Option<String>)>> {
-        let cli = Cli::try_parse_from(std::iter::once("tracegate").chain(line.iter().copied()))
-            .expect("the command line parses");
-        config(cli).map_err(|problems| {
+        config(parse_line(line)).map_err(|problems| {
             problems
                 .into_iter()
                 .map(|d| (d.code, d.message, d.hint))

@@ -27,9 +27,6 @@ pub enum Exit {
     Error,
 }
 
-/// The spec language reference, embedded so `help spec` cannot drift from the docs.
-pub const SPEC_REFERENCE: &str = include_str!("../../specs/README.md");
-
 /// Runs a parsed command line on the process's stdout and stderr.
 pub fn run(cli: Cli) -> Exit {
     let stdout = io::stdout();
@@ -40,8 +37,8 @@ pub fn run(cli: Cli) -> Exit {
 }
 
 /// Runs a parsed command line, writing through `output`. A closed pipe ends the run
-/// quietly, with the status of what it had found; any other failure to write is an
-/// error.
+/// quietly, with the status of what it had found; any other I/O failure (a file that
+/// cannot be written, standard input that cannot be read) is an error.
 pub fn run_with(cli: Cli, output: &mut Output<'_>) -> Exit {
     let ran = match config::config(cli) {
         Ok(config) => dispatch(config, output),
@@ -78,17 +75,14 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
 mod tests {
     use std::io::{self, Write};
 
-    use clap::Parser;
-
+    use super::args::parse_line;
     use super::*;
 
     /// Runs a command line in-process: its status, stdout and stderr.
     fn run_line(line: &[&str]) -> (Exit, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let cli = Cli::try_parse_from(std::iter::once("tracegate").chain(line.iter().copied()))
-            .expect("the command line parses");
         let exit = run_with(
-            cli,
+            parse_line(line),
             &mut Output::with_style(&mut out, false, &mut err, false),
         );
         let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8 output");
@@ -129,14 +123,7 @@ mod tests {
 
     #[test]
     fn a_closed_pipe_keeps_the_status_of_what_was_found() {
-        let cli = Cli::try_parse_from([
-            "tracegate",
-            "check",
-            "specs",
-            "--traces",
-            "traces/seed_protocol/fail",
-        ])
-        .expect("the command line parses");
+        let cli = parse_line(&["check", "specs", "--traces", "traces/seed_protocol/fail"]);
         let (mut out, mut err) = (ClosedPipe, Vec::new());
         let exit = run_with(
             cli,

@@ -2,10 +2,12 @@
 
 use std::io;
 
-use crate::cli::SPEC_REFERENCE;
 use crate::cli::args::long_help;
 use crate::cli::config::HelpConfig;
 use crate::cli::output::Output;
+
+/// The spec language reference, embedded so `help spec` cannot drift from the docs.
+pub const SPEC_REFERENCE: &str = include_str!("../../../specs/README.md");
 
 pub fn run(config: HelpConfig, out: &mut Output<'_>) -> io::Result<()> {
     let text = match &config {
