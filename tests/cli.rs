@@ -116,3 +116,61 @@ fn secrets_in_trace_lines_are_not_echoed() {
     assert!(!text.contains("0123456789abcdefghij"), "{text}");
     assert!(text.contains("[redacted]"), "{text}");
 }
+
+/// Runs `check` on `traces` with stdout closed before it writes: what it exits with.
+fn status_with_stdout_closed(traces: &std::path::Path) -> Option<i32> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("tracegate"))
+        .current_dir(crate::util::root())
+        .env_clear()
+        .args(["check", "specs/seed_protocol.tg", "--traces"])
+        .arg(traces)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tracegate runs");
+    // The report is far larger than a pipe holds, so the run meets the closed pipe
+    // whether it starts writing before or after the reader goes away.
+    drop(child.stdout.take());
+    child.wait().expect("tracegate ends").code()
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_with_the_status_of_what_it_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = std::fs::read_to_string(
+        crate::util::root().join("traces/seed_protocol/fail/forbidden-transition.jsonl"),
+    )
+    .unwrap();
+    for i in 0..300 {
+        std::fs::write(dir.path().join(format!("fail-{i:03}.jsonl")), &failing).unwrap();
+    }
+    assert_eq!(status_with_stdout_closed(dir.path()), Some(1), "violations");
+    std::fs::write(dir.path().join("broken.jsonl"), "{not json\n").unwrap();
+    assert_eq!(status_with_stdout_closed(dir.path()), Some(2), "an error");
+}
+
+#[test]
+fn usage_problems_are_usage_error_diagnostics_on_stderr() {
+    for line in [
+        &["check", "--select", "runs[*.messages"][..],
+        &["coverage", "--min", "150"],
+        &["shrink", "specs", "t.jsonl", "--violation", "0"],
+        &["help", "chek"],
+    ] {
+        let output = run(line);
+        assert_eq!(output.status.code(), Some(2), "{line:?}");
+        assert_eq!(stdout(&output), "", "{line:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.starts_with("error[usage-error]: "),
+            "{line:?}: {stderr}"
+        );
+    }
+    let output = run(&["explain", "forbiden-transition"]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error[usage-error]: unknown code `forbiden-transition`\n \
+         = help: did you mean `forbidden-transition`? `tracegate explain` lists them all\n\n"
+    );
+}

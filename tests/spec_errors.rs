@@ -77,6 +77,8 @@ fn every_code_has_an_example() {
             // Triggered by a path that does not exist / an empty directory (below and
             // in tests/cli.rs).
             Code::UnreadableInput | Code::NoInput => true,
+            // Triggered by a command line, not a spec or trace (tests/cli.rs).
+            Code::UsageError => true,
             _ => fixtures.contains(code.as_str()),
         };
         assert!(covered, "no example triggers `{code}`");

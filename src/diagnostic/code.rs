@@ -112,6 +112,8 @@ codes! {
         "a tool an event names that never occurs in the traces";
     UnknownFormat => "unknown-format", Error,
         "a trace file that holds no transcript in any format tracegate reads";
+    UsageError => "usage-error", Error,
+        "a command line that names something tracegate does not have or cannot do";
 }
 
 impl Code {

@@ -42,6 +42,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnmatchedTool => UNMATCHED_TOOL,
         Code::UnseenTool => UNSEEN_TOOL,
         Code::UnknownFormat => UNKNOWN_FORMAT,
+        Code::UsageError => USAGE_ERROR,
     }
 }
 
@@ -698,6 +699,23 @@ Nothing in this file is a message list. If the transcripts are somewhere tracega
 not look, say where with `--select` (for instance `--select 'results.episodes[*].turns'`),
 and the format with `--format NAME` if it is not detected; `tracegate convert` shows
 what is read.
+"##;
+
+const USAGE_ERROR: &str = r##"## What it means
+The command line was well formed, but one of its values cannot be used: a `--select` or
+`--trace-by` path that does not parse, a diagnostic code or help topic that does not
+exist, `--violation 0`, a `--min` percentage outside 0 to 100, or `fmt -` (standard
+input) named beside other paths. The message names the flag; a close name is suggested.
+Nothing is read or checked.
+
+## Why it matters
+A run that silently ignored a mistyped value would check something other than what was
+asked; so the mistake is an error (exit status 2), reported before any file is read.
+
+## Example
+    tracegate check --select 'runs[*.messages'
+
+The `[` is never closed: write `runs[*].messages`.
 "##;
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::synth::JsonRecord;
 
 /// A trace format that tracegate can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {
     /// Native JSONL: one normalized record per line.
     Native,

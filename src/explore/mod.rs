@@ -1,8 +1,9 @@
 //! Exploring a spec and a corpus: what a spec forbids, traces that show it, a real
 //! failing trace shrunk to its minimum, and which paths a corpus exercised. These
-//! functions take machines and trace text and return data; only [`command`] prints or
-//! writes files ([`coverage()`] reads the trace files it is given, as
-//! [`crate::check::check_file`] does, through [`crate::ingest`]).
+//! functions take machines and trace text and return data; the `explore`, `shrink` and
+//! `coverage` commands of the CLI print it and write files ([`coverage()`] reads the
+//! trace files it is given, as [`crate::check::check_file`] does, through
+//! [`crate::ingest`]).
 //!
 //! The parts: [`paths`] (shortest paths, allowed paths), [`synth`] (records that match
 //! exactly one event), [`build`] (whole traces, verified by the checker and, for other
@@ -23,7 +24,6 @@
 //! - [`coverage()`]: which states, transitions and forbidden moves a corpus exercised.
 
 pub mod build;
-pub mod command;
 pub mod coverage;
 pub mod emit;
 pub mod paths;

@@ -1,5 +1,6 @@
 //! Text for explore, shrink and coverage results: human-readable reports and JSON
-//! Lines. Pure: every function returns a string; [`super::command`] writes it.
+//! Lines. Pure: every function returns a string; the CLI's `explore`, `shrink` and
+//! `coverage` commands write it.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -24,7 +24,7 @@ use crate::spec::ast::Otherwise;
 use highlight::{End, Walk};
 
 /// An output format of `tracegate graph`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Graphviz DOT.
     Dot,
@@ -34,6 +34,20 @@ pub enum Format {
     Svg,
     /// The machine as JSON (see the language reference).
     Json,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Dot, Format::Mermaid, Format::Svg, Format::Json];
+
+    /// The name `graph --format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Dot => "dot",
+            Format::Mermaid => "mermaid",
+            Format::Svg => "svg",
+            Format::Json => "json",
+        }
+    }
 }
 
 /// Renders `machine` in `format`, with the walk of a trace if given.

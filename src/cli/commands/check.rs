@@ -1,0 +1,80 @@
+//! `tracegate check`: traces against specs, a report on stdout.
+
+use std::io;
+use std::path::PathBuf;
+
+use super::{load_specs, no_input, say_format};
+use crate::cli::config::CheckConfig;
+use crate::cli::output::{Output, Stream, SummaryKind};
+use crate::diagnostic::Diagnostic;
+use crate::files;
+use crate::ingest::Checked;
+
+/// What a check found, in report order.
+struct Found {
+    specs: usize,
+    /// Spec errors, unreadable trace paths, no trace files.
+    problems: Vec<Diagnostic>,
+    /// Each trace file and what checking it gave.
+    checked: Vec<(PathBuf, Checked)>,
+}
+
+pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
+    let found = find(&config)?;
+    // Everything is counted before anything is written, so that a run cut short by a
+    // closed pipe still exits with the status of all it found.
+    out.summary.specs = found.specs;
+    found.problems.iter().for_each(|d| out.tally(d));
+    for (_, checked) in &found.checked {
+        out.summary.records += checked.outcome.records;
+        out.summary.traces += checked.outcome.traces;
+        checked
+            .outcome
+            .diagnostics
+            .iter()
+            .for_each(|d| out.tally(d));
+    }
+    for diagnostic in &found.problems {
+        out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
+    }
+    for (path, checked) in &found.checked {
+        say_format(out, &config.input, path, checked.detected.as_ref())?;
+        for diagnostic in &checked.outcome.diagnostics {
+            out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
+        }
+    }
+    out.summary(SummaryKind::Check, config.output)
+}
+
+/// The library's part: load specs, find trace files, check them.
+fn find(config: &CheckConfig) -> io::Result<Found> {
+    let (specs, spec_errors) = load_specs(&config.specs);
+    let (trace_files, missing) = files::collect(&config.traces, files::is_trace_file);
+    // A spec that does not compile checks nothing: fail closed, before reading traces.
+    let checked = if spec_errors.is_empty() && !specs.is_empty() {
+        let run = || {
+            crate::ingest::check_paths(&specs, &trace_files, &config.check, &config.input.options)
+        };
+        match config.jobs {
+            Some(jobs) => rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs.max(1))
+                .build()
+                .map_err(io::Error::other)?
+                .install(run),
+            None => run(),
+        }
+    } else {
+        Vec::new()
+    };
+    let no_traces = (trace_files.is_empty() && missing.is_empty())
+        .then(|| no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
+    Ok(Found {
+        specs: specs.len(),
+        problems: spec_errors
+            .into_iter()
+            .chain(missing)
+            .chain(no_traces)
+            .collect(),
+        checked: trace_files.into_iter().zip(checked).collect(),
+    })
+}

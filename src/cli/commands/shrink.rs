@@ -1,0 +1,53 @@
+//! `tracegate shrink`: a failing trace cut down to the fewest records that still yield
+//! the same violation at the same rule; the trace on stdout (or in a file), the
+//! summary beside it.
+
+use std::io;
+use std::sync::Arc;
+
+use super::load_specs;
+use crate::cli::args::OutputFormat;
+use crate::cli::config::ShrinkConfig;
+use crate::cli::output::{Output, Stream};
+use crate::explore::{self, Written, render};
+
+pub fn run(config: ShrinkConfig, out: &mut Output<'_>) -> io::Result<()> {
+    let (specs, errors) = load_specs(std::slice::from_ref(&config.spec));
+    if !errors.is_empty() {
+        return out.diagnostics(Stream::Stdout, OutputFormat::Human, &errors);
+    }
+    let text = match std::fs::read(&config.trace) {
+        Ok(text) => text,
+        Err(err) => {
+            let file = Arc::from(config.trace.as_path());
+            let diagnostic = crate::ingest::unreadable(&file, &err);
+            return out.diagnostics(Stream::Stdout, OutputFormat::Human, &[diagnostic]);
+        }
+    };
+    let shrunk = match explore::shrink_file(&specs, &text, &config.input.options, &config.shrink) {
+        Ok(shrunk) => shrunk,
+        Err(err) => return out.failure(&format!("{}: {err}", config.trace.display())),
+    };
+    let trace = config.trace.display();
+    if let Written::Records { left_out } = shrunk.written {
+        if left_out > 0 {
+            out.note(&format!(
+                "note: {trace}: {left_out} element(s) that are not records are left out\n"
+            ))?;
+        }
+        out.note(&format!(
+            "note: {trace} has no element that can be removed on its own: it is shrunk as its normalized records, written as native JSONL\n"
+        ))?;
+    }
+    let summary = render::shrink_summary(&shrunk, &config.trace, config.output.as_deref());
+    match &config.output {
+        Some(path) => match std::fs::write(path, &shrunk.text) {
+            Ok(()) => out.data(summary),
+            Err(err) => out.failure(&format!("cannot write `{}`: {err}", path.display())),
+        },
+        None => {
+            out.data(&shrunk.text)?;
+            out.note(&summary)
+        }
+    }
+}

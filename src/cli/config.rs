@@ -1,0 +1,597 @@
+//! From flags as parsed to what a command runs with: defaults filled in, paths and
+//! codes parsed, numbers checked. Every usage problem becomes a [`Diagnostic`]
+//! (`usage-error`) of the same shape as any other finding, and all of a command line's
+//! problems are reported together, before any file is read.
+
+use std::path::PathBuf;
+
+use super::args::{
+    CheckArgs, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs, GraphArgs,
+    InputArgs, LintArgs, OutputFormat, ShrinkArgs,
+};
+use crate::check::CheckOptions;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::explore::{self, ShrinkOptions};
+use crate::export;
+use crate::spec::ast::Segment;
+use crate::trace::adapters::{InputOptions, Selector};
+
+/// A validated command line: one configuration per command.
+#[derive(Debug)]
+pub enum Config {
+    Check(CheckConfig),
+    Convert(ConvertConfig),
+    Explore(ExploreConfig),
+    Shrink(ShrinkConfig),
+    Coverage(CoverageConfig),
+    Explain(ExplainConfig),
+    Lint(LintConfig),
+    Fmt(FmtConfig),
+    Graph(GraphConfig),
+    Help(HelpConfig),
+}
+
+/// How traces are read, shared by every command that reads them.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    pub options: InputOptions,
+    /// Say on stderr which format each file was read as.
+    pub verbose: bool,
+}
+
+#[derive(Debug)]
+pub struct CheckConfig {
+    pub specs: Vec<PathBuf>,
+    pub traces: Vec<PathBuf>,
+    pub output: OutputFormat,
+    pub check: CheckOptions,
+    pub input: Input,
+    /// Worker threads; `None` for one per core.
+    pub jobs: Option<usize>,
+}
+
+#[derive(Debug)]
+pub struct ConvertConfig {
+    pub files: Vec<PathBuf>,
+    pub input: Input,
+    pub max_line_bytes: Option<usize>,
+}
+
+#[derive(Debug)]
+pub struct ExploreConfig {
+    pub specs: Vec<PathBuf>,
+    pub max_depth: usize,
+    /// List allowed paths instead of counterexamples, at most `limit` per spec.
+    pub allowed: bool,
+    pub limit: usize,
+    /// Where synthetic traces are written, if anywhere, and in which format.
+    pub emit: Option<PathBuf>,
+    pub format: explore::Format,
+    pub output: OutputFormat,
+}
+
+#[derive(Debug)]
+pub struct ShrinkConfig {
+    pub spec: PathBuf,
+    pub trace: PathBuf,
+    /// Where the shrunk trace goes; `None` for stdout.
+    pub output: Option<PathBuf>,
+    pub shrink: ShrinkOptions,
+    pub input: Input,
+}
+
+#[derive(Debug)]
+pub struct CoverageConfig {
+    pub specs: Vec<PathBuf>,
+    pub traces: Vec<PathBuf>,
+    /// The transition coverage (a percentage) below which the run fails.
+    pub min: Option<f64>,
+    pub output: OutputFormat,
+    pub check: CheckOptions,
+    pub input: Input,
+}
+
+#[derive(Debug)]
+pub struct ExplainConfig {
+    /// The code to explain; `None` lists them all.
+    pub code: Option<Code>,
+}
+
+#[derive(Debug)]
+pub struct LintConfig {
+    pub specs: Vec<PathBuf>,
+    /// Traces whose tools are compared with the specs'; empty for none.
+    pub traces: Vec<PathBuf>,
+    pub output: OutputFormat,
+    pub deny_warnings: bool,
+}
+
+#[derive(Debug)]
+pub struct FmtConfig {
+    pub target: FmtTarget,
+    /// Print diffs instead of writing files.
+    pub check: bool,
+}
+
+/// What `fmt` formats.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FmtTarget {
+    /// Standard input, to standard output.
+    Stdin,
+    /// Spec files, in place.
+    Paths(Vec<PathBuf>),
+}
+
+#[derive(Debug)]
+pub struct GraphConfig {
+    pub spec: PathBuf,
+    pub format: export::Format,
+    /// The file the drawing goes to; `None` for stdout.
+    pub output: Option<PathBuf>,
+    /// The trace whose walk is drawn.
+    pub highlight: Option<PathBuf>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum HelpConfig {
+    /// The program's help.
+    Program,
+    /// The spec language reference.
+    Spec,
+    /// A command's help.
+    Command(String),
+}
+
+/// Validates a parsed command line.
+pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
+    let mut problems = Problems::default();
+    let config = match cli.command {
+        Command::Check(args) => Config::Check(check(args, &mut problems)),
+        Command::Convert(args) => Config::Convert(convert(args, &mut problems)),
+        Command::Explore(args) => Config::Explore(explore(args)),
+        Command::Shrink(args) => Config::Shrink(shrink(args, &mut problems)),
+        Command::Coverage(args) => Config::Coverage(coverage(args, &mut problems)),
+        Command::Explain { code } => Config::Explain(ExplainConfig {
+            code: code.and_then(|name| code_named(&name, &mut problems)),
+        }),
+        Command::Lint(args) => Config::Lint(lint(args)),
+        Command::Fmt(args) => Config::Fmt(fmt(args, &mut problems)),
+        Command::Graph(args) => Config::Graph(graph(args)),
+        Command::Help { topic } => Config::Help(help(&topic, &mut problems)),
+    };
+    problems.or(config)
+}
+
+/// The usage problems found so far.
+#[derive(Default)]
+struct Problems(Vec<Diagnostic>);
+
+impl Problems {
+    /// The value, or `None` after recording the problem `message` describes.
+    fn take<T, E>(
+        &mut self,
+        checked: Result<T, E>,
+        problem: impl FnOnce(E) -> (String, Option<String>),
+    ) -> Option<T> {
+        match checked {
+            Ok(value) => Some(value),
+            Err(err) => {
+                let (message, hint) = problem(err);
+                self.0.push(usage(message, hint));
+                None
+            }
+        }
+    }
+
+    fn or<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.0)
+        }
+    }
+}
+
+/// A `usage-error` diagnostic.
+fn usage(message: String, hint: Option<String>) -> Diagnostic {
+    let mut diagnostic = Diagnostic::new(Code::UsageError, message);
+    diagnostic.hint = hint;
+    diagnostic
+}
+
+/// The paths given, or `default` (`specs`, `traces`) when none were.
+fn or_default(paths: Vec<PathBuf>, default: &str) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from(default)]
+    } else {
+        paths
+    }
+}
+
+fn input(args: InputArgs, problems: &mut Problems) -> Input {
+    let select = args.select.and_then(|path| {
+        problems.take(Selector::parse(&path), |message| {
+            (format!("invalid --select path: {message}"), None)
+        })
+    });
+    Input {
+        options: InputOptions {
+            format: args.format.0,
+            select,
+        },
+        verbose: args.verbose,
+    }
+}
+
+fn trace_by(text: Option<String>, problems: &mut Problems) -> Option<Vec<Segment>> {
+    let text = text?;
+    let parsed = crate::spec::parser::parse_path(&text).map(|path| path.segments);
+    problems.take(parsed, |message| {
+        (format!("invalid --trace-by path: {message}"), None)
+    })
+}
+
+fn code_named(name: &str, problems: &mut Problems) -> Option<Code> {
+    problems.take(Code::from_name(name).ok_or(()), |()| {
+        let close = crate::suggest::did_you_mean(name, Code::ALL.iter().map(|c| c.as_str()));
+        let hint = match close {
+            Some(close) => format!("did you mean `{close}`? `tracegate explain` lists them all"),
+            None => "`tracegate explain` lists them all".to_string(),
+        };
+        (format!("unknown code `{name}`"), Some(hint))
+    })
+}
+
+fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
+    let input = input(args.input, problems);
+    CheckConfig {
+        specs: or_default(args.specs, "specs"),
+        traces: or_default(args.traces, "traces"),
+        output: args.output,
+        check: CheckOptions {
+            trace_by: trace_by(args.trace_by, problems),
+            max_line_bytes: args.max_line_bytes,
+        },
+        input,
+        jobs: args.jobs,
+    }
+}
+
+fn convert(args: ConvertArgs, problems: &mut Problems) -> ConvertConfig {
+    ConvertConfig {
+        files: args.files,
+        input: input(args.input, problems),
+        max_line_bytes: args.max_line_bytes,
+    }
+}
+
+fn explore(args: ExploreArgs) -> ExploreConfig {
+    ExploreConfig {
+        specs: args.specs,
+        max_depth: args.max_depth,
+        allowed: args.allowed,
+        limit: args.limit,
+        emit: args.emit,
+        format: args.format,
+        output: args.output,
+    }
+}
+
+fn shrink(args: ShrinkArgs, problems: &mut Problems) -> ShrinkConfig {
+    let code = args.code.and_then(|name| code_named(&name, problems));
+    let trace_by = trace_by(args.trace_by, problems);
+    let index = match args.violation.checked_sub(1) {
+        Some(index) => index,
+        None => {
+            problems
+                .0
+                .push(usage("--violation counts from 1".into(), None));
+            0
+        }
+    };
+    ShrinkConfig {
+        spec: args.spec,
+        trace: args.trace,
+        output: args.output,
+        shrink: ShrinkOptions {
+            check: CheckOptions {
+                trace_by,
+                max_line_bytes: None,
+            },
+            code,
+            index,
+        },
+        input: input(args.input, problems),
+    }
+}
+
+fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
+    let trace_by = trace_by(args.trace_by, problems);
+    let min = args.min.filter(|min| {
+        let valid = (0.0..=100.0).contains(min);
+        if !valid {
+            problems.0.push(usage(
+                format!("--min is a percentage between 0 and 100, not {min}"),
+                None,
+            ));
+        }
+        valid
+    });
+    CoverageConfig {
+        specs: or_default(args.specs, "specs"),
+        traces: or_default(args.traces, "traces"),
+        min,
+        output: args.output,
+        check: CheckOptions {
+            trace_by,
+            max_line_bytes: None,
+        },
+        input: input(args.input, problems),
+    }
+}
+
+fn lint(args: LintArgs) -> LintConfig {
+    LintConfig {
+        specs: or_default(args.specs, "specs"),
+        traces: args.traces,
+        output: args.output,
+        deny_warnings: args.deny.contains(&Deny::Warnings),
+    }
+}
+
+fn fmt(args: FmtArgs, problems: &mut Problems) -> FmtConfig {
+    let stdin = args.specs.iter().any(|path| path.as_os_str() == "-");
+    let target = if !stdin {
+        FmtTarget::Paths(or_default(args.specs, "specs"))
+    } else {
+        if args.specs.len() > 1 {
+            problems.0.push(usage(
+                "`-` (standard input) cannot be combined with other paths".into(),
+                None,
+            ));
+        }
+        FmtTarget::Stdin
+    };
+    FmtConfig {
+        target,
+        check: args.check,
+    }
+}
+
+fn graph(args: GraphArgs) -> GraphConfig {
+    GraphConfig {
+        spec: args.spec,
+        format: args.format,
+        output: args.output,
+        highlight: args.highlight,
+    }
+}
+
+fn help(topic: &[String], problems: &mut Problems) -> HelpConfig {
+    let commands = super::args::command_names();
+    match topic {
+        [] => HelpConfig::Program,
+        [name] if name == "spec" => HelpConfig::Spec,
+        // Only the first word names the topic: `help check extra` is `help check`.
+        [name, ..] if commands.contains(name) => HelpConfig::Command(name.clone()),
+        [name, ..] => {
+            let topics: Vec<&str> = commands
+                .iter()
+                .map(String::as_str)
+                .chain(["spec"])
+                .collect();
+            let list = topics.join(", ");
+            let hint = match crate::suggest::did_you_mean(name, topics.iter().copied()) {
+                Some(close) => format!("did you mean `{close}`? topics: {list}"),
+                None => format!("topics: {list}"),
+            };
+            problems
+                .0
+                .push(usage(format!("no help topic `{name}`"), Some(hint)));
+            HelpConfig::Program
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::args::parse_line;
+    use super::*;
+
+    /// The configuration of a command line, or the messages of its usage problems.
+    fn configure(line: &[&str]) -> Result<Config, Vec<(Code, String, Option<String>)>> {
+        config(parse_line(line)).map_err(|problems| {
+            problems
+                .into_iter()
+                .map(|d| (d.code, d.message, d.hint))
+                .collect()
+        })
+    }
+
+    /// The messages of a command line's usage problems; every one is `usage-error`.
+    fn problems(line: &[&str]) -> Vec<String> {
+        let problems = configure(line).expect_err("the command line has usage problems");
+        assert!(problems.iter().all(|(code, ..)| *code == Code::UsageError));
+        problems
+            .into_iter()
+            .map(|(_, message, _)| message)
+            .collect()
+    }
+
+    #[test]
+    fn a_bad_select_path_is_a_usage_error_in_every_command_that_reads_traces() {
+        for line in [
+            &["check", "--select", "["][..],
+            &["convert", "t.jsonl", "--select", "["],
+            &["coverage", "--select", "["],
+            &["shrink", "s.tg", "t.jsonl", "--select", "["],
+        ] {
+            assert_eq!(
+                problems(line),
+                ["invalid --select path: unclosed `[` at column 1"],
+                "{line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_trace_by_path_is_a_usage_error() {
+        for line in [
+            &["check", "--trace-by", ".."][..],
+            &["coverage", "--trace-by", ".."],
+            &["shrink", "s.tg", "t.jsonl", "--trace-by", ".."],
+        ] {
+            let found = problems(line);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].starts_with("invalid --trace-by path: "),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_command_line_is_reported() {
+        assert_eq!(
+            problems(&["check", "--select", "[", "--trace-by", ".."]).len(),
+            2
+        );
+        assert_eq!(
+            problems(&[
+                "shrink",
+                "s.tg",
+                "t.jsonl",
+                "--code",
+                "nope",
+                "--violation",
+                "0"
+            ]),
+            ["unknown code `nope`", "--violation counts from 1"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_code_is_a_usage_error_with_a_suggestion() {
+        let found = configure(&["explain", "forbiden-transition"]).expect_err("unknown code");
+        assert_eq!(
+            found,
+            [(
+                Code::UsageError,
+                "unknown code `forbiden-transition`".to_string(),
+                Some(
+                    "did you mean `forbidden-transition`? `tracegate explain` lists them all"
+                        .to_string()
+                )
+            )]
+        );
+        assert_eq!(
+            problems(&["shrink", "s.tg", "t.jsonl", "--code", "nope"]),
+            ["unknown code `nope`"]
+        );
+        assert!(matches!(
+            configure(&["explain", "no-input"]),
+            Ok(Config::Explain(ExplainConfig {
+                code: Some(Code::NoInput)
+            }))
+        ));
+    }
+
+    #[test]
+    fn violation_counts_from_one() {
+        assert_eq!(
+            problems(&["shrink", "s.tg", "t.jsonl", "--violation", "0"]),
+            ["--violation counts from 1"]
+        );
+        match configure(&["shrink", "s.tg", "t.jsonl", "--violation", "2"]) {
+            Ok(Config::Shrink(config)) => assert_eq!(config.shrink.index, 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn min_is_a_percentage() {
+        for bad in ["150", "100.5", "NaN"] {
+            assert_eq!(
+                problems(&["coverage", "--min", bad]),
+                [format!(
+                    "--min is a percentage between 0 and 100, not {}",
+                    bad.parse::<f64>().expect("a number")
+                )]
+            );
+        }
+        for good in ["0", "100", "62.5"] {
+            assert!(configure(&["coverage", "--min", good]).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn stdin_stands_alone_in_fmt() {
+        assert_eq!(
+            problems(&["fmt", "-", "specs"]),
+            ["`-` (standard input) cannot be combined with other paths"]
+        );
+        match configure(&["fmt", "-"]) {
+            Ok(Config::Fmt(config)) => assert_eq!(config.target, FmtTarget::Stdin),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_help_topic_is_a_usage_error_listing_the_topics() {
+        let found = configure(&["help", "chek"]).expect_err("unknown topic");
+        let (code, message, hint) = &found[0];
+        assert_eq!(
+            (*code, message.as_str()),
+            (Code::UsageError, "no help topic `chek`")
+        );
+        let hint = hint.as_deref().expect("a hint");
+        assert!(
+            hint.starts_with("did you mean `check`? topics: check, "),
+            "{hint}"
+        );
+        assert!(hint.ends_with(", spec"), "{hint}");
+        assert_eq!(
+            problems(&["help", "spec", "extra"]),
+            ["no help topic `spec`"]
+        );
+        match configure(&["help", "lint", "extra"]) {
+            Ok(Config::Help(topic)) => assert_eq!(topic, HelpConfig::Command("lint".into())),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths_default_to_specs_and_traces() {
+        match configure(&["check"]) {
+            Ok(Config::Check(config)) => {
+                assert_eq!(config.specs, [PathBuf::from("specs")]);
+                assert_eq!(config.traces, [PathBuf::from("traces")]);
+                assert_eq!(config.input.options.format, None, "`auto` detects");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn format_names_are_the_library_enums_names() {
+        use crate::trace::adapters;
+        for format in adapters::Format::ALL {
+            match configure(&["check", "--format", format.name()]) {
+                Ok(Config::Check(config)) => assert_eq!(config.input.options.format, Some(format)),
+                other => panic!("{other:?}"),
+            }
+        }
+        for format in export::Format::ALL {
+            match configure(&["graph", "s.tg", "--format", format.name()]) {
+                Ok(Config::Graph(config)) => assert_eq!(config.format, format),
+                other => panic!("{other:?}"),
+            }
+        }
+        for format in explore::Format::ALL {
+            match configure(&["explore", "s.tg", "--emit", "d", "--as", format.name()]) {
+                Ok(Config::Explore(config)) => assert_eq!(config.format, format),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
