@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use tracegate::diagnostic::{Category, Code};
 
-use crate::util::{root, run, stdout, tracegate};
+use crate::util::{human_codes, root, run, stdout, tracegate};
 
 /// What an example holds.
 #[derive(Debug, Default)]
@@ -102,18 +102,6 @@ fn split_spec_files(lines: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The codes a human report names (`error[CODE]` or `warning[CODE]` at a line start).
-fn human_codes(text: &str) -> BTreeSet<String> {
-    text.lines()
-        .filter_map(|line| {
-            let rest = line
-                .strip_prefix("error[")
-                .or_else(|| line.strip_prefix("warning["))?;
-            Some(rest.split_once(']')?.0.to_string())
-        })
-        .collect()
-}
-
 /// The codes of a JSON Lines report.
 fn json_codes(text: &str) -> BTreeSet<String> {
     text.lines()
@@ -152,7 +140,9 @@ fn run_command(args: &[String]) -> (Option<i32>, BTreeSet<String>, String) {
         .args(args)
         .output()
         .expect("tracegate runs");
-    let text = stdout(&output);
+    // A usage error is written to stderr, before anything is read; every other code of
+    // a command example is part of the report on stdout.
+    let text = stdout(&output) + &String::from_utf8(output.stderr).expect("stderr is UTF-8");
     (output.status.code(), human_codes(&text), text)
 }
 
@@ -216,7 +206,9 @@ fn every_explain_example_yields_exactly_its_code() {
                     example.specs.is_empty() && example.trace.is_none(),
                     "{code}: a command example holds nothing else"
                 );
-                assert_eq!(command.first().map(String::as_str), Some("check"), "{code}");
+                let usage = code == Code::UsageError;
+                let want = if usage { "coverage" } else { "check" };
+                assert_eq!(command.first().map(String::as_str), Some(want), "{code}");
                 run_command(command)
             }
             None => run_files(code, &example),

@@ -69,6 +69,9 @@ fn example_args(code: Code) -> Option<Vec<String>> {
             if !is_dir(&dir) {
                 return None;
             }
+            if let Some(args) = crate::util::fixture_command(name) {
+                return Some(args);
+            }
             let traces = if has_trace(&root().join(&dir)) {
                 dir.clone()
             } else {

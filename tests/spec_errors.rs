@@ -6,11 +6,23 @@ use std::collections::BTreeSet;
 
 use tracegate::diagnostic::{Category, Code};
 
-use crate::util::{root, run, stdout};
+use crate::util::{fixture_command, human_codes, root, run, stdout};
 
-/// The codes found by checking a fixture directory, as JSON Lines.
+/// The codes found by checking a fixture directory, as JSON Lines. A fixture whose code
+/// is about the command line itself holds a `command` file (its arguments, one line)
+/// instead of specs; such a code is reported on stderr, before anything is read.
 fn codes_for(dir: &str) -> (Option<i32>, BTreeSet<String>, String) {
     let path = root().join("tests/fixtures/codes").join(dir);
+    if let Some(args) = fixture_command(dir) {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run(&refs);
+        assert!(
+            output.stdout.is_empty(),
+            "{dir}: a usage error writes nothing to stdout"
+        );
+        let text = String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8");
+        return (output.status.code(), human_codes(&text), text);
+    }
     let has_trace = std::fs::read_dir(&path)
         .unwrap()
         .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "jsonl"));
@@ -78,7 +90,6 @@ fn every_code_has_an_example() {
             // in tests/cli.rs).
             Code::UnreadableInput | Code::NoInput => true,
             // Triggered by a command line, not a spec or trace (tests/cli.rs).
-            Code::UsageError => true,
             _ => fixtures.contains(code.as_str()),
         };
         assert!(covered, "no example triggers `{code}`");

@@ -1,5 +1,6 @@
 //! A small harness around the real `tracegate` executable and the library.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
@@ -62,6 +63,29 @@ pub fn codes_and_lines(outcome: &Outcome) -> Vec<(String, u64)> {
                 d.code.as_str().to_string(),
                 d.trace.as_ref().map_or(0, |t| t.loc.line),
             )
+        })
+        .collect()
+}
+
+/// The arguments in `tests/fixtures/codes/<code>/command`, for a code that is about the
+/// command line itself and so has no spec or trace to trigger it.
+pub fn fixture_command(code: &str) -> Option<Vec<String>> {
+    let path = root()
+        .join("tests/fixtures/codes")
+        .join(code)
+        .join("command");
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(text.split_whitespace().map(String::from).collect())
+}
+
+/// The codes a human report names (`error[CODE]` or `warning[CODE]` at a line start).
+pub fn human_codes(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line
+                .strip_prefix("error[")
+                .or_else(|| line.strip_prefix("warning["))?;
+            Some(rest.split_once(']')?.0.to_string())
         })
         .collect()
 }

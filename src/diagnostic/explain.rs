@@ -713,9 +713,9 @@ A run that silently ignored a mistyped value would check something other than wh
 asked; so the mistake is an error (exit status 2), reported before any file is read.
 
 ## Example
-    tracegate check --select 'runs[*.messages'
+    tracegate coverage --min 150
 
-The `[` is never closed: write `runs[*].messages`.
+`--min` is a percentage: write a number from 0 to 100.
 "##;
 
 #[cfg(test)]
