@@ -21,7 +21,7 @@ use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
     StateId, ToolMatcher,
 };
-use crate::suggest::did_you_mean;
+use crate::suggest::did_you_mean_hint;
 
 /// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
 /// input; this keeps a pathological one from eating memory.
@@ -515,8 +515,8 @@ impl<'f> Analyzer<'f> {
             ident.span,
             format!("unknown event `{}`", ident.name),
         );
-        error = match did_you_mean(&ident.name, self.event_index.keys().copied()) {
-            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+        error = match did_you_mean_hint(&ident.name, self.event_index.keys().copied()) {
+            Some(hint) => error.with_hint(hint),
             None => error.with_hint(format!("declare it: `event {} = call TOOL`", ident.name)),
         };
         self.errors.push(error);
@@ -532,8 +532,8 @@ impl<'f> Analyzer<'f> {
             ident.span,
             format!("unknown state `{}`", ident.name),
         );
-        error = match did_you_mean(&ident.name, states.ids.keys().copied()) {
-            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+        error = match did_you_mean_hint(&ident.name, states.ids.keys().copied()) {
+            Some(hint) => error.with_hint(hint),
             None => error.with_hint(
                 "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`",
             ),

@@ -4,10 +4,11 @@ use nom::branch::alt;
 use nom::bytes::complete::tag;
 use nom::combinator::value;
 
-use super::{Parser, Res, did_you_mean, keyword, operator_keyword, report, require, word};
+use super::{Parser, Res, keyword, operator_keyword, report, require, word};
 use crate::diagnostic::Code;
 use crate::spec::SpecError;
 use crate::spec::ast::{CompareOp, Expr, JsonType, Path, Segment, Span};
+use crate::suggest::did_you_mean_hint;
 
 pub(super) fn compare_op(i: &str) -> Res<'_, CompareOp> {
     alt((
@@ -19,6 +20,7 @@ pub(super) fn compare_op(i: &str) -> Res<'_, CompareOp> {
         value(CompareOp::Gt, tag(">")),
     ))(i)
 }
+
 impl<'s> Parser<'s> {
     /// `EXPR or EXPR ...`, the loosest level. Backtracks if there is no condition here.
     pub(super) fn or_expr(&self, i: &'s str) -> Res<'s, Expr> {
@@ -142,7 +144,7 @@ impl<'s> Parser<'s> {
                     };
                     alias
                         .map(|ty| format!("did you mean `{ty}`?"))
-                        .or_else(|| did_you_mean(w, &JsonType::ALL.map(JsonType::keyword)))
+                        .or_else(|| did_you_mean_hint(w, JsonType::ALL.map(JsonType::keyword)))
                 });
                 return report(match hint {
                     Some(hint) => error.with_hint(hint),

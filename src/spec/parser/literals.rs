@@ -37,6 +37,7 @@ pub(super) fn quoted_len(s: &str) -> Option<usize> {
     }
     None
 }
+
 /// serde_json's reason for an error, without its "at line 1 column 3" (the span says
 /// where).
 pub(super) fn json_reason(error: &serde_json::Error) -> String {
@@ -46,6 +47,7 @@ pub(super) fn json_reason(error: &serde_json::Error) -> String {
         None => text,
     }
 }
+
 impl<'s> Parser<'s> {
     /// A JSON string literal. Backtracks if there is no `"`.
     pub(super) fn string(&self, i: &'s str) -> Res<'s, StrLit> {
@@ -211,6 +213,7 @@ impl<'s> Parser<'s> {
         };
         Ok((after, segment))
     }
+
     /// A literal that must be here, after `after` (an operator, `:`).
     pub(super) fn required_literal(&self, i: &'s str, after: &str) -> Res<'s, Literal> {
         require(self.literal(i), || {

@@ -87,6 +87,7 @@ pub fn parse_path(text: &str) -> Result<Path, String> {
         Err(_) => Err("expected a path, like `args.request_id`".to_owned()),
     }
 }
+
 /// Cuts `source` into the text before the first statement (blank lines and comments,
 /// normally) and the statements. A statement runs from a line that starts with neither
 /// whitespace nor `#` up to the next such line, so it takes its continuation lines and
@@ -183,6 +184,7 @@ fn keyword<'s>(i: &'s str, kw: &str) -> Option<&'s str> {
 fn operator_keyword<'s>(i: &'s str, kw: &str) -> Option<&'s str> {
     keyword(i, kw).filter(|rest| !rest.starts_with(['.', '[']))
 }
+
 /// The length of the token at the start of `s`, for an error to point at.
 fn token_len(s: &str) -> usize {
     let word = s.len() - s.trim_start_matches(is_ident_char).len();
@@ -198,48 +200,7 @@ fn token_len(s: &str) -> usize {
     }
     s.chars().next().map_or(0, char::len_utf8)
 }
-/// The number of single-character edits (insert, delete, substitute, swap two
-/// neighbours) between `a` and `b`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
-}
 
-/// The candidate `word` is most likely a misspelling of, if any is close enough.
-fn suggest<'k>(word: &str, candidates: &[&'k str]) -> Option<&'k str> {
-    let word = word.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|&candidate| (edit_distance(&word, candidate), candidate))
-        .filter(|&(distance, candidate)| distance <= (candidate.len() / 3).max(1))
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// `did you mean `x`?` for a misspelt `word`.
-fn did_you_mean(word: &str, candidates: &[&str]) -> Option<String> {
-    suggest(word, candidates).map(|candidate| format!("did you mean `{candidate}`?"))
-}
 struct Parser<'s> {
     source: &'s str,
     /// Comments by start offset. Whitespace is skipped by one function, which records

@@ -3,13 +3,14 @@
 
 use nom::bytes::complete::take_while1;
 
-use super::{Fail, Parser, Res, did_you_mean, is_tool_char, keyword, report, require, word};
+use super::{Fail, Parser, Res, is_tool_char, keyword, report, require, word};
 use crate::diagnostic::Code;
 use crate::spec::SpecError;
 use crate::spec::ast::{
     EventDecl, Forbid, Ident, ItemKind, Otherwise, Pattern, PatternKind, Span, StateSet,
     ToolPattern, Transition,
 };
+use crate::suggest::did_you_mean_hint;
 
 /// The statements, as written: `spec`, `about`, ..., and transitions, which start with a
 /// state name.
@@ -35,9 +36,11 @@ pub(super) const PATTERN_KINDS: [(&str, PatternKind); 4] = [
     ("message", PatternKind::Message),
     ("record", PatternKind::Record),
 ];
+
 /// What a statement parser returns: the statement, and a hint for the error if
 /// something follows it on its line.
 pub(super) type Parsed = (ItemKind, Option<String>);
+
 impl<'s> Parser<'s> {
     pub(super) fn item(&self, i: &'s str) -> Res<'s, Parsed> {
         let Ok((rest, first)) = word(i) else {
@@ -98,7 +101,7 @@ impl<'s> Parser<'s> {
             "per" => self.per(rest),
             _ => {
                 let span = Span::new(self.offset(i), self.offset(rest));
-                let hint = did_you_mean(first, &STATEMENT_KEYWORDS)
+                let hint = did_you_mean_hint(first, STATEMENT_KEYWORDS)
                     .unwrap_or_else(|| STATEMENTS_HINT.to_owned());
                 report(
                     SpecError::new(
@@ -179,7 +182,7 @@ impl<'s> Parser<'s> {
             let error = self.syntax(i, "expected `reject` or `ignore` after `otherwise`");
             let hint = self
                 .next_word(i)
-                .and_then(|w| did_you_mean(w, &["reject", "ignore"]));
+                .and_then(|w| did_you_mean_hint(w, ["reject", "ignore"]));
             return report(match hint {
                 Some(hint) => error.with_hint(hint),
                 None => error,
@@ -215,7 +218,7 @@ impl<'s> Parser<'s> {
                 "expected an event pattern: `call`, `result`, `message` or `record`",
             );
             let kinds = PATTERN_KINDS.map(|(kw, _)| kw);
-            let hint = self.next_word(i).and_then(|w| did_you_mean(w, &kinds));
+            let hint = self.next_word(i).and_then(|w| did_you_mean_hint(w, kinds));
             return report(match hint {
                 Some(hint) => error.with_hint(hint),
                 None => error,
@@ -264,7 +267,7 @@ impl<'s> Parser<'s> {
                 if guard.is_some() {
                     "join conditions with `and` or `or`".to_owned()
                 } else {
-                    did_you_mean(w, &["where"])
+                    did_you_mean_hint(w, ["where"])
                         .unwrap_or_else(|| "a condition starts with `where`".to_owned())
                 }
             })

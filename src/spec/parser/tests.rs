@@ -8,6 +8,7 @@ use crate::spec::ast::{
     EventDecl, Expr, Ident, ItemKind, JsonType, Otherwise, Pattern, PatternKind, Segment, StateSet,
     ToolPattern,
 };
+use crate::suggest::{did_you_mean, edit_distance};
 
 const DESIGN_EXAMPLE: &str = r#"spec reconcile_before_retry
 about "A write whose outcome is unknown is looked up by its request id before any retry."
@@ -971,6 +972,6 @@ fn suggestions() {
     assert_eq!(edit_distance("evnt", "event"), 1);
     assert_eq!(edit_distance("initail", "initial"), 1);
     assert_eq!(edit_distance("", "abc"), 3);
-    assert_eq!(suggest("forbit", &STATEMENT_KEYWORDS), Some("forbid"));
-    assert_eq!(suggest("zzz", &STATEMENT_KEYWORDS), None);
+    assert_eq!(did_you_mean("forbit", STATEMENT_KEYWORDS), Some("forbid"));
+    assert_eq!(did_you_mean("zzz", STATEMENT_KEYWORDS), None);
 }
