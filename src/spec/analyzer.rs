@@ -78,6 +78,19 @@ impl<'f> StateTable<'f> {
     }
 }
 
+/// The error for a name nothing declares: "unknown event `x`", with a did-you-mean
+/// among the `known` names, or else the hint `otherwise`.
+fn unknown_name<'k>(
+    code: Code,
+    what: &str,
+    ident: &Ident,
+    known: impl IntoIterator<Item = &'k str>,
+    otherwise: String,
+) -> SpecError {
+    let hint = did_you_mean_hint(&ident.name, known).unwrap_or(otherwise);
+    SpecError::new(code, ident.span, format!("unknown {what} `{}`", ident.name)).with_hint(hint)
+}
+
 /// Adds the allowed moves to the graph and returns the move table: for each state and
 /// event (row-major), where the event goes, or which rule forbids it.
 fn move_table(
@@ -546,16 +559,13 @@ impl<'f> Analyzer<'f> {
         if let Some(&id) = self.event_index.get(ident.name.as_str()) {
             return Some(id);
         }
-        let mut error = SpecError::new(
+        self.errors.push(unknown_name(
             Code::UnknownEvent,
-            ident.span,
-            format!("unknown event `{}`", ident.name),
-        );
-        error = match did_you_mean_hint(&ident.name, self.event_index.keys().copied()) {
-            Some(hint) => error.with_hint(hint),
-            None => error.with_hint(format!("declare it: `event {} = call TOOL`", ident.name)),
-        };
-        self.errors.push(error);
+            "event",
+            ident,
+            self.event_index.keys().copied(),
+            format!("declare it: `event {} = call TOOL`", ident.name),
+        ));
         None
     }
 
@@ -563,18 +573,14 @@ impl<'f> Analyzer<'f> {
         if let Some(&id) = states.ids.get(ident.name.as_str()) {
             return Some(id);
         }
-        let mut error = SpecError::new(
+        self.errors.push(unknown_name(
             Code::UnknownState,
-            ident.span,
-            format!("unknown state `{}`", ident.name),
-        );
-        error = match did_you_mean_hint(&ident.name, states.ids.keys().copied()) {
-            Some(hint) => error.with_hint(hint),
-            None => error.with_hint(
-                "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`",
-            ),
-        };
-        self.errors.push(error);
+            "state",
+            ident,
+            states.ids.keys().copied(),
+            "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`"
+                .to_owned(),
+        ));
         None
     }
 }

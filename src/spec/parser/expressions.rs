@@ -10,7 +10,7 @@ use crate::spec::SpecError;
 use crate::spec::ast::{CompareOp, Expr, JsonType, Path, Segment, Span};
 use crate::suggest::did_you_mean_hint;
 
-pub(super) fn compare_op(i: &str) -> Res<'_, CompareOp> {
+fn compare_op(i: &str) -> Res<'_, CompareOp> {
     alt((
         value(CompareOp::Eq, tag("==")),
         value(CompareOp::Ne, tag("!=")),
@@ -24,30 +24,34 @@ pub(super) fn compare_op(i: &str) -> Res<'_, CompareOp> {
 impl<'s> Parser<'s> {
     /// `EXPR or EXPR ...`, the loosest level. Backtracks if there is no condition here.
     pub(super) fn or_expr(&self, i: &'s str) -> Res<'s, Expr> {
-        let (mut rest, mut lhs) = self.and_expr(i)?;
-        while let Some(after_or) = keyword(self.ws(rest), "or") {
-            let (after, rhs) = require(self.and_expr(after_or), || {
-                self.syntax(after_or, "expected a condition after `or`")
+        self.chain(i, "or", Self::and_expr, Expr::Or)
+    }
+
+    fn and_expr(&self, i: &'s str) -> Res<'s, Expr> {
+        self.chain(i, "and", Self::not_expr, Expr::And)
+    }
+
+    /// `OPERAND op OPERAND op ...`, grouped to the left. Backtracks if there is no
+    /// first operand; after `op` one is required.
+    fn chain(
+        &self,
+        i: &'s str,
+        op: &str,
+        operand: fn(&Self, &'s str) -> Res<'s, Expr>,
+        join: fn(Box<Expr>, Box<Expr>) -> Expr,
+    ) -> Res<'s, Expr> {
+        let (mut rest, mut lhs) = operand(self, i)?;
+        while let Some(after_op) = keyword(self.ws(rest), op) {
+            let (after, rhs) = require(operand(self, after_op), || {
+                self.syntax(after_op, format!("expected a condition after `{op}`"))
             })?;
-            lhs = Expr::Or(Box::new(lhs), Box::new(rhs));
+            lhs = join(Box::new(lhs), Box::new(rhs));
             rest = after;
         }
         Ok((rest, lhs))
     }
 
-    pub(super) fn and_expr(&self, i: &'s str) -> Res<'s, Expr> {
-        let (mut rest, mut lhs) = self.not_expr(i)?;
-        while let Some(after_and) = keyword(self.ws(rest), "and") {
-            let (after, rhs) = require(self.not_expr(after_and), || {
-                self.syntax(after_and, "expected a condition after `and`")
-            })?;
-            lhs = Expr::And(Box::new(lhs), Box::new(rhs));
-            rest = after;
-        }
-        Ok((rest, lhs))
-    }
-
-    pub(super) fn not_expr(&self, i: &'s str) -> Res<'s, Expr> {
+    fn not_expr(&self, i: &'s str) -> Res<'s, Expr> {
         let start = self.ws(i);
         if let Some(after_not) = operator_keyword(start, "not") {
             match self.not_expr(after_not) {
@@ -63,7 +67,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `( EXPR )`, `has PATH`, or a test on a path.
-    pub(super) fn primary(&self, i: &'s str) -> Res<'s, Expr> {
+    fn primary(&self, i: &'s str) -> Res<'s, Expr> {
         let start = self.ws(i);
         if let Some(after_paren) = start.strip_prefix('(') {
             let (rest, inner) = require(self.or_expr(after_paren), || {
@@ -94,7 +98,7 @@ impl<'s> Parser<'s> {
 
     /// `PATH == LIT`, `PATH in [..]`, `PATH matches /re/`, `PATH is TYPE`. Backtracks if
     /// there is no path; a path with no test after it is an error (no truthiness).
-    pub(super) fn test(&self, start: &'s str) -> Res<'s, Expr> {
+    fn test(&self, start: &'s str) -> Res<'s, Expr> {
         let (rest, path) = self.path(start)?;
         let next = self.ws(rest);
         if let Ok((after_op, op)) = compare_op(next) {
@@ -158,7 +162,7 @@ impl<'s> Parser<'s> {
     }
 
     /// The error for a path with no test after it.
-    pub(super) fn untested<T>(&self, rest: &'s str, path: Path) -> Res<'s, T> {
+    fn untested<T>(&self, rest: &'s str, path: Path) -> Res<'s, T> {
         let next = self.ws(rest);
         let text = path.to_string();
         let ends_condition = next.is_empty()

@@ -12,7 +12,7 @@ use crate::spec::SpecError;
 use crate::spec::ast::{Literal, Path, RegexLit, Segment, Span, StrLit};
 
 /// A number in JSON syntax: `-?digits(.digits)?([eE][+-]?digits)?`.
-pub(super) fn json_number(i: &str) -> Res<'_, &str> {
+fn json_number(i: &str) -> Res<'_, &str> {
     recognize(tuple((
         opt(char('-')),
         digit1,
@@ -40,7 +40,7 @@ pub(super) fn quoted_len(s: &str) -> Option<usize> {
 
 /// serde_json's reason for an error, without its "at line 1 column 3" (the span says
 /// where).
-pub(super) fn json_reason(error: &serde_json::Error) -> String {
+fn json_reason(error: &serde_json::Error) -> String {
     let text = error.to_string();
     match text.rfind(" at line ") {
         Some(end) => text[..end].to_owned(),
@@ -194,7 +194,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `[0]` or `["key"]`, at a `[`.
-    pub(super) fn bracket(&self, i: &'s str) -> Res<'s, Segment> {
+    fn bracket(&self, i: &'s str) -> Res<'s, Segment> {
         let inner = &i[1..];
         let start = self.ws(inner);
         let (rest, segment) = if let Ok((rest, digits)) = digit1::<_, Fail>(start) {
@@ -235,7 +235,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A JSON literal. Backtracks if none starts here.
-    pub(super) fn literal(&self, i: &'s str) -> Res<'s, Literal> {
+    fn literal(&self, i: &'s str) -> Res<'s, Literal> {
         let start = self.ws(i);
         let (rest, value) = match start.chars().next() {
             Some('"') => {
@@ -270,7 +270,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A JSON number, decoded by serde_json so `1` is an integer and `1.0` a float.
-    pub(super) fn number(&self, start: &'s str) -> Res<'s, Value> {
+    fn number(&self, start: &'s str) -> Res<'s, Value> {
         let (rest, text) = json_number(start)?;
         if rest.starts_with(|c: char| is_ident_char(c) || c == '.') {
             let tail = rest.trim_start_matches(|c: char| is_ident_char(c) || c == '.');
@@ -320,7 +320,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `{"key": LIT, ...}`, at a `{`.
-    pub(super) fn object(&self, start: &'s str) -> Res<'s, Value> {
+    fn object(&self, start: &'s str) -> Res<'s, Value> {
         let mut rest = &start[1..];
         let mut map = serde_json::Map::new();
         if let Some(after) = self.ws(rest).strip_prefix('}') {

@@ -30,7 +30,7 @@ pub(super) const STATEMENT_KEYWORDS: [&str; 10] = [
 pub(super) const STATEMENTS_HINT: &str = "a statement is one of `spec`, `about`, `event`, `initial`, \
      `accept`, `hot`, `FROM -> TO on EVENT`, `forbid`, `otherwise`, `path` or `per`";
 
-pub(super) const PATTERN_KINDS: [(&str, PatternKind); 4] = [
+const PATTERN_KINDS: [(&str, PatternKind); 4] = [
     ("call", PatternKind::Call),
     ("result", PatternKind::Result),
     ("message", PatternKind::Message),
@@ -39,7 +39,7 @@ pub(super) const PATTERN_KINDS: [(&str, PatternKind); 4] = [
 
 /// What a statement parser returns: the statement, and a hint for the error if
 /// something follows it on its line.
-pub(super) type Parsed = (ItemKind, Option<String>);
+type Parsed = (ItemKind, Option<String>);
 
 impl<'s> Parser<'s> {
     pub(super) fn item(&self, i: &'s str) -> Res<'s, Parsed> {
@@ -116,7 +116,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A name: a state, an event, the spec's own.
-    pub(super) fn ident(&self, i: &'s str) -> Res<'s, Ident> {
+    fn ident(&self, i: &'s str) -> Res<'s, Ident> {
         let start = self.ws(i);
         let (rest, name) = word(start)?;
         Ok((
@@ -130,23 +130,34 @@ impl<'s> Parser<'s> {
 
     /// `NAME, NAME, ...`. Backtracks if there is no first name; `what` ("a state name")
     /// is what an error after a `,` says was expected.
-    pub(super) fn names(&self, i: &'s str, what: &str) -> Res<'s, Vec<Ident>> {
-        let (mut rest, first) = self.ident(i)?;
-        let mut names = vec![first];
-        loop {
-            let Some(after) = self.ws(rest).strip_prefix(',') else {
-                return Ok((rest, names));
-            };
-            let (next_rest, name) = require(self.ident(after), || {
-                self.syntax(after, format!("expected {what} after `,`"))
+    fn names(&self, i: &'s str, what: &str) -> Res<'s, Vec<Ident>> {
+        self.separated(i, ",", Self::ident, what)
+    }
+
+    /// `ITEM sep ITEM sep ...`. Backtracks if there is no first item; after each `sep`
+    /// an item is required, and `what` ("an event name") is what the error says was
+    /// expected.
+    fn separated<T>(
+        &self,
+        i: &'s str,
+        sep: &str,
+        item: fn(&Self, &'s str) -> Res<'s, T>,
+        what: &str,
+    ) -> Res<'s, Vec<T>> {
+        let (mut rest, first) = item(self, i)?;
+        let mut items = vec![first];
+        while let Some(after_sep) = self.ws(rest).strip_prefix(sep) {
+            let (after, next) = require(item(self, after_sep), || {
+                self.syntax(after_sep, format!("expected {what} after `{sep}`"))
             })?;
-            names.push(name);
-            rest = next_rest;
+            items.push(next);
+            rest = after;
         }
+        Ok((rest, items))
     }
 
     /// `FROM -> TO on EVENT, ...`
-    pub(super) fn transition(&self, i: &'s str) -> Res<'s, Parsed> {
+    fn transition(&self, i: &'s str) -> Res<'s, Parsed> {
         let (rest, from) = self.ident(i)?;
         let Some(rest) = self.ws(rest).strip_prefix("->") else {
             return report(self.syntax(rest, format!("expected `->` after state `{}`", from.name)));
@@ -171,7 +182,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `otherwise reject|ignore`, after the keyword.
-    pub(super) fn otherwise(&self, i: &'s str) -> Res<'s, Parsed> {
+    fn otherwise(&self, i: &'s str) -> Res<'s, Parsed> {
         let start = self.ws(i);
         let found = word(start).ok().and_then(|(rest, w)| match w {
             "reject" => Some((rest, Otherwise::Reject)),
@@ -192,7 +203,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `event NAME = PATTERN`, after the keyword.
-    pub(super) fn event(&self, i: &'s str) -> Res<'s, Parsed> {
+    fn event(&self, i: &'s str) -> Res<'s, Parsed> {
         let (rest, name) = require(self.ident(i), || {
             self.syntax(i, "expected an event name after `event`")
         })?;
@@ -207,7 +218,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `call|result|message|record [TOOL] [where EXPR]`
-    pub(super) fn pattern(&self, i: &'s str) -> Res<'s, (Pattern, Option<String>)> {
+    fn pattern(&self, i: &'s str) -> Res<'s, (Pattern, Option<String>)> {
         let start = self.ws(i);
         let found = PATTERN_KINDS
             .iter()
@@ -283,7 +294,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `forbid STATE, ... on EVENT, ...: "message"` or `forbid * on ...`, after the keyword.
-    pub(super) fn forbid(&self, i: &'s str) -> Res<'s, Parsed> {
+    fn forbid(&self, i: &'s str) -> Res<'s, Parsed> {
         let start = self.ws(i);
         let (rest, states, last) = if let Some(rest) = start.strip_prefix('*') {
             (
@@ -331,18 +342,11 @@ impl<'s> Parser<'s> {
     }
 
     /// `path E1 -> E2 -> ...`, after the keyword.
-    pub(super) fn path_statement(&self, i: &'s str) -> Res<'s, Parsed> {
-        let (mut rest, first) = require(self.ident(i), || {
-            self.syntax(i, "expected an event name after `path`")
-        })?;
-        let mut events = vec![first];
-        while let Some(after_arrow) = self.ws(rest).strip_prefix("->") {
-            let (after, event) = require(self.ident(after_arrow), || {
-                self.syntax(after_arrow, "expected an event name after `->`")
-            })?;
-            events.push(event);
-            rest = after;
-        }
+    fn path_statement(&self, i: &'s str) -> Res<'s, Parsed> {
+        let (rest, events) = require(
+            self.separated(i, "->", Self::ident, "an event name"),
+            || self.syntax(i, "expected an event name after `path`"),
+        )?;
         let hint = self
             .next_word(rest)
             .map(|_| "chain events with `->`".to_owned());
@@ -350,18 +354,10 @@ impl<'s> Parser<'s> {
     }
 
     /// `per PATH, ...`, after the keyword.
-    pub(super) fn per(&self, i: &'s str) -> Res<'s, Parsed> {
-        let (mut rest, first) = require(self.path(i), || {
+    fn per(&self, i: &'s str) -> Res<'s, Parsed> {
+        let (rest, paths) = require(self.separated(i, ",", Self::path, "a path"), || {
             self.syntax(i, "expected a path after `per`")
         })?;
-        let mut paths = vec![first];
-        while let Some(after_comma) = self.ws(rest).strip_prefix(',') {
-            let (after, path) = require(self.path(after_comma), || {
-                self.syntax(after_comma, "expected a path after `,`")
-            })?;
-            paths.push(path);
-            rest = after;
-        }
         let hint = self
             .next_word(rest)
             .map(|_| "separate paths with `,`".to_owned());
