@@ -116,8 +116,8 @@ pub fn render(drawing: &Drawing) -> String {
     out.push_str("</g>\n");
     out.push_str("<g class=\"nodes\">\n");
     for (n, node) in drawing.nodes.iter().enumerate() {
-        let box_ = NodeBox::new(canvas.at(placed.nodes[n]), sizes[n]);
-        write_node(&mut out, node, &box_, &lines[n]);
+        let frame = NodeBox::new(canvas.at(placed.nodes[n]), sizes[n]);
+        write_node(&mut out, node, &frame, &lines[n]);
     }
     out.push_str("</g>\n");
     let _ = writeln!(
@@ -386,14 +386,14 @@ impl NodeBox {
 }
 
 /// One node: a group with its tooltip, its shape and its lines of text.
-fn write_node(out: &mut String, node: &Node, box_: &NodeBox, lines: &[String]) {
+fn write_node(out: &mut String, node: &Node, frame: &NodeBox, lines: &[String]) {
     match node.kind {
         NodeKind::Start => {
             let _ = writeln!(
                 out,
                 "<g class=\"start\"><title>start</title><circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{INK}\"/></g>",
-                num(box_.cx),
-                num(box_.cy)
+                num(frame.cx),
+                num(frame.cy)
             );
             return;
         }
@@ -401,8 +401,8 @@ fn write_node(out: &mut String, node: &Node, box_: &NodeBox, lines: &[String]) {
             initial,
             accepting,
             visited,
-        } => write_state(out, node, box_, initial, accepting, visited),
-        NodeKind::Violation { hit } => write_violation(out, node, box_, hit),
+        } => write_state(out, node, frame, initial, accepting, visited),
+        NodeKind::Violation { hit } => write_violation(out, node, frame, hit),
         NodeKind::Marker { ok } => {
             let _ = writeln!(
                 out,
@@ -415,7 +415,7 @@ fn write_node(out: &mut String, node: &Node, box_: &NodeBox, lines: &[String]) {
             } else {
                 ("#fff5f5", RED)
             };
-            box_.rect(out, 0.0, fill, stroke, 1.5);
+            frame.rect(out, 0.0, fill, stroke, 1.5);
         }
     }
     let color = match node.kind {
@@ -425,11 +425,11 @@ fn write_node(out: &mut String, node: &Node, box_: &NodeBox, lines: &[String]) {
     };
     let count = lines.len() as f64;
     for (k, line) in lines.iter().enumerate() {
-        let ty = box_.cy - (count - 1.0) * LINE / 2.0 + k as f64 * LINE + FONT_SIZE * 0.35;
+        let ty = frame.cy - (count - 1.0) * LINE / 2.0 + k as f64 * LINE + FONT_SIZE * 0.35;
         let _ = writeln!(
             out,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{color}\">{}</text>",
-            num(box_.cx),
+            num(frame.cx),
             num(ty),
             escape(line)
         );
@@ -442,7 +442,7 @@ fn write_node(out: &mut String, node: &Node, box_: &NodeBox, lines: &[String]) {
 fn write_state(
     out: &mut String,
     node: &Node,
-    box_: &NodeBox,
+    frame: &NodeBox,
     initial: bool,
     accepting: bool,
     visited: bool,
@@ -476,14 +476,14 @@ fn write_state(
     };
     let stroke = if visited { BLUE } else { stroke };
     let width = if visited { 2.5 } else { 1.5 };
-    box_.rect(out, 0.0, fill, stroke, width);
+    frame.rect(out, 0.0, fill, stroke, width);
     if accepting {
-        box_.rect(out, 3.5, "none", stroke, 1.2);
+        frame.rect(out, 3.5, "none", stroke, 1.2);
     }
 }
 
 /// A violation's group start and its octagon, stronger if the trace hit it.
-fn write_violation(out: &mut String, node: &Node, box_: &NodeBox, hit: bool) {
+fn write_violation(out: &mut String, node: &Node, frame: &NodeBox, hit: bool) {
     let _ = writeln!(
         out,
         "<g class=\"violation{}\" id=\"violation-{}\">",
@@ -492,8 +492,8 @@ fn write_violation(out: &mut String, node: &Node, box_: &NodeBox, hit: bool) {
     );
     let _ = writeln!(out, "<title>{}</title>", escape(&node.label));
     let c = 7.0;
-    let (x, y) = box_.corner();
-    let (w, h) = (box_.size.width, box_.size.height);
+    let (x, y) = frame.corner();
+    let (w, h) = (frame.size.width, frame.size.height);
     let _ = writeln!(
         out,
         "<polygon points=\"{}\" fill=\"{}\" stroke=\"{RED}\" stroke-width=\"{}\"/>",
