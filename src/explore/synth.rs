@@ -485,14 +485,7 @@ fn candidates(path: &[Segment], lits: &[&Lit<'_>], hint: &str) -> Vec<Value> {
         Some("tool") => out.extend([json!(hint), json!("tool")]),
         _ => {}
     }
-    let name = path
-        .iter()
-        .rev()
-        .find_map(|segment| match segment {
-            Segment::Key(key) => Some(key.as_str()),
-            Segment::Index(_) => None,
-        })
-        .unwrap_or("value");
+    let name = last_key(path).unwrap_or("value");
     out.extend([
         json!(format!("{name}-1")),
         json!(1),
@@ -658,6 +651,15 @@ fn class_chars(class: &Class) -> Vec<char> {
         }
     }
     chars
+}
+
+/// The last field name in a path (`id` in `output.items[0].id`), to name a made-up
+/// value after.
+pub(super) fn last_key(path: &[Segment]) -> Option<&str> {
+    path.iter().rev().find_map(|segment| match segment {
+        Segment::Key(key) => Some(key.as_str()),
+        Segment::Index(_) => None,
+    })
 }
 
 #[cfg(test)]
