@@ -192,6 +192,10 @@ pub enum TraceFormat {
     Atif,
     /// ToolBench answers' DFSDT search trees.
     Toolbench,
+    /// Claude Code session logs (JSONL, or the exported `loglines` JSON).
+    ClaudeCode,
+    /// Codex CLI rollouts.
+    Codex,
 }
 
 impl InputArgs {
@@ -207,6 +211,8 @@ impl InputArgs {
             TraceFormat::Otel => Some(Format::Otel),
             TraceFormat::Atif => Some(Format::Atif),
             TraceFormat::Toolbench => Some(Format::ToolBench),
+            TraceFormat::ClaudeCode => Some(Format::ClaudeCode),
+            TraceFormat::Codex => Some(Format::Codex),
         };
         let select = match &self.select {
             None => None,

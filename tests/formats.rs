@@ -90,6 +90,15 @@ const BLIND_RE_CREATE: &[(&str, &str)] = &[
         "/resourceSpans/0/scopeSpans/0/spans/2",
     ),
     ("forbidden-transition-atif.json", "/steps/2/tool_calls/0"),
+    (
+        "forbidden-transition-claude-code.jsonl",
+        "/message/content/0",
+    ),
+    (
+        "forbidden-transition-claude-code-loglines.json",
+        "/loglines/3/message/content/0",
+    ),
+    ("forbidden-transition-codex.jsonl", "/payload"),
 ];
 
 #[test]
@@ -232,6 +241,8 @@ fn a_file_in_no_format_is_an_error_naming_the_formats_tried() {
         "OpenTelemetry",
         "ATIF",
         "ToolBench",
+        "Claude Code",
+        "Codex",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -633,8 +644,9 @@ forbid running on hallucinated: "the agent called a function that does not exist
         "-v",
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // `-v` counts the traces as they are checked: one per branch.
     assert!(
-        stderr.contains("ToolBench search trees (detected; one JSON document; 1 transcript)"),
+        stderr.contains("ToolBench search trees (detected; one JSON document; 9 traces)"),
         "{stderr}"
     );
     let lines = json_lines(&stdout(&output));

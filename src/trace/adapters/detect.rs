@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::search::has_transcripts;
 use super::shared::str_of;
-use super::{Format, InputOptions, Layout, Source, mcp, otel};
+use super::{Format, InputOptions, Layout, Source, claude_code, codex, mcp, otel};
 use crate::trace::reader::{LineContent, LineReader};
 
 /// The first lines of a file, parsed.
@@ -161,6 +161,14 @@ pub(super) fn signal(value: &Value) -> Signal {
     };
     if matches!(str_of(map, "kind"), Some("call" | "result" | "message")) {
         return Signal::Strong(Format::Native);
+    }
+    // Envelope formats: an envelope's own fields say what it is, before anything in
+    // the message it wraps.
+    if claude_code::is_envelope(map) {
+        return Signal::Strong(Format::ClaudeCode);
+    }
+    if codex::is_envelope(map) {
+        return Signal::Strong(Format::Codex);
     }
     if mcp::is_message(map) {
         return Signal::Strong(Format::Mcp);

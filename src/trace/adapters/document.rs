@@ -13,8 +13,8 @@ use super::search::{Found, Search};
 use super::shared::describe;
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem,
-    ProblemKind, Reading, Selector, Site, Source, anthropic, atif, mcp, openai, otel, pieces,
-    responses, toolbench,
+    ProblemKind, Reading, Selector, Site, Source, anthropic, atif, claude_code, codex, mcp, openai,
+    otel, pieces, responses, toolbench,
 };
 use crate::trace::json_index::JsonIndex;
 use crate::trace::reader::{LineContent, LineReader};
@@ -353,7 +353,8 @@ fn detected(layout: Layout, options: &InputOptions, found: &[Found<'_>]) -> Dete
         layout,
         formats,
         explicit: options.format.is_some(),
-        transcripts: found.len(),
+        // Counted from the records, once they are read.
+        traces: 0,
     }
 }
 
@@ -377,6 +378,8 @@ fn adapt(found: &[Found<'_>]) -> Vec<(String, Emitted)> {
             Format::Mcp => mcp::read(&transcript.elements, &mut out),
             Format::Atif => atif::read(&transcript.elements, &mut out),
             Format::ToolBench => toolbench::read(&transcript.elements, &mut out),
+            Format::ClaudeCode => claude_code::read(&transcript.elements, &mut out),
+            Format::Codex => codex::read(&transcript.elements, &mut out),
         }
         emitted.extend(out.items.into_iter().map(|e| (transcript.name.clone(), e)));
     }
@@ -439,7 +442,7 @@ fn finish(
     }
     entries.extend(early.map(Entry::Problem));
     Reading {
-        detected,
+        detected: Detected { traces, ..detected },
         entries,
         traces,
         pieces: Vec::new(),
@@ -496,7 +499,8 @@ fn tried(format: Option<Format>) -> String {
         Some(format) => format!("{} (--format {format})", format.describe()),
         None => "any format tracegate reads (tried native JSONL, OpenAI Chat Completions, \
                  OpenAI Responses, Anthropic Messages, MCP / JSON-RPC, OpenTelemetry OTLP \
-                 spans, ATIF, ToolBench search trees)"
+                 spans, ATIF, ToolBench search trees, Claude Code session logs, Codex CLI \
+                 rollouts)"
             .to_string(),
     }
 }

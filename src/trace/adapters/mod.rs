@@ -22,6 +22,8 @@
 
 pub mod anthropic;
 pub mod atif;
+pub mod claude_code;
+pub mod codex;
 mod detect;
 mod document;
 pub mod mcp;
@@ -61,10 +63,12 @@ pub enum Format {
     Otel,
     Atif,
     ToolBench,
+    ClaudeCode,
+    Codex,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 10] = [
         Format::Native,
         Format::OpenAi,
         Format::Responses,
@@ -73,6 +77,8 @@ impl Format {
         Format::Otel,
         Format::Atif,
         Format::ToolBench,
+        Format::ClaudeCode,
+        Format::Codex,
     ];
 
     /// The name `--format` takes.
@@ -86,6 +92,8 @@ impl Format {
             Format::Otel => "otel",
             Format::Atif => "atif",
             Format::ToolBench => "toolbench",
+            Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
         }
     }
 
@@ -104,6 +112,8 @@ impl Format {
             Format::Otel => "OpenTelemetry GenAI spans (OTLP JSON)",
             Format::Atif => "ATIF trajectories",
             Format::ToolBench => "ToolBench search trees",
+            Format::ClaudeCode => "Claude Code session logs",
+            Format::Codex => "Codex CLI rollouts",
         }
     }
 }
@@ -143,8 +153,9 @@ pub struct Detected {
     pub formats: Vec<Format>,
     /// Whether the format was given by `--format`.
     pub explicit: bool,
-    /// Transcripts found (message lists, OTLP exports, …).
-    pub transcripts: usize,
+    /// Traces found, as the checker will check them: a message list, an MCP session,
+    /// a search tree's branch, a Claude Code session each count one.
+    pub traces: usize,
 }
 
 impl fmt::Display for Detected {
@@ -168,8 +179,8 @@ impl fmt::Display for Detected {
         };
         write!(f, "{names} ({how}; {layout}")?;
         if self.layout != Layout::NativeLines {
-            let s = if self.transcripts == 1 { "" } else { "s" };
-            write!(f, "; {} transcript{s}", self.transcripts)?;
+            let s = if self.traces == 1 { "" } else { "s" };
+            write!(f, "; {} trace{s}", self.traces)?;
         }
         f.write_str(")")
     }
@@ -344,7 +355,7 @@ fn open_source(
             layout,
             formats: vec![Format::Native],
             explicit: options.format.is_some(),
-            transcripts: 1,
+            traces: 1,
         }));
     }
     let mut problems = Vec::new();
