@@ -850,3 +850,60 @@ fn convert_writes_canonical_fields_first_and_reports_problems_on_stderr() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("error[unknown-format]"), "{stderr}");
 }
+
+#[test]
+fn json_rpc_batches_are_read_reply_by_reply_and_an_empty_batch_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rpc.jsonl");
+    let call = |id: u32, tool: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"request_id":"r1"}}}}}}"#
+        )
+    };
+    // A batch of two requests on the first line, their replies in a batch out of
+    // order, then a request answered by an empty batch.
+    let text = format!(
+        "[{},{}]\n[{},{}]\n{}\n[]\n",
+        call(1, "create_record"),
+        call(2, "lookup_by_request_id"),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"id\":\"rec_1\"}"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        call(3, "create_record"),
+    );
+    std::fs::write(&log, text).unwrap();
+    let (records, codes) = convert(&log, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    let have: Vec<(&str, &str, &str, u64)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["call_id"].as_str().unwrap(),
+                r["status"].as_str().unwrap_or(""),
+                r["at"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        have,
+        [
+            ("call", "1", "", 1),
+            ("call", "2", "", 1),
+            ("result", "2", "ok", 2),
+            ("result", "1", "ok", 2),
+            ("call", "3", "", 3),
+            ("result", "3", "invalid", 4),
+        ]
+    );
+    assert!(
+        records.iter().all(|r| r.get("trace").is_none()),
+        "one trace"
+    );
+    assert_eq!(records[3]["at"]["pointer"], "/1");
+    let output = run(&["convert", log.to_str().unwrap(), "-v"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("MCP / JSON-RPC messages (detected; one element per line; 1 trace)"),
+        "{stderr}"
+    );
+}

@@ -67,6 +67,12 @@ pub(super) fn sniff(
                 Layout::NativeLines
             }
         }
+        // A JSON-RPC batch: the first of a log's messages.
+        Value::Array(items)
+            if mcp::is_batch(items) && options.format.is_none_or(|f| f == Format::Mcp) =>
+        {
+            Layout::ElementLines
+        }
         Value::Array(_) => Layout::DocumentLines,
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
@@ -156,8 +162,10 @@ const ANTHROPIC_BLOCKS: &[&str] = &[
 ];
 
 pub(super) fn signal(value: &Value) -> Signal {
-    let Value::Object(map) = value else {
-        return Signal::None;
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Array(items) if mcp::is_batch(items) => return Signal::Strong(Format::Mcp),
+        _ => return Signal::None,
     };
     if matches!(str_of(map, "kind"), Some("call" | "result" | "message")) {
         return Signal::Strong(Format::Native);
