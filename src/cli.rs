@@ -577,6 +577,13 @@ fn convert(args: ConvertArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
     for path in &paths {
         let converted = crate::ingest::convert_path(path, &input, args.max_line_bytes, out)?;
         args.input.say(path, converted.detected.as_ref());
+        if args.input.verbose {
+            let (records, synthesized) = (converted.records, converted.synthesized);
+            eprintln!(
+                "tracegate: {}: {records} records, {synthesized} of them synthesized `missing` results",
+                path.display()
+            );
+        }
         for diagnostic in &converted.diagnostics {
             errors.emit(diagnostic)?;
         }

@@ -18,6 +18,7 @@ use crate::check::{CheckOptions, Monitor, Observer, Outcome, check_reader_observ
 use crate::diagnostic::{Code, Diagnostic, TraceSite};
 use crate::machine::Machine;
 use crate::spec::ast::Segment;
+use crate::trace::adapters::unanswered::{Unanswered, with_missing};
 use crate::trace::adapters::{
     self, Detected, Entry, InputOptions, Opened, Problem, ProblemKind, Reading,
 };
@@ -150,7 +151,11 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
 #[derive(Debug, Default)]
 pub struct Converted {
     pub diagnostics: Vec<Diagnostic>,
+    /// Records written, the synthesized ones included.
     pub records: u64,
+    /// `missing` results written for calls no result answers by the end of their
+    /// trace, as the checker synthesizes them.
+    pub synthesized: u64,
     pub detected: Option<Detected>,
 }
 
@@ -185,6 +190,7 @@ pub fn convert_path(
                 }
             };
             let mut reader = LineReader::with_max_line_bytes(BufReader::new(handle), max);
+            let mut unanswered = Unanswered::new(false);
             loop {
                 let line = match reader.next_line() {
                     Ok(Some(line)) => line,
@@ -199,6 +205,7 @@ pub fn convert_path(
                     Ok(record) => {
                         writeln!(out, "{}", record_line(&record, path))?;
                         converted.records += 1;
+                        unanswered.see(&record);
                     }
                     Err(message) => converted.diagnostics.push(site(
                         Diagnostic::new(Code::MalformedRecord, message),
@@ -207,10 +214,17 @@ pub fn convert_path(
                     )),
                 }
             }
+            for record in unanswered.finish() {
+                writeln!(out, "{}", record_line(&record, path))?;
+                converted.records += 1;
+                converted.synthesized += 1;
+            }
         }
         Opened::Read(reading) => {
             converted.detected = Some(reading.detected);
-            for entry in reading.entries {
+            let (entries, synthesized) = with_missing(reading.entries, reading.traces > 1);
+            converted.synthesized = synthesized;
+            for entry in entries {
                 match entry {
                     Entry::Record(record) => {
                         writeln!(out, "{}", record_line(&record, path))?;

@@ -907,3 +907,59 @@ fn json_rpc_batches_are_read_reply_by_reply_and_an_empty_batch_is_invalid() {
         "{stderr}"
     );
 }
+
+#[test]
+fn convert_prints_the_missing_results_the_checker_synthesizes() {
+    // Native JSONL: the unanswered create gets its `missing` result at the end of the
+    // file, located at the call.
+    let file = root().join("traces/reconcile_before_retry/fail/unaccepted-end.jsonl");
+    let mut out = Vec::new();
+    let converted = convert_path(&file, &InputOptions::default(), None, &mut out).unwrap();
+    let records = json_lines(&String::from_utf8(out).unwrap());
+    assert_eq!((converted.records, converted.synthesized), (4, 1));
+    let last = records.last().unwrap();
+    assert_eq!(last["status"], "missing");
+    assert_eq!(last["tool"], "create_record");
+    assert_eq!(last["synthesized"], "no result by the end of the trace");
+    assert_eq!(last["at"]["line"], line_of(&file, "\"kind\":\"call\""));
+
+    // Real ToolBench answers: 50 calls never answered, each at the end of its own
+    // trace; converting the output again finds every call answered.
+    let dir = tempfile::tempdir().unwrap();
+    let mut synthesized = 0;
+    for entry in std::fs::read_dir(realdata("toolbench")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let mut out = Vec::new();
+        let converted = convert_path(&path, &InputOptions::default(), None, &mut out).unwrap();
+        synthesized += converted.synthesized;
+        let text = String::from_utf8(out).unwrap();
+        let records = json_lines(&text);
+        // After a trace's synthesized results, no record of that trace follows.
+        let mut ended: Vec<&str> = Vec::new();
+        for record in &records {
+            let trace = record["trace"].as_str().unwrap_or("");
+            assert!(!ended.contains(&trace), "{}: {record}", path.display());
+            if record["synthesized"] == "no result by the end of the trace" {
+                ended.push(trace);
+            } else {
+                ended.retain(|t| *t != trace);
+            }
+        }
+        let again = dir.path().join("again.jsonl");
+        std::fs::write(&again, &text).unwrap();
+        let mut out = Vec::new();
+        let reconverted = convert_path(&again, &InputOptions::default(), None, &mut out).unwrap();
+        assert_eq!(reconverted.synthesized, 0, "{}", path.display());
+    }
+    assert_eq!(synthesized, 50);
+
+    let output = run(&["convert", file.to_str().unwrap(), "-v"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unaccepted-end.jsonl: 4 records, 1 of them synthesized `missing` results"),
+        "{stderr}"
+    );
+}

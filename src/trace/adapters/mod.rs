@@ -35,6 +35,7 @@ mod search;
 pub mod select;
 mod shared;
 pub mod toolbench;
+pub mod unanswered;
 
 use std::fmt;
 use std::io;
