@@ -196,6 +196,8 @@ pub enum TraceFormat {
     ClaudeCode,
     /// Codex CLI rollouts.
     Codex,
+    /// Gemini CLI session files.
+    GeminiCli,
 }
 
 impl InputArgs {
@@ -213,6 +215,7 @@ impl InputArgs {
             TraceFormat::Toolbench => Some(Format::ToolBench),
             TraceFormat::ClaudeCode => Some(Format::ClaudeCode),
             TraceFormat::Codex => Some(Format::Codex),
+            TraceFormat::GeminiCli => Some(Format::Gemini),
         };
         let select = match &self.select {
             None => None,

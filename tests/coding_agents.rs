@@ -1,5 +1,5 @@
-//! Coding agents' session logs: Claude Code (JSONL and the exported `loglines` JSON)
-//! and Codex CLI rollouts, read from real published samples in
+//! Coding agents' session logs: Claude Code (JSONL and the exported `loglines` JSON),
+//! Codex CLI rollouts and Gemini CLI sessions, read from real published samples in
 //! `tests/fixtures/coding_agents/` and from the examples in `traces/`.
 
 use std::path::{Path, PathBuf};
@@ -154,6 +154,8 @@ fn coding_agent_examples_check_as_their_names_say() {
         ("fail/forbidden-transition-claude-code.jsonl", 1),
         ("fail/forbidden-transition-claude-code-loglines.json", 1),
         ("fail/forbidden-transition-codex.jsonl", 1),
+        ("pass/lookup-found-then-note-gemini-cli.json", 0),
+        ("fail/forbidden-transition-gemini-cli.json", 1),
     ] {
         let path = format!("traces/reconcile_before_retry/{file}");
         let output = run(&["check", "specs", "--traces", &path, "--output", "json"]);

@@ -99,6 +99,10 @@ const BLIND_RE_CREATE: &[(&str, &str)] = &[
         "/loglines/3/message/content/0",
     ),
     ("forbidden-transition-codex.jsonl", "/payload"),
+    (
+        "forbidden-transition-gemini-cli.json",
+        "/messages/2/toolCalls/0",
+    ),
 ];
 
 #[test]
@@ -243,6 +247,7 @@ fn a_file_in_no_format_is_an_error_naming_the_formats_tried() {
         "ToolBench",
         "Claude Code",
         "Codex",
+        "Gemini CLI",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }

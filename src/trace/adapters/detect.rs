@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::search::has_transcripts;
 use super::shared::str_of;
-use super::{Format, InputOptions, Layout, Source, claude_code, codex, mcp, otel};
+use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
 use crate::trace::reader::{LineContent, LineReader};
 
 /// The first lines of a file, parsed.
@@ -177,6 +177,9 @@ pub(super) fn signal(value: &Value) -> Signal {
     }
     if codex::is_envelope(map) {
         return Signal::Strong(Format::Codex);
+    }
+    if gemini::is_message(map) {
+        return Signal::Strong(Format::Gemini);
     }
     if mcp::is_message(map) {
         return Signal::Strong(Format::Mcp);

@@ -13,8 +13,8 @@ use super::search::{Found, Search};
 use super::shared::describe;
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem,
-    ProblemKind, Reading, Selector, Site, Source, anthropic, atif, claude_code, codex, mcp, openai,
-    otel, pieces, responses, toolbench,
+    ProblemKind, Reading, Selector, Site, Source, anthropic, atif, claude_code, codex, gemini, mcp,
+    openai, otel, pieces, responses, toolbench,
 };
 use crate::trace::json_index::JsonIndex;
 use crate::trace::reader::{LineContent, LineReader};
@@ -380,6 +380,7 @@ fn adapt(found: &[Found<'_>]) -> Vec<(String, Emitted)> {
             Format::ToolBench => toolbench::read(&transcript.elements, &mut out),
             Format::ClaudeCode => claude_code::read(&transcript.elements, &mut out),
             Format::Codex => codex::read(&transcript.elements, &mut out),
+            Format::Gemini => gemini::read(&transcript.elements, &mut out),
         }
         emitted.extend(out.items.into_iter().map(|e| (transcript.name.clone(), e)));
     }
@@ -500,7 +501,7 @@ fn tried(format: Option<Format>) -> String {
         None => "any format tracegate reads (tried native JSONL, OpenAI Chat Completions, \
                  OpenAI Responses, Anthropic Messages, MCP / JSON-RPC, OpenTelemetry OTLP \
                  spans, ATIF, ToolBench search trees, Claude Code session logs, Codex CLI \
-                 rollouts)"
+                 rollouts, Gemini CLI sessions)"
             .to_string(),
     }
 }

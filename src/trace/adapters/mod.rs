@@ -26,6 +26,7 @@ pub mod claude_code;
 pub mod codex;
 mod detect;
 mod document;
+pub mod gemini;
 pub mod mcp;
 pub mod openai;
 pub mod otel;
@@ -66,10 +67,11 @@ pub enum Format {
     ToolBench,
     ClaudeCode,
     Codex,
+    Gemini,
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Native,
         Format::OpenAi,
         Format::Responses,
@@ -80,6 +82,7 @@ impl Format {
         Format::ToolBench,
         Format::ClaudeCode,
         Format::Codex,
+        Format::Gemini,
     ];
 
     /// The name `--format` takes.
@@ -95,6 +98,7 @@ impl Format {
             Format::ToolBench => "toolbench",
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini-cli",
         }
     }
 
@@ -115,6 +119,7 @@ impl Format {
             Format::ToolBench => "ToolBench search trees",
             Format::ClaudeCode => "Claude Code session logs",
             Format::Codex => "Codex CLI rollouts",
+            Format::Gemini => "Gemini CLI sessions",
         }
     }
 }

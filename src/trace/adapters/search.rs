@@ -38,6 +38,7 @@ const ID_KEYS: &[&str] = &[
     "task_id",
     "run_id",
     "session_id",
+    "sessionId",
     "conversation_id",
     "thread_id",
     "trace_id",
