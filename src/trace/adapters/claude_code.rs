@@ -42,15 +42,20 @@ const ENVELOPE_KEYS: &[&str] = &[
 ];
 
 /// Whether `map` is a Claude Code envelope: a `user` or `assistant` line around a
-/// message with a role, or a `summary` line pointing at its leaf.
+/// message with a role, a `summary` line pointing at its leaf, a file-history snapshot,
+/// or any other typed line with Claude Code's envelope fields (system notices, queue
+/// operations, progress). A log may start with any of them.
 pub fn is_envelope(map: &Map) -> bool {
-    match str_of(map, "type") {
-        Some("user" | "assistant") => {
-            matches!(map.get("message"), Some(Value::Object(m)) if m.contains_key("role"))
+    let Some(ty) = str_of(map, "type") else {
+        return false;
+    };
+    match ty {
+        "user" | "assistant" if matches!(map.get("message"), Some(Value::Object(m)) if m.contains_key("role")) => {
+            true
         }
-        Some("summary") => map.contains_key("leafUuid"),
-        Some("system") => ENVELOPE_KEYS.iter().any(|key| map.contains_key(*key)),
-        _ => false,
+        "summary" => map.contains_key("leafUuid"),
+        "file-history-snapshot" => map.contains_key("snapshot") && map.contains_key("messageId"),
+        _ => ENVELOPE_KEYS.iter().any(|key| map.contains_key(*key)),
     }
 }
 
@@ -313,6 +318,34 @@ mod tests {
             have[3].get("time").is_none(),
             "a synthesized result has no time"
         );
+    }
+
+    #[test]
+    fn a_log_is_recognized_whatever_line_it_starts_with() {
+        use serde_json::Map;
+        let object = |value: Value| -> Map<String, Value> {
+            let Value::Object(map) = value else {
+                unreachable!()
+            };
+            map
+        };
+        for first in [
+            json!({"type": "summary", "summary": "s", "leafUuid": "u9"}),
+            json!({"type": "file-history-snapshot", "messageId": "m1", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false}),
+            json!({"type": "queue-operation", "operation": "enqueue", "timestamp": "t", "sessionId": "s1"}),
+            json!({"type": "system", "subtype": "compact_boundary", "sessionId": "s1", "uuid": "u1", "content": "c"}),
+            user("u1", json!("hi")),
+        ] {
+            assert!(super::is_envelope(&object(first.clone())), "{first}");
+        }
+        // Other formats' typed objects are not envelopes.
+        for other in [
+            json!({"type": "message", "role": "user", "content": "hi"}),
+            json!({"type": "user", "content": "hi", "id": "m1", "timestamp": "t"}),
+            json!({"kind": "call", "tool": "t", "type": "user"}),
+        ] {
+            assert!(!super::is_envelope(&object(other.clone())), "{other}");
+        }
     }
 
     #[test]

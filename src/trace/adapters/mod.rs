@@ -3,7 +3,8 @@
 //!
 //! A file is read in one of four layouts, decided from its first lines:
 //! - native JSONL (one record per line), which the checker streams: [`Opened::Native`];
-//! - one transcript element per line (an MCP log, an OpenAI message per line, …);
+//! - one transcript element per line (an MCP log, a Claude Code session log, a Codex
+//!   rollout, an OpenAI message per line, …);
 //! - one JSON document per line (each line a run with a `messages` list, an OTLP export);
 //! - one JSON document (pretty-printed or not), read whole.
 //!
