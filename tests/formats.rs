@@ -968,3 +968,40 @@ fn convert_prints_the_missing_results_the_checker_synthesizes() {
         "{stderr}"
     );
 }
+
+#[test]
+fn verbose_counts_the_traces_check_will_check() {
+    // An MCP log of three sessions: one transcript, three traces.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mcp.jsonl");
+    let lines: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .flat_map(|session| {
+            [
+                format!(
+                    r#"{{"session_id":"{session}","direction":"send","message":{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"lookup_by_request_id","arguments":{{"request_id":"r1"}}}}}}}}"#
+                ),
+                format!(
+                    r#"{{"session_id":"{session}","direction":"recv","message":{{"jsonrpc":"2.0","id":1,"result":{{"content":[]}}}}}}"#
+                ),
+            ]
+        })
+        .collect();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        log.to_str().unwrap(),
+        "--output",
+        "json",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("MCP / JSON-RPC messages (detected; one element per line; 3 traces)"),
+        "{stderr}"
+    );
+    let lines = json_lines(&stdout(&output));
+    assert_eq!(of_type(&lines, "summary")[0]["traces"], 3);
+}
