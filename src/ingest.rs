@@ -68,10 +68,10 @@ pub fn check_path_observed(
     };
     match opened {
         Opened::Native(detected) => {
-            let outcome = match std::fs::File::open(path) {
+            let mut outcome = match std::fs::File::open(path) {
                 Ok(handle) => check_reader_observed(
                     specs,
-                    file,
+                    file.clone(),
                     BufReader::with_capacity(1 << 16, handle),
                     options,
                     observer,
@@ -81,6 +81,9 @@ pub fn check_path_observed(
                     ..Outcome::default()
                 },
             };
+            if let Some(warning) = detected.warning.clone() {
+                outcome.diagnostics.insert(0, diagnostic(&file, warning));
+            }
             Checked {
                 outcome,
                 detected: Some(detected),
@@ -181,6 +184,9 @@ pub fn convert_path(
     };
     match opened {
         Opened::Native(detected) => {
+            if let Some(warning) = detected.warning.clone() {
+                converted.diagnostics.push(diagnostic(&file, warning));
+            }
             converted.detected = Some(detected);
             let handle = match std::fs::File::open(path) {
                 Ok(handle) => handle,
@@ -300,10 +306,12 @@ pub fn record_line(record: &Record<'_>, file: &Path) -> String {
     crate::redact::redact(&line).into_owned()
 }
 
-fn diagnostic(file: &Arc<Path>, problem: Problem) -> Diagnostic {
+/// A problem an adapter found, as a diagnostic located in `file`.
+pub(crate) fn diagnostic(file: &Arc<Path>, problem: Problem) -> Diagnostic {
     let code = match problem.kind {
         ProblemKind::Malformed => Code::MalformedRecord,
         ProblemKind::UnknownFormat => Code::UnknownFormat,
+        ProblemKind::Untyped => Code::UntypedRecords,
     };
     let mut diagnostic = Diagnostic::new(code, problem.message);
     diagnostic.hint = problem.hint;

@@ -256,3 +256,66 @@ fn sessions_and_sidechains_in_one_log_are_separate_traces() {
     let summary = lines.last().unwrap();
     assert_eq!(summary["traces"], 2, "{text}");
 }
+
+#[test]
+fn a_log_read_as_native_records_without_kind_or_tool_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    // An envelope format tracegate does not read: every line a native record.
+    let log = dir.path().join("agent.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"ts":"2025-11-07T11:05:01Z","type":"step","payload":{"name":"create_record","input":{"request_id":"r1"}}}"#,
+            "\n",
+            r#"{"ts":"2025-11-07T11:05:31Z","type":"step","payload":{"name":"create_record","error":"timed out"}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        log.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    // A warning: the exit status is unchanged.
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let warnings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "warning").collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    assert_eq!(warnings[0]["code"], "untyped-records");
+    assert_eq!(warnings[0]["line"], 1);
+    assert!(
+        warnings[0]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("Codex CLI rollouts (--format codex)"),
+        "{text}"
+    );
+
+    // `--format native` says the records are meant as they are.
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        log.to_str().unwrap(),
+        "--format",
+        "native",
+        "--output",
+        "json",
+    ]);
+    assert!(!stdout(&output).contains("untyped-records"));
+
+    // convert warns too; a file whose records have a `kind` does not warn.
+    let output = run(&["convert", log.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("warning[untyped-records]"));
+    let typed = root().join("traces/reconcile_before_retry/pass/lookup-found-then-note.jsonl");
+    let output = run(&["convert", typed.to_str().unwrap()]);
+    assert!(output.stderr.is_empty());
+}

@@ -112,6 +112,8 @@ codes! {
         "a tool an event names that never occurs in the traces";
     UnknownFormat => "unknown-format", Error,
         "a trace file that holds no transcript in any format tracegate reads";
+    UntypedRecords => "untyped-records", Warning,
+        "a trace file read as native records in which no record has a `kind` or a `tool`";
 }
 
 impl Code {

@@ -40,6 +40,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnmatchedTool => UNMATCHED_TOOL,
         Code::UnseenTool => UNSEEN_TOOL,
         Code::UnknownFormat => UNKNOWN_FORMAT,
+        Code::UntypedRecords => UNTYPED_RECORDS,
     }
 }
 
@@ -643,6 +644,28 @@ Nothing in this file is a message list. If the transcripts are somewhere tracega
 not look, say where with `--select` (for instance `--select 'results.episodes[*].turns'`),
 and the format with `--format NAME` if it is not detected; `tracegate convert` shows
 what is read.
+"##;
+
+const UNTYPED_RECORDS: &str = r##"## What it means
+A trace file was read as native JSONL records (one JSON object per line, detected from
+its content), but no record in it has a `kind` or a `tool` field. The warning names the
+formats its records look like, when they look like one tracegate reads.
+
+## Why it matters
+Specs match calls, results and messages by `kind` and `tool`. In a file with neither,
+every `call`, `result` and `message` pattern matches nothing, so the file conforms to
+every such spec whatever the agent did. That is what happens when a log in a format
+tracegate does not know is read as native records: it passes silently. (A file of
+native event records that specs match with `record where …` is fine; the warning only
+says that nothing else will match.)
+
+## Example
+    {"ts": "2025-11-07T11:05:01Z", "event": "tool", "name": "create_record", "input": {"request_id": "r1"}}
+    {"ts": "2025-11-07T11:05:31Z", "event": "tool_output", "name": "create_record", "error": "timed out"}
+
+Say which format the file is in with `--format NAME` if tracegate reads it, or convert
+it to records with `kind`, `tool`, `call_id` and `status`; `tracegate convert` shows
+what specs see.
 "##;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! belongs to ([`signal`]), and a list's elements together say which format the list
 //! is in ([`list_format`]).
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -12,6 +12,7 @@ use super::document::LIST_KEYS;
 use super::search::has_transcripts;
 use super::shared::str_of;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
+use crate::trace::Location;
 use crate::trace::reader::{LineContent, LineReader};
 
 /// The first lines of a file, parsed.
@@ -275,4 +276,92 @@ pub(super) fn list_format(items: &[&Value], format: Option<Format>) -> Option<Fo
         return None;
     }
     Some(format.or(first_strong).unwrap_or(Format::OpenAi))
+}
+
+/// Whether no line of a file read as native records names a `kind` or a `tool`: the
+/// bytes `"kind"` and `"tool"` appear nowhere in it. Most native files have one on their
+/// first line, so the scan stops there; only files that will warn are read to the end.
+/// A word that appears as a value, or in a nested object, counts as present: the scan
+/// errs towards no warning.
+pub(super) fn names_no_kind_or_tool(source: Source<'_>) -> io::Result<bool> {
+    const KEYS: [&[u8]; 2] = [b"\"kind\"", b"\"tool\""];
+    let mut reader = source.reader()?;
+    let mut window: Vec<u8> = Vec::with_capacity(1 << 16);
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(true);
+        }
+        window.extend_from_slice(chunk);
+        let read = chunk.len();
+        reader.consume(read);
+        if KEYS
+            .iter()
+            .any(|key| window.windows(key.len()).any(|w| w == *key))
+        {
+            return Ok(false);
+        }
+        // Keep the tail, in case a key straddles two reads.
+        let keep = window.len().min(5);
+        window.drain(..window.len() - keep);
+    }
+}
+
+/// The formats a native record looks like it came from, by the fields it has: for
+/// the warning on a file whose records specs will likely not match.
+pub(super) fn resembles(value: &Value) -> Vec<Format> {
+    let Value::Object(map) = value else {
+        return Vec::new();
+    };
+    let has = |key: &str| map.contains_key(key);
+    let mut formats = Vec::new();
+    if has("message") || has("sessionId") || has("uuid") {
+        formats.push(Format::ClaudeCode);
+    }
+    if has("payload") {
+        formats.push(Format::Codex);
+    }
+    if has("role") || has("tool_calls") || has("function_call") {
+        formats.push(Format::OpenAi);
+    }
+    if has("type") && (has("call_id") || has("arguments") || has("output")) {
+        formats.push(Format::Responses);
+    }
+    if has("content") && !has("role") {
+        formats.push(Format::Anthropic);
+    }
+    if has("method") || has("params") || has("result") || has("error") {
+        formats.push(Format::Mcp);
+    }
+    if has("spanId") || has("span_id") || has("traceId") || has("trace_id") {
+        formats.push(Format::Otel);
+    }
+    if has("step_id") || has("source") {
+        formats.push(Format::Atif);
+    }
+    if has("toolCalls") {
+        formats.push(Format::Gemini);
+    }
+    formats
+}
+
+/// The first line of a file that is a JSON value, and where it is, if any of the first
+/// few is.
+pub(super) fn first_value(
+    source: Source<'_>,
+    max_line_bytes: usize,
+) -> io::Result<Option<(Value, Location)>> {
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    for _ in 0..8 {
+        let Some(line) = reader.next_line()? else {
+            break;
+        };
+        let loc = line.location();
+        if let LineContent::Text(text) = line.content {
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                return Ok(Some((value, loc)));
+            }
+        }
+    }
+    Ok(None)
 }

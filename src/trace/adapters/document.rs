@@ -355,6 +355,7 @@ fn detected(layout: Layout, options: &InputOptions, found: &[Found<'_>]) -> Dete
         explicit: options.format.is_some(),
         // Counted from the records, once they are read.
         traces: 0,
+        warning: None,
     }
 }
 

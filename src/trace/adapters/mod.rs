@@ -163,6 +163,9 @@ pub struct Detected {
     /// Traces found, as the checker will check them: a message list, an MCP session,
     /// a search tree's branch, a Claude Code session each count one.
     pub traces: usize,
+    /// A warning about how the file was read: native records none of which has `kind`
+    /// or `tool` ([`ProblemKind::Untyped`]).
+    pub warning: Option<Problem>,
 }
 
 impl fmt::Display for Detected {
@@ -200,6 +203,9 @@ pub enum ProblemKind {
     Malformed,
     /// No transcript in any known format (`unknown-format`).
     UnknownFormat,
+    /// A file read as native records in which no record has `kind` or `tool`
+    /// (`untyped-records`): a warning, as specs will likely match nothing in it.
+    Untyped,
 }
 
 #[derive(Debug, Clone)]
@@ -358,11 +364,19 @@ fn open_source(
 ) -> io::Result<Opened> {
     let layout = sniff(source, options, max_line_bytes)?;
     if layout == Layout::NativeLines {
+        let warning = match options.format {
+            None if detect::names_no_kind_or_tool(source)? => {
+                let first = detect::first_value(source, max_line_bytes)?;
+                first.map(|(value, loc)| untyped(&detect::resembles(&value), loc))
+            }
+            _ => None,
+        };
         return Ok(Opened::Native(Detected {
             layout,
             formats: vec![Format::Native],
             explicit: options.format.is_some(),
             traces: 1,
+            warning,
         }));
     }
     let mut problems = Vec::new();
@@ -371,6 +385,34 @@ fn open_source(
         _ => read_lines(source, max_line_bytes, &mut problems)?,
     };
     Ok(Opened::Read(read_docs(layout, &docs, options, problems)))
+}
+
+/// The warning for a file read as native records none of which has `kind` or `tool`,
+/// naming the formats its records resemble, located at its first record.
+fn untyped(resembles: &[Format], first_line: Location) -> Problem {
+    let hint = match resembles {
+        [] => "give each record a `kind` (`call`, `result`, `message`) and a `tool`, or, if the \
+               file is a transcript in a format tracegate reads, say which with --format NAME"
+            .to_string(),
+        formats => {
+            let names: Vec<String> = formats
+                .iter()
+                .map(|f| format!("{} (--format {f})", f.describe()))
+                .collect();
+            format!(
+                "its records look like {}; if the file is one of these, say so with --format",
+                names.join(" or ")
+            )
+        }
+    };
+    Problem {
+        kind: ProblemKind::Untyped,
+        loc: first_line,
+        message: "no record in this file has a `kind` or a `tool`: read as native records, \
+                  specs that match calls, results or messages will likely see nothing"
+            .into(),
+        hint: Some(hint),
+    }
 }
 
 /// Reads JSON text that is already in memory (for tests and the library).
