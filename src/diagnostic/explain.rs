@@ -625,8 +625,8 @@ traces that exercise the tool).
 const UNKNOWN_FORMAT: &str = r##"## What it means
 A trace file is JSON, but tracegate found no transcript in it: not native records, and
 no OpenAI Chat Completions messages, OpenAI Responses items, Anthropic Messages, MCP /
-JSON-RPC messages, OpenTelemetry OTLP spans, ATIF trajectory or ToolBench search tree
-where it looked (at the top, in an object holding a list such as `messages` or `steps`,
+JSON-RPC messages, OpenTelemetry OTLP spans, ATIF trajectory, ToolBench search tree,
+Claude Code session log, Codex CLI rollout or Gemini CLI session where it looked (at the top, in an object holding a list such as `messages` or `steps`,
 or in an array of runs each holding one). With `--select PATH`, the path selected
 nothing, or nothing that holds a transcript. The message names the formats tried.
 
