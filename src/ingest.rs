@@ -18,6 +18,7 @@ use crate::check::{CheckOptions, Monitor, Observer, Outcome, check_reader_observ
 use crate::diagnostic::{Code, Diagnostic, TraceSite};
 use crate::machine::Machine;
 use crate::spec::ast::Segment;
+use crate::trace::adapters::unanswered::{Unanswered, with_missing};
 use crate::trace::adapters::{
     self, Detected, Entry, InputOptions, Opened, Problem, ProblemKind, Reading,
 };
@@ -67,10 +68,10 @@ pub fn check_path_observed(
     };
     match opened {
         Opened::Native(detected) => {
-            let outcome = match std::fs::File::open(path) {
+            let mut outcome = match std::fs::File::open(path) {
                 Ok(handle) => check_reader_observed(
                     specs,
-                    file,
+                    file.clone(),
                     BufReader::with_capacity(1 << 16, handle),
                     options,
                     observer,
@@ -80,6 +81,9 @@ pub fn check_path_observed(
                     ..Outcome::default()
                 },
             };
+            if let Some(warning) = detected.warning.clone() {
+                outcome.diagnostics.insert(0, diagnostic(&file, warning));
+            }
             Checked {
                 outcome,
                 detected: Some(detected),
@@ -150,7 +154,11 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
 #[derive(Debug, Default)]
 pub struct Converted {
     pub diagnostics: Vec<Diagnostic>,
+    /// Records written, the synthesized ones included.
     pub records: u64,
+    /// `missing` results written for calls no result answers by the end of their
+    /// trace, as the checker synthesizes them.
+    pub synthesized: u64,
     pub detected: Option<Detected>,
 }
 
@@ -176,6 +184,9 @@ pub fn convert_path(
     };
     match opened {
         Opened::Native(detected) => {
+            if let Some(warning) = detected.warning.clone() {
+                converted.diagnostics.push(diagnostic(&file, warning));
+            }
             converted.detected = Some(detected);
             let handle = match std::fs::File::open(path) {
                 Ok(handle) => handle,
@@ -185,6 +196,7 @@ pub fn convert_path(
                 }
             };
             let mut reader = LineReader::with_max_line_bytes(BufReader::new(handle), max);
+            let mut unanswered = Unanswered::new(false);
             loop {
                 let line = match reader.next_line() {
                     Ok(Some(line)) => line,
@@ -199,6 +211,7 @@ pub fn convert_path(
                     Ok(record) => {
                         writeln!(out, "{}", record_line(&record, path))?;
                         converted.records += 1;
+                        unanswered.see(&record);
                     }
                     Err(message) => converted.diagnostics.push(site(
                         Diagnostic::new(Code::MalformedRecord, message),
@@ -207,10 +220,17 @@ pub fn convert_path(
                     )),
                 }
             }
+            for record in unanswered.finish() {
+                writeln!(out, "{}", record_line(&record, path))?;
+                converted.records += 1;
+                converted.synthesized += 1;
+            }
         }
         Opened::Read(reading) => {
             converted.detected = Some(reading.detected);
-            for entry in reading.entries {
+            let (entries, synthesized) = with_missing(reading.entries, reading.traces > 1);
+            converted.synthesized = synthesized;
+            for entry in entries {
                 match entry {
                     Entry::Record(record) => {
                         writeln!(out, "{}", record_line(&record, path))?;
@@ -286,10 +306,12 @@ pub fn record_line(record: &Record<'_>, file: &Path) -> String {
     crate::redact::redact(&line).into_owned()
 }
 
-fn diagnostic(file: &Arc<Path>, problem: Problem) -> Diagnostic {
+/// A problem an adapter found, as a diagnostic located in `file`.
+pub(crate) fn diagnostic(file: &Arc<Path>, problem: Problem) -> Diagnostic {
     let code = match problem.kind {
         ProblemKind::Malformed => Code::MalformedRecord,
         ProblemKind::UnknownFormat => Code::UnknownFormat,
+        ProblemKind::Untyped => Code::UntypedRecords,
     };
     let mut diagnostic = Diagnostic::new(code, problem.message);
     diagnostic.hint = problem.hint;

@@ -2,6 +2,7 @@
 //! that runs the real executable.
 
 mod cli;
+mod coding_agents;
 mod corpus;
 mod coverage;
 mod editor;

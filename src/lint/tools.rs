@@ -59,7 +59,10 @@ pub fn scan(paths: &[PathBuf]) -> (ToolUsage, Vec<Diagnostic>) {
         };
         usage.files += 1;
         match opened {
-            Opened::Native(_) => {
+            Opened::Native(detected) => {
+                if let Some(warning) = detected.warning {
+                    errors.push(crate::ingest::diagnostic(&file, warning));
+                }
                 let handle = match std::fs::File::open(path) {
                     Ok(handle) => handle,
                     Err(err) => {
