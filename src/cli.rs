@@ -530,7 +530,7 @@ fn check(args: CheckArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
             trace_by,
             max_line_bytes: args.max_line_bytes,
         };
-        let run = || crate::ingest::check_paths(&specs, &trace_files, &options, &input);
+        let run = || crate::check::check_paths(&specs, &trace_files, &options, &input);
         let checked = match args.jobs {
             Some(jobs) => rayon::ThreadPoolBuilder::new()
                 .num_threads(jobs.max(1))

@@ -1,43 +1,60 @@
 //! The compiled machine: a spec's events as compiled matchers, its states and allowed
 //! transitions as a petgraph graph, and a dense move table for the checker's hot path.
 //!
-//! Built only by [`crate::spec::compile`], which guarantees the invariants the checker
+//! Built only by `spec::compile`, which guarantees the invariants the checker
 //! relies on: one initial state, at most one target per (state, event), every name
 //! resolved.
 
 use std::cmp::Ordering;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::spec::ast::{CompareOp, JsonType, Otherwise, PatternKind, Segment, Span};
+use crate::json::{CompareOp, JsonType, Segment};
+use crate::source::Span;
+pub use crate::source::SpecSource;
 use crate::trace::{Kind, Record, Status};
+
+/// What kind of record an event pattern matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PatternKind {
+    /// A tool call.
+    Call,
+    /// A tool result.
+    Result,
+    /// A message.
+    Message,
+    /// Any record, whatever its kind.
+    Record,
+}
+
+impl PatternKind {
+    /// The pattern's keyword in the spec language.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PatternKind::Call => "call",
+            PatternKind::Result => "result",
+            PatternKind::Message => "message",
+            PatternKind::Record => "record",
+        }
+    }
+}
+
+/// What an event with no transition from the current state means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Otherwise {
+    /// A violation that names the allowed events (the default).
+    Reject,
+    /// Nothing: the event is skipped.
+    Ignore,
+}
 
 /// A state's index in [`Machine::graph`].
 pub type StateId = NodeIndex<u32>;
 /// An event's index in [`Machine::events`].
 pub type EventId = usize;
-
-/// A spec's source text and where it came from, for locating and rendering rules.
-#[derive(Debug)]
-pub struct SpecSource {
-    pub path: PathBuf,
-    pub text: String,
-}
-
-impl SpecSource {
-    /// 1-based line and column (in chars) of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        (line, before[line_start..].chars().count() + 1)
-    }
-}
 
 #[derive(Debug)]
 pub struct Machine {
@@ -295,7 +312,7 @@ impl ToolMatcher {
     }
 }
 
-/// A compiled guard. Evaluation never coerces: see [`json_eq`] and [`json_cmp`].
+/// A compiled guard. Evaluation never coerces: see [`crate::json::json_eq`] and [`crate::json::json_cmp`].
 #[derive(Debug)]
 pub enum Guard {
     Or(Box<Guard>, Box<Guard>),
@@ -373,76 +390,5 @@ impl Guard {
                 .lookup(path)
                 .is_some_and(|actual| actual.json_type() == *ty),
         }
-    }
-}
-
-/// JSON equality without coercion: values of different types are never equal, and
-/// numbers compare by value (`1 == 1.0`).
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(_), Value::Number(_)) => json_cmp(a, b) == Some(Ordering::Equal),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(key, p)| y.get(key).is_some_and(|q| json_eq(p, q)))
-        }
-        _ => a == b,
-    }
-}
-
-/// Ordering between two numbers or two strings; `None` for anything else.
-pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(p), Some(q)) = (x.as_i64(), y.as_i64()) {
-                Some(p.cmp(&q))
-            } else if let (Some(p), Some(q)) = (x.as_u64(), y.as_u64()) {
-                Some(p.cmp(&q))
-            } else {
-                x.as_f64()?.partial_cmp(&y.as_f64()?)
-            }
-        }
-        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn equality_is_json_typed() {
-        assert!(!json_eq(&json!(0), &json!(false)));
-        assert!(!json_eq(&json!(""), &json!(null)));
-        assert!(!json_eq(&json!("1"), &json!(1)));
-        assert!(json_eq(&json!(1), &json!(1.0)));
-        assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
-        assert!(!json_eq(&json!([1]), &json!([1, 1])));
-    }
-
-    #[test]
-    fn ordering_only_within_numbers_and_strings() {
-        assert_eq!(json_cmp(&json!(2), &json!(10)), Some(Ordering::Less));
-        assert_eq!(json_cmp(&json!(-1), &json!(u64::MAX)), Some(Ordering::Less));
-        assert_eq!(json_cmp(&json!(2.5), &json!(2)), Some(Ordering::Greater));
-        assert_eq!(json_cmp(&json!("b"), &json!("a")), Some(Ordering::Greater));
-        assert_eq!(json_cmp(&json!("2"), &json!(1)), None);
-        assert_eq!(json_cmp(&json!(true), &json!(false)), None);
-    }
-
-    #[test]
-    fn line_col_counts_chars() {
-        let source = SpecSource {
-            path: PathBuf::from("x.tg"),
-            text: "ab\ncé d\n".to_string(),
-        };
-        assert_eq!(source.line_col(0), (1, 1));
-        assert_eq!(source.line_col(3), (2, 1));
-        assert_eq!(source.line_col(7), (2, 4));
     }
 }

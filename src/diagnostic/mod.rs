@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 pub use code::{Category, Code};
 
-use crate::machine::SpecSource;
-use crate::spec::ast::Span;
+use crate::source::{Span, SpecSource};
 use crate::trace::Location;
+use crate::trace::adapters::{Problem, ProblemKind};
 
 /// One finding: a violation of a spec by a trace, or an error in a spec or an input.
 #[derive(Debug, Clone)]
@@ -43,6 +43,38 @@ impl Diagnostic {
             hint: None,
             violation: None,
         }
+    }
+
+    /// An input that could not be read: `cannot read `path`: why`, located at the
+    /// start of the file.
+    pub fn unreadable(path: &Path, err: &std::io::Error) -> Diagnostic {
+        let mut diagnostic = Diagnostic::new(
+            Code::UnreadableInput,
+            format!("cannot read `{}`: {err}", path.display()),
+        );
+        diagnostic.trace = Some(TraceSite {
+            file: Arc::from(path),
+            trace: None,
+            loc: Location::default(),
+        });
+        diagnostic
+    }
+
+    /// A problem a trace input has (a malformed element, no known format), located in
+    /// `file`.
+    pub fn from_problem(file: &Arc<Path>, problem: Problem) -> Diagnostic {
+        let code = match problem.kind {
+            ProblemKind::Malformed => Code::MalformedRecord,
+            ProblemKind::UnknownFormat => Code::UnknownFormat,
+        };
+        let mut diagnostic = Diagnostic::new(code, problem.message);
+        diagnostic.hint = problem.hint;
+        diagnostic.trace = Some(TraceSite {
+            file: file.clone(),
+            trace: None,
+            loc: problem.loc,
+        });
+        diagnostic
     }
 
     pub fn is_violation(&self) -> bool {

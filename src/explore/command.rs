@@ -266,8 +266,7 @@ pub fn shrink(args: ShrinkArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
     let text = match std::fs::read(&args.trace) {
         Ok(text) => text,
         Err(err) => {
-            let file = std::sync::Arc::from(args.trace.as_path());
-            let diagnostic = crate::ingest::unreadable(&file, &err);
+            let diagnostic = Diagnostic::unreadable(&args.trace, &err);
             print_diagnostics(out, OutputFormat::Human, &[diagnostic])?;
             return Ok(Exit::Error);
         }

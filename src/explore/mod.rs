@@ -2,7 +2,7 @@
 //! failing trace shrunk to its minimum, and which paths a corpus exercised. These
 //! functions take machines and trace text and return data; only [`command`] prints or
 //! writes files ([`coverage()`] reads the trace files it is given, as
-//! [`crate::check::check_file`] does, through [`crate::ingest`]).
+//! [`crate::check::check_path`] does, through [`crate::trace::input`]).
 //!
 //! The parts: [`paths`] (shortest paths, allowed paths), [`synth`] (records that match
 //! exactly one event), [`build`] (whole traces, verified by the checker and, for other

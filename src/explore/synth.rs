@@ -17,7 +17,8 @@ use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{Map, Value, json};
 
-use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher, json_cmp, json_eq};
+use crate::json::{json_cmp, json_eq};
+use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher};
 use crate::spec::ast::{CompareOp, JsonType, PatternKind, Segment};
 use crate::trace::{Fields, Location, Record};
 

@@ -16,7 +16,8 @@ use serde_json::{Map, Number, Value};
 
 use super::{Finding, Linted};
 use crate::diagnostic::Code;
-use crate::machine::{Matcher, json_cmp, json_eq};
+use crate::json::{json_cmp, json_eq};
+use crate::machine::Matcher;
 use crate::spec::analyzer::glob_to_regex;
 use crate::spec::ast::{
     CompareOp, EventDecl, Expr, ItemKind, JsonType, Pattern, PatternKind, RegexLit, Segment,

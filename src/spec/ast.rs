@@ -6,27 +6,9 @@
 
 use serde_json::Value;
 
-/// A byte range `start..end` in a spec's source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize) -> Span {
-        Span { start, end }
-    }
-
-    /// The smallest span covering both `self` and `other`.
-    pub fn to(self, other: Span) -> Span {
-        Span::new(self.start.min(other.start), self.end.max(other.end))
-    }
-
-    pub fn range(self) -> std::ops::Range<usize> {
-        self.start..self.end
-    }
-}
+pub use crate::json::{CompareOp, JsonType, Segment};
+pub use crate::machine::{Otherwise, PatternKind};
+pub use crate::source::Span;
 
 /// A name as written (a state, an event, the spec's own name) with its span.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,26 +87,6 @@ pub struct Pattern {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PatternKind {
-    Call,
-    Result,
-    Message,
-    /// Any record, whatever its kind.
-    Record,
-}
-
-impl PatternKind {
-    pub fn keyword(self) -> &'static str {
-        match self {
-            PatternKind::Call => "call",
-            PatternKind::Result => "result",
-            PatternKind::Message => "message",
-            PatternKind::Record => "record",
-        }
-    }
-}
-
 /// How an event names its tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolPattern {
@@ -159,12 +121,6 @@ pub struct RegexLit {
 pub struct Path {
     pub segments: Vec<Segment>,
     pub span: Span,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Segment {
-    Key(String),
-    Index(usize),
 }
 
 impl std::fmt::Display for Path {
@@ -248,77 +204,11 @@ impl Expr {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompareOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CompareOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CompareOp::Eq => "==",
-            CompareOp::Ne => "!=",
-            CompareOp::Lt => "<",
-            CompareOp::Le => "<=",
-            CompareOp::Gt => ">",
-            CompareOp::Ge => ">=",
-        }
-    }
-}
-
 /// A JSON literal in a guard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Literal {
     pub value: Value,
     pub span: Span,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum JsonType {
-    Null,
-    Bool,
-    Number,
-    String,
-    Array,
-    Object,
-}
-
-impl JsonType {
-    pub const ALL: [JsonType; 6] = [
-        JsonType::Null,
-        JsonType::Bool,
-        JsonType::Number,
-        JsonType::String,
-        JsonType::Array,
-        JsonType::Object,
-    ];
-
-    pub fn keyword(self) -> &'static str {
-        match self {
-            JsonType::Null => "null",
-            JsonType::Bool => "bool",
-            JsonType::Number => "number",
-            JsonType::String => "string",
-            JsonType::Array => "array",
-            JsonType::Object => "object",
-        }
-    }
-
-    pub fn of(value: &Value) -> JsonType {
-        match value {
-            Value::Null => JsonType::Null,
-            Value::Bool(_) => JsonType::Bool,
-            Value::Number(_) => JsonType::Number,
-            Value::String(_) => JsonType::String,
-            Value::Array(_) => JsonType::Array,
-            Value::Object(_) => JsonType::Object,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -341,10 +231,4 @@ pub enum StateSet {
     /// `*`: every state.
     All(Span),
     Named(Vec<Ident>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Otherwise {
-    Reject,
-    Ignore,
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::spec::ast::{JsonType, Segment};
+use crate::json::{JsonType, Segment, json_cmp, json_eq};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 
 /// What a record is, from its `kind` field.
@@ -368,7 +368,7 @@ impl<'r> Found<'r> {
         }
     }
 
-    /// JSON-typed equality with a literal (see [`crate::machine::json_eq`]); strings
+    /// JSON-typed equality with a literal (see [`json_eq`]); strings
     /// and scalars are compared without decoding the found value into a tree.
     pub fn eq_literal(&self, literal: &Value) -> bool {
         if let Found::Raw(text) = self {
@@ -383,7 +383,7 @@ impl<'r> Found<'r> {
             }
         }
         self.to_value()
-            .is_some_and(|value| crate::machine::json_eq(&value, literal))
+            .is_some_and(|value| json_eq(&value, literal))
     }
 
     /// Ordering against a literal: numbers with numbers, strings with strings.
@@ -391,7 +391,7 @@ impl<'r> Found<'r> {
         match literal {
             Value::String(want) => self.as_str().map(|have| have.as_ref().cmp(want.as_str())),
             Value::Number(_) if self.json_type() == JsonType::Number => {
-                crate::machine::json_cmp(self.to_value()?.as_ref(), literal)
+                json_cmp(self.to_value()?.as_ref(), literal)
             }
             _ => None,
         }
