@@ -510,10 +510,11 @@ impl<'s> Monitor<'s> {
             ),
         );
         diagnostic.trace = Some(self.site(self.traces[trace].name.as_deref(), &record.loc));
-        diagnostic.spec = Some(spec_site(machine, a.span));
-        diagnostic
-            .related
-            .push((spec_site(machine, b.span), "the other event".to_string()));
+        diagnostic.spec = Some(SpecSite::new(&machine.name, &machine.source, a.span));
+        diagnostic.related.push((
+            SpecSite::new(&machine.name, &machine.source, b.span),
+            "the other event".to_string(),
+        ));
         diagnostic.hint = Some(
             "a record may match at most one event; make the patterns exclusive with `where`"
                 .to_string(),
@@ -562,7 +563,7 @@ impl<'s> Monitor<'s> {
         };
         let mut diagnostic = Diagnostic::new(code, message);
         diagnostic.trace = Some(self.site(trace, loc));
-        diagnostic.spec = rule.map(|span| spec_site(machine, span));
+        diagnostic.spec = rule.map(|span| SpecSite::new(&machine.name, &machine.source, span));
         diagnostic.violation = Some(Box::new(ViolationDetail {
             key: found.key,
             state: state_name(found.state),
@@ -703,14 +704,6 @@ fn deliver(
             Otherwise::Ignore => None,
             Otherwise::Reject => Some(instance.found(FoundKind::Unexpected, Some(event))),
         },
-    }
-}
-
-fn spec_site(machine: &Machine, span: Span) -> SpecSite {
-    SpecSite {
-        spec: machine.name.clone(),
-        source: machine.source.clone(),
-        span,
     }
 }
 

@@ -371,7 +371,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
             Err(errors) => {
                 let source = std::sync::Arc::new(source);
                 for error in errors {
-                    styled_errors.emit(&files::spec_diagnostic(error, "", &source))?;
+                    styled_errors.emit(&error.into_diagnostic("", &source))?;
                 }
                 Ok(Exit::Error)
             }
@@ -429,7 +429,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write) -> std::io::Result<Exit> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 for error in errors {
-                    styled_errors.emit(&files::spec_diagnostic(error, &name, &source))?;
+                    styled_errors.emit(&error.into_diagnostic(&name, &source))?;
                 }
                 exit = Exit::Error;
             }

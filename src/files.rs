@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, SpecSite};
 use crate::machine::{Machine, SpecSource};
-use crate::spec::SpecError;
 
 pub fn is_spec_file(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == "tg")
@@ -96,11 +95,8 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                             path.display()
                         ),
                     );
-                    diagnostic.spec = Some(SpecSite {
-                        spec: machine.name.clone(),
-                        source: source.clone(),
-                        span: Default::default(),
-                    });
+                    diagnostic.spec =
+                        Some(SpecSite::new(&machine.name, &source, Default::default()));
                     diagnostic.hint =
                         Some("spec names identify specs in reports; rename one".into());
                     errors.push(diagnostic);
@@ -116,28 +112,10 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                 errors.extend(
                     spec_errors
                         .into_iter()
-                        .map(|error| spec_diagnostic(error, &name, &source)),
+                        .map(|error| error.into_diagnostic(&name, &source)),
                 );
             }
         }
     }
     (machines, errors)
-}
-
-/// A spec error as a diagnostic located in its spec.
-pub fn spec_diagnostic(error: SpecError, spec: &str, source: &Arc<SpecSource>) -> Diagnostic {
-    let site = |span| SpecSite {
-        spec: spec.to_string(),
-        source: source.clone(),
-        span,
-    };
-    let mut diagnostic = Diagnostic::new(error.code, error.message);
-    diagnostic.spec = Some(site(error.span));
-    diagnostic.hint = error.hint;
-    diagnostic.related = error
-        .related
-        .into_iter()
-        .map(|(span, label)| (site(span), label))
-        .collect();
-    diagnostic
 }

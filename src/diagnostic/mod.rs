@@ -105,6 +105,15 @@ pub struct SpecSite {
 }
 
 impl SpecSite {
+    /// `span` in the spec named `spec`, whose source is `source`.
+    pub fn new(spec: &str, source: &Arc<SpecSource>, span: Span) -> SpecSite {
+        SpecSite {
+            spec: spec.to_string(),
+            source: Arc::clone(source),
+            span,
+        }
+    }
+
     /// 1-based line and column of the span's start.
     pub fn line_col(&self) -> (usize, usize) {
         self.source.line_col(self.span.start)
