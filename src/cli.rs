@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::CheckOptions;
-use crate::diagnostic::render::{human, json};
+use crate::diagnostic::render::{FileResolver, human, json};
 use crate::diagnostic::{Code, Diagnostic, Summary, explain};
 use crate::files;
 use crate::machine::Machine;
@@ -694,7 +694,7 @@ impl<'o> Report<'o> {
         match self.format {
             OutputFormat::Human => self
                 .out
-                .write_all(human::render(diagnostic, self.styled).as_bytes()),
+                .write_all(human::render(diagnostic, self.styled, &FileResolver).as_bytes()),
             OutputFormat::Json => writeln!(self.out, "{}", json::render(diagnostic)),
         }
     }

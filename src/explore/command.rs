@@ -9,7 +9,7 @@ use super::render::{self, Emitted};
 use super::{DEFAULT_LIMIT, DEFAULT_MAX_DEPTH, Format, ShrinkOptions, Written};
 use crate::check::CheckOptions;
 use crate::cli::{Exit, InputArgs, OutputFormat, or_default, parse_trace_by, styled};
-use crate::diagnostic::render::{human, json};
+use crate::diagnostic::render::{FileResolver, human, json};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::files;
 use crate::machine::Machine;
@@ -95,7 +95,9 @@ fn print_diagnostics(
 ) -> std::io::Result<()> {
     for diagnostic in diagnostics {
         match format {
-            OutputFormat::Human => out.write_all(human::render(diagnostic, styled()).as_bytes())?,
+            OutputFormat::Human => {
+                out.write_all(human::render(diagnostic, styled(), &FileResolver).as_bytes())?
+            }
             OutputFormat::Json => writeln!(out, "{}", json::render(diagnostic))?,
         }
     }
