@@ -39,9 +39,11 @@ pub struct CheckOptions {
 /// What checking one input produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Violations and input problems, in the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     /// Records read (malformed lines are diagnostics, not records).
     pub records: u64,
+    /// Traces the input held.
     pub traces: u64,
 }
 
@@ -55,9 +57,13 @@ pub struct Observation<'a> {
     pub trace: usize,
     /// The instance's `per` key, if the spec has one.
     pub key: Option<&'a str>,
+    /// The state the instance was in.
     pub from: StateId,
+    /// The event the record is.
     pub event: EventId,
+    /// What the event did in `from`.
     pub step: Move,
+    /// Where the record is.
     pub loc: &'a Location,
     /// Whether the record is a `missing` result synthesized when the input ended.
     pub at_end: bool,
@@ -299,6 +305,8 @@ struct Instance {
 }
 
 impl<'s> Monitor<'s> {
+    /// A monitor for one input named `file`, checking it against `specs`, with one
+    /// trace per value of `trace_by` (the whole input when `None`).
     pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         Monitor {
             observer: None,

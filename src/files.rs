@@ -7,10 +7,12 @@ use std::sync::Arc;
 use crate::diagnostic::{Code, Diagnostic, SpecSite};
 use crate::machine::{Machine, SpecSource};
 
+/// Whether `path` names a spec file (`*.tg`).
 pub fn is_spec_file(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == "tg")
 }
 
+/// Whether `path` names a trace file (`*.jsonl`, `*.json`).
 pub fn is_trace_file(path: &Path) -> bool {
     path.extension()
         .is_some_and(|ext| ext == "jsonl" || ext == "json")

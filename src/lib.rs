@@ -120,18 +120,25 @@
 //! assert_eq!(spec.forbidden[0].count, 1);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod check;
+#[doc(hidden)]
 pub mod cli;
 pub mod diagnostic;
+// The explorer's and the exports' insides are being reshaped module by module; until
+// each item there is documented, their missing docs are not reported.
+#[allow(missing_docs)]
 pub mod explore;
+#[allow(missing_docs)]
 pub mod export;
 pub mod files;
 pub mod ingest;
 pub mod json;
 pub mod lint;
 pub mod machine;
-pub mod redact;
+pub(crate) mod redact;
 pub mod source;
 pub mod spec;
-pub mod suggest;
+pub(crate) mod suggest;
 pub mod trace;

@@ -51,20 +51,29 @@ pub enum Otherwise {
     Ignore,
 }
 
-/// A state's index in [`Machine::graph`].
+/// A state's index in its machine (see [`Machine::state`]).
 pub type StateId = NodeIndex<u32>;
 /// An event's index in [`Machine::events`].
 pub type EventId = usize;
 
+/// A compiled spec: what the checker walks, the explorer searches and the exports draw.
 #[derive(Debug)]
 pub struct Machine {
+    /// The spec's name (`spec NAME`, or the file's stem).
     pub name: String,
+    /// Its one-line purpose (`about "..."`).
     pub about: Option<String>,
+    /// The source it was compiled from, for locating rules in reports.
     pub source: Arc<SpecSource>,
+    /// Its events, in declaration order; an [`EventId`] indexes them.
     pub events: Vec<Event>,
     /// States are nodes; allowed transitions are edges labelled with their event.
-    pub graph: DiGraph<State, Edge, u32>,
+    /// Kept inside the crate: [`Machine::state`], [`Machine::state_ids`] and
+    /// [`Machine::edges`] read it.
+    pub(crate) graph: DiGraph<State, Edge, u32>,
+    /// The state every instance starts in.
     pub initial: StateId,
+    /// What an event with no transition from the current state means.
     pub otherwise: Otherwise,
     /// Span of the `otherwise` statement, when written.
     pub otherwise_span: Option<Span>,
@@ -72,6 +81,7 @@ pub struct Machine {
     pub ending_span: Option<Span>,
     /// `per` keys: one instance per distinct value of these paths.
     pub per: Vec<KeyPath>,
+    /// The `forbid` rules, one per forbidden message and statement.
     pub forbids: Vec<ForbidRule>,
     /// `moves[state * events.len() + event]`.
     pub(crate) moves: Vec<Move>,
@@ -102,30 +112,41 @@ impl EventIndex {
     }
 }
 
+/// One `per` path.
 #[derive(Debug, Clone)]
 pub struct KeyPath {
+    /// The path as written.
     pub text: String,
+    /// The path's steps into a record.
     pub segments: Vec<Segment>,
 }
 
+/// A state of the machine.
 #[derive(Debug)]
 pub struct State {
+    /// Its name.
     pub name: String,
     /// Where the state is first named.
     pub span: Span,
+    /// Whether a trace may end in it.
     pub accepting: bool,
 }
 
+/// An allowed transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
+    /// The event that takes it.
     pub event: EventId,
     /// The transition or `path` statement that allows it.
     pub rule: Span,
 }
 
+/// A `forbid` rule.
 #[derive(Debug)]
 pub struct ForbidRule {
+    /// The message a reviewer reads when it fires.
     pub message: String,
+    /// The `forbid` statement.
     pub span: Span,
 }
 
@@ -134,8 +155,11 @@ pub struct ForbidRule {
 pub enum Move {
     /// No transition: `otherwise` decides.
     Unspecified,
+    /// An allowed transition.
     Go {
+        /// The state it leads to.
         to: StateId,
+        /// The statement that allows it.
         rule: Span,
     },
     /// Index into [`Machine::forbids`].
@@ -143,10 +167,17 @@ pub enum Move {
 }
 
 impl Machine {
+    /// The state `id`.
     pub fn state(&self, id: StateId) -> &State {
         &self.graph[id]
     }
 
+    /// How many states the machine has.
+    pub fn state_count(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// Every state, in declaration order.
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
         self.graph.node_indices()
     }
@@ -175,6 +206,7 @@ impl Machine {
         moves
     }
 
+    /// What `event` does in `state`.
     pub fn step(&self, state: StateId, event: EventId) -> Move {
         self.moves[state.index() * self.events.len() + event]
     }
@@ -261,17 +293,20 @@ impl Machine {
     }
 }
 
+/// An event: a name for the records its pattern matches.
 #[derive(Debug)]
 pub struct Event {
+    /// Its name.
     pub name: String,
     /// The `event` statement.
     pub span: Span,
-    pub matcher: Matcher,
+    /// The compiled pattern; inside the crate, as it holds compiled regexes.
+    pub(crate) matcher: Matcher,
 }
 
 /// A compiled event pattern.
 #[derive(Debug)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     pub kind: PatternKind,
     pub tool: Option<ToolMatcher>,
     pub guard: Option<Guard>,
@@ -296,8 +331,9 @@ impl Matcher {
     }
 }
 
+/// How an event names its tool.
 #[derive(Debug)]
-pub enum ToolMatcher {
+pub(crate) enum ToolMatcher {
     Name(String),
     /// Globs and regexes both compile to a regex.
     Pattern(Regex),
@@ -314,7 +350,7 @@ impl ToolMatcher {
 
 /// A compiled guard. Evaluation never coerces: see [`crate::json::json_eq`] and [`crate::json::json_cmp`].
 #[derive(Debug)]
-pub enum Guard {
+pub(crate) enum Guard {
     Or(Box<Guard>, Box<Guard>),
     And(Box<Guard>, Box<Guard>),
     Not(Box<Guard>),

@@ -20,7 +20,9 @@ use crate::trace::adapters::{Problem, ProblemKind};
 /// One finding: a violation of a spec by a trace, or an error in a spec or an input.
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
+    /// What kind of finding it is.
     pub code: Code,
+    /// What is wrong, in one lowercase sentence.
     pub message: String,
     /// Where in a trace (or any input file) the finding is.
     pub trace: Option<TraceSite>,
@@ -28,11 +30,14 @@ pub struct Diagnostic {
     pub spec: Option<SpecSite>,
     /// Other spec places that explain the finding.
     pub related: Vec<(SpecSite, String)>,
+    /// How to fix it, when there is something to say.
     pub hint: Option<String>,
+    /// For a violation: the instance, its state and how it got there.
     pub violation: Option<Box<ViolationDetail>>,
 }
 
 impl Diagnostic {
+    /// A diagnostic with `code` and `message`, located nowhere yet.
     pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
@@ -77,10 +82,12 @@ impl Diagnostic {
         diagnostic
     }
 
+    /// Whether a trace violated a spec.
     pub fn is_violation(&self) -> bool {
         self.code.category() == Category::Violation
     }
 
+    /// Whether it is a `lint` warning.
     pub fn is_warning(&self) -> bool {
         self.code.category() == Category::Warning
     }
@@ -89,9 +96,11 @@ impl Diagnostic {
 /// A place in a trace file.
 #[derive(Debug, Clone)]
 pub struct TraceSite {
+    /// The file (or the name given to an input that is not one).
     pub file: Arc<Path>,
     /// The trace's name within the file, when a file holds several.
     pub trace: Option<String>,
+    /// Line, byte range and JSON pointer in the file.
     pub loc: Location,
 }
 
@@ -99,8 +108,11 @@ pub struct TraceSite {
 /// for a file that failed to parse before its name was known.
 #[derive(Debug, Clone)]
 pub struct SpecSite {
+    /// The spec's name.
     pub spec: String,
+    /// The spec's source.
     pub source: Arc<SpecSource>,
+    /// The place in the source.
     pub span: Span,
 }
 
@@ -143,18 +155,26 @@ pub const PATH_LIMIT: usize = 64;
 /// One move of an instance: in `state`, `event` at trace line `line`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The state the move left.
     pub state: String,
+    /// The event that made it.
     pub event: String,
+    /// The trace line of the record.
     pub line: u64,
 }
 
 /// Whole-run counts, for the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Specs that compiled.
     pub specs: usize,
+    /// Traces read.
     pub traces: u64,
+    /// Records read.
     pub records: u64,
+    /// Violations found.
     pub violations: u64,
+    /// Spec, input and usage errors.
     pub errors: u64,
     /// Lint warnings (only `lint` reports them).
     pub warnings: u64,

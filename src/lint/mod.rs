@@ -23,7 +23,9 @@ use crate::spec::ast::{Ident, ItemKind, Otherwise, Span, SpecFile, StateSet};
 /// A compiled spec together with the syntax tree it was compiled from (the tree has the
 /// spans of names, which the machine does not keep).
 pub struct Linted<'m> {
+    /// The compiled spec.
     pub machine: &'m Machine,
+    /// Its syntax tree.
     pub file: SpecFile,
 }
 

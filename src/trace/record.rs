@@ -17,12 +17,16 @@ use crate::trace::json_index::{skip_ws, string_end, value_end};
 /// What a record is, from its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// A tool call.
     Call,
+    /// A tool's result.
     Result,
+    /// A message (user or assistant text, refusals, approvals).
     Message,
 }
 
 impl Kind {
+    /// The kind a `kind` field names; `None` for any other text.
     pub fn parse(text: &str) -> Option<Kind> {
         match text {
             "call" => Some(Kind::Call),
@@ -32,6 +36,7 @@ impl Kind {
         }
     }
 
+    /// The kind as the `kind` field spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Call => "call",
@@ -44,7 +49,9 @@ impl Kind {
 /// A result's outcome, taken only from structured signals of the format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// The tool succeeded.
     Ok,
+    /// The format signalled an error.
     Error,
     /// A malformed reply.
     Invalid,
@@ -53,6 +60,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status a `status` field names; `None` for any other text.
     pub fn parse(text: &str) -> Option<Status> {
         match text {
             "ok" => Some(Status::Ok),
@@ -63,6 +71,7 @@ impl Status {
         }
     }
 
+    /// The status as the `status` field spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -90,7 +99,9 @@ pub struct Location {
 /// adapter.
 #[derive(Debug, Clone)]
 pub enum Fields<'a> {
+    /// Top-level members as raw JSON slices of the line, in line order.
     Raw(Vec<(Cow<'a, str>, &'a RawValue)>),
+    /// A JSON object an adapter built.
     Owned(serde_json::Map<String, Value>),
 }
 
@@ -125,11 +136,17 @@ impl Fields<'_> {
 /// One normalized record.
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
+    /// Where the record is in its input.
     pub loc: Location,
+    /// The `kind` field; `None` for native event records without one.
     pub kind: Option<Kind>,
+    /// The `tool` field (a result may inherit it from its call).
     pub tool: Option<Cow<'a, str>>,
+    /// The `call_id` field: a string, or an integer's text.
     pub call_id: Option<Cow<'a, str>>,
+    /// The `status` field.
     pub status: Option<Status>,
+    /// Every field, the canonical ones included.
     pub fields: Fields<'a>,
     /// A result's call arguments as raw JSON text, when the result itself carries no
     /// `args`. Kept as text so a call's arguments are decoded only if a spec reads them.
@@ -319,6 +336,7 @@ fn key_matches(raw: &str, key: &str) -> bool {
 pub enum Found<'r> {
     /// Raw JSON text from the input, not yet decoded.
     Raw(&'r str),
+    /// A value inside an adapter's object.
     Value(&'r Value),
     /// A canonical value the record implies (e.g. a result's inherited `tool`).
     Owned(Value),
@@ -353,6 +371,7 @@ impl<'r> Found<'r> {
         }
     }
 
+    /// The value's JSON type.
     pub fn json_type(&self) -> JsonType {
         match self {
             Found::Raw(text) => match text.trim_start().as_bytes().first() {
