@@ -193,7 +193,8 @@ pub fn as_record(
     fields: &JsonRecord,
     inherited_args: Option<&Value>,
 ) -> Result<Record<'static>, String> {
-    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())?;
+    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())
+        .map_err(|err| err.to_string())?;
     if !fields.contains_key("args") {
         record.inherited_args = inherited_args.map(|args| args.to_string().into());
     }

@@ -180,10 +180,10 @@ impl<'a> TraceInput<'a> {
                 let loc = line.location();
                 match native::decode(line, max_line_bytes) {
                     Ok(record) => visit(Item::Record(record))?,
-                    Err(message) => visit(Item::Problem(Problem {
+                    Err(err) => visit(Item::Problem(Problem {
                         kind: ProblemKind::Malformed,
                         loc,
-                        message,
+                        message: err.to_string(),
                         hint: None,
                     }))?,
                 }

@@ -14,6 +14,61 @@ use serde_json::value::RawValue;
 use crate::json::{JsonType, Segment, json_cmp, json_eq};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 
+/// Why a line or an object is not a usable record. The message says precisely what is
+/// wrong, in the words every report uses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The line is not one JSON object: invalid JSON, another kind of value, or an
+    /// object with a duplicate key.
+    #[error("{0}")]
+    Syntax(String),
+    /// The record nests arrays and objects deeper than the limit.
+    #[error(
+        "record is nested too deeply at column {column} (the limit is {limit} levels of arrays and objects)",
+        limit = crate::trace::native::MAX_DEPTH
+    )]
+    TooDeep {
+        /// 1-based column of the bracket that goes too deep.
+        column: usize,
+    },
+    /// A field of the record nests deeper than the limit.
+    #[error(
+        "field `{field}`: record is nested too deeply at column {column} (the limit is {limit} levels of arrays and objects)",
+        limit = crate::trace::native::MAX_DEPTH
+    )]
+    FieldTooDeep {
+        /// The field.
+        field: String,
+        /// 1-based column of the bracket that goes too deep.
+        column: usize,
+    },
+    /// The line is not UTF-8.
+    #[error("line is not valid UTF-8 (first bad byte at column {column})")]
+    InvalidUtf8 {
+        /// 1-based column of the first bad byte.
+        column: usize,
+    },
+    /// The line is longer than the reader's limit.
+    #[error("line is {len} bytes, over the limit of {limit} bytes")]
+    TooLong {
+        /// The line's length in bytes.
+        len: u64,
+        /// The limit it was read with.
+        limit: usize,
+    },
+    /// A canonical field has the wrong type or value.
+    #[error("field `{field}` is {found}, expected {expected}")]
+    Field {
+        /// The field's name.
+        field: &'static str,
+        /// What it holds, described.
+        found: String,
+        /// What it must hold.
+        expected: &'static str,
+    },
+}
+
 /// What a record is, from its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -156,24 +211,22 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// Validates the canonical fields of `fields` and builds the record. The error
     /// message says which field is wrong and how.
-    pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, String> {
+    pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, RecordError> {
         let canonical = Canonical::find(&fields);
         let kind = match canonical_str(canonical.kind, "kind")? {
             None => None,
-            Some(text) => Some(Kind::parse(&text).ok_or_else(|| {
-                format!(
-                    "field `kind` is {}, expected \"call\", \"result\" or \"message\"",
-                    Value::String(text.into_owned())
-                )
+            Some(text) => Some(Kind::parse(&text).ok_or_else(|| RecordError::Field {
+                field: "kind",
+                found: Value::String(text.into_owned()).to_string(),
+                expected: r#""call", "result" or "message""#,
             })?),
         };
         let status = match canonical_str(canonical.status, "status")? {
             None => None,
-            Some(text) => Some(Status::parse(&text).ok_or_else(|| {
-                format!(
-                    "field `status` is {}, expected \"ok\", \"error\", \"invalid\" or \"missing\"",
-                    Value::String(text.into_owned())
-                )
+            Some(text) => Some(Status::parse(&text).ok_or_else(|| RecordError::Field {
+                field: "status",
+                found: Value::String(text.into_owned()).to_string(),
+                expected: r#""ok", "error", "invalid" or "missing""#,
             })?),
         };
         let tool = canonical_str(canonical.tool, "tool")?;
@@ -494,8 +547,8 @@ impl<'a, 'v> Canonical<'a, 'v> {
 /// A canonical field that must be a string when present.
 fn canonical_str<'a>(
     slot: Option<Slot<'a, '_>>,
-    name: &str,
-) -> Result<Option<Cow<'a, str>>, String> {
+    name: &'static str,
+) -> Result<Option<Cow<'a, str>>, RecordError> {
     match slot {
         None => Ok(None),
         Some(Slot::Raw(value)) => raw_string(value)
@@ -507,7 +560,7 @@ fn canonical_str<'a>(
 }
 
 /// `call_id` may be a string or an integer (JSON-RPC ids are either).
-fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, String> {
+fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, RecordError> {
     const NAME: &str = "call_id";
     const EXPECTED: &str = "a string or an integer";
     match slot {
@@ -540,11 +593,12 @@ pub fn raw_string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
     raw_str(raw.get())
 }
 
-fn wrong_type(name: &str, text: &str, expected: &str) -> String {
-    format!(
-        "field `{name}` is {}, expected {expected}",
-        describe_json(text)
-    )
+fn wrong_type(name: &'static str, text: &str, expected: &'static str) -> RecordError {
+    RecordError::Field {
+        field: name,
+        found: describe_json(text),
+        expected,
+    }
 }
 
 /// A short description of a JSON value for error messages: its type, and the value
@@ -605,13 +659,20 @@ mod tests {
             unreachable!()
         };
         let err = Record::new(Fields::Owned(map), Location::default()).unwrap_err();
-        assert_eq!(err, "field `tool` is a number `5`, expected a string");
+        assert_eq!(
+            err.to_string(),
+            "field `tool` is a number `5`, expected a string"
+        );
+        assert!(matches!(err, RecordError::Field { field: "tool", .. }));
 
         let Value::Object(map) = serde_json::json!({"kind": "event"}) else {
             unreachable!()
         };
         let err = Record::new(Fields::Owned(map), Location::default()).unwrap_err();
-        assert!(err.contains("field `kind` is \"event\""), "{err}");
+        assert!(
+            err.to_string().contains("field `kind` is \"event\""),
+            "{err}"
+        );
     }
 
     #[track_caller]

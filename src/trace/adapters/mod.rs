@@ -856,7 +856,9 @@ fn finish(
                 *seq += 1;
                 match Record::new(Fields::Owned(fields), loc.clone()) {
                     Ok(record) => entries.push(Entry::Record(record)),
-                    Err(message) => entries.push(Entry::Problem(malformed(loc, message))),
+                    Err(message) => {
+                        entries.push(Entry::Problem(malformed(loc, message.to_string())))
+                    }
                 }
             }
         }
