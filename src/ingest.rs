@@ -86,7 +86,7 @@ const CANONICAL: &[&str] = &[
 ];
 
 /// One record as a JSON line, with its origin under `at`.
-pub fn record_line(record: &Record<'_>, file: &Path) -> String {
+pub(crate) fn record_line(record: &Record<'_>, file: &Path) -> String {
     let mut members: Vec<(String, String)> = Vec::new();
     match &record.fields {
         Fields::Raw(fields) => {

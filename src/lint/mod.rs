@@ -10,7 +10,7 @@
 //! scan of the traces found) and return diagnostics; [`tools::scan`] is the one place
 //! that reads trace files.
 
-pub mod overlap;
+pub(crate) mod overlap;
 pub mod tools;
 
 use std::collections::{BTreeMap, BTreeSet};
