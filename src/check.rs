@@ -69,8 +69,8 @@ pub struct Observation<'a> {
     pub at_end: bool,
 }
 
-/// Watches every move of every instance (coverage, shrinking). Instances that have
-/// stopped after a violation make no moves.
+/// Watches every move of every instance (coverage, shrinking, `graph --highlight`).
+/// Instances that have stopped after a violation make no moves.
 pub type Observer<'o> = Box<dyn FnMut(&Observation<'_>) + 'o>;
 
 /// Checks one native JSONL input, streaming it line by line (`file` names it in

@@ -64,7 +64,7 @@ struct Moves {
 
 impl Moves {
     fn new(machine: &Machine) -> Moves {
-        let n = machine.graph.node_count();
+        let n = machine.state_count();
         let mut forward = vec![Vec::new(); n];
         let mut backward = vec![Vec::new(); n];
         for from in machine.state_ids() {
