@@ -200,3 +200,72 @@ impl<'a> TraceInput<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `input` hands out, as `record LINE` and `problem LINE: MESSAGE`.
+    fn items(input: TraceInput<'_>) -> Vec<String> {
+        let mut seen = Vec::new();
+        input.for_each(|item| {
+            seen.push(match item {
+                Item::Record(record) => format!("record {}", record.loc.line),
+                Item::Problem(problem) => {
+                    format!("problem {}: {}", problem.loc.line, problem.message)
+                }
+                Item::Stopped(err) => format!("stopped: {err}"),
+            })
+        });
+        seen
+    }
+
+    #[test]
+    fn native_lines_stream_records_and_problems_in_order() {
+        let text = b"{\"kind\":\"call\",\"tool\":\"a\"}\n[1]\n\n{\"kind\":\"message\"}\n";
+        let input = TraceInput::from_bytes(text, &InputOptions::default(), None);
+        assert_eq!(input.detected().layout, Layout::NativeLines);
+        assert_eq!(input.traces(), 1);
+        assert!(input.reading().is_none());
+        assert_eq!(
+            items(input),
+            [
+                "record 1",
+                "problem 2: record is an array, expected a JSON object",
+                "record 4",
+            ]
+        );
+    }
+
+    #[test]
+    fn documents_are_read_by_their_adapter() {
+        let text = br#"[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"{}"}]"#;
+        let input = TraceInput::from_bytes(text, &InputOptions::default(), None);
+        assert_eq!(input.detected().formats, [Format::OpenAi]);
+        assert!(input.reading().is_some());
+        let seen = items(input);
+        assert!(seen.len() >= 2, "{seen:?}");
+        assert!(
+            seen.iter().all(|item| item.starts_with("record")),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn reading_stops_at_the_first_error_of_the_visitor() {
+        let text = b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n";
+        let input = TraceInput::native(&text[..], None);
+        let mut lines = Vec::new();
+        let stopped = input.try_for_each(|item| {
+            if let Item::Record(record) = item {
+                lines.push(record.loc.line);
+                if record.loc.line == 2 {
+                    return Err("enough");
+                }
+            }
+            Ok(())
+        });
+        assert_eq!(stopped, Err("enough"));
+        assert_eq!(lines, [1, 2]);
+    }
+}
