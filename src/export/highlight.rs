@@ -237,4 +237,102 @@ mod tests {
             }
         ));
     }
+
+    #[test]
+    fn instances_come_in_the_order_the_checker_reports_them() {
+        let source = Arc::new(SpecSource {
+            path: PathBuf::from("ops.tg"),
+            text: r#"
+event call = call op
+event ok   = result op where status == "ok"
+event lost = result op where status == "missing"
+event bad  = call bad
+event note = message
+per args.k
+initial idle
+accept idle, done
+idle -> busy on call
+busy -> done on ok
+idle -> noted on note
+forbid busy on lost: "no reply"
+forbid * on bad: "bad call"
+otherwise ignore
+"#
+            .to_string(),
+        });
+        let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
+        let lines = [
+            r#"{"kind":"call","tool":"op","call_id":"1","args":{"k":"A"}}"#,
+            r#"{"kind":"call","tool":"op","call_id":"2","args":{"k":"B"}}"#,
+            r#"{"kind":"result","tool":"op","call_id":"2","status":"ok","output":{}}"#,
+            r#"{"kind":"call","tool":"bad","call_id":"3","args":{"k":"C"}}"#,
+            r#"{"kind":"call","tool":"op","call_id":"5","args":{"k":"D"}}"#,
+            r#"{"kind":"message","role":"user","text":"hi","args":{"k":"E"}}"#,
+        ];
+        let mut trace = tempfile::NamedTempFile::new().expect("a temporary file");
+        std::io::Write::write_all(&mut trace, (lines.join("\n") + "\n").as_bytes())
+            .expect("written");
+
+        let walk = trace_walk(&machine, trace.path()).expect("the trace reads");
+        let have: Vec<(Option<&str>, End)> = walk
+            .instances
+            .iter()
+            .map(|i| (i.key.as_deref(), i.end))
+            .collect();
+        let state = |name: &str| {
+            machine
+                .state_ids()
+                .find(|&id| machine.state(id).name == name)
+                .expect("a state of the spec")
+        };
+        let (call, lost, bad) = (0, 2, 3);
+        let want = [
+            // Stopped while the input was read.
+            (
+                Some("C"),
+                End::Forbidden {
+                    state: state("idle"),
+                    event: bad,
+                    rule: 1,
+                    line: 4,
+                },
+            ),
+            // Stopped by the `missing` results given at the end, in call order.
+            (
+                Some("A"),
+                End::Forbidden {
+                    state: state("busy"),
+                    event: lost,
+                    rule: 0,
+                    line: 1,
+                },
+            ),
+            (
+                Some("D"),
+                End::Forbidden {
+                    state: state("busy"),
+                    event: lost,
+                    rule: 0,
+                    line: 5,
+                },
+            ),
+            // Then every live instance, in the order it began.
+            (
+                Some("B"),
+                End::Accepted {
+                    state: state("done"),
+                },
+            ),
+            (
+                Some("E"),
+                End::Unaccepted {
+                    state: state("noted"),
+                    line: 6,
+                },
+            ),
+        ];
+        assert_eq!(have, want);
+        assert_eq!(walk.instances[1].steps.len(), 1);
+        assert_eq!(walk.instances[1].steps[0].event, call);
+    }
 }
