@@ -19,10 +19,12 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::json::Segment;
+use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
-use crate::spec::ast::{Otherwise, Segment, Span};
-use crate::trace::native;
-use crate::trace::reader::LineReader;
+use crate::source::Span;
+use crate::trace::adapters::{Detected, InputOptions, ProblemKind};
+use crate::trace::input::{Item, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 
 /// How traces are read and split.
@@ -37,20 +39,12 @@ pub struct CheckOptions {
 /// What checking one input produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Violations and input problems, in the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     /// Records read (malformed lines are diagnostics, not records).
     pub records: u64,
+    /// Traces the input held.
     pub traces: u64,
-}
-
-/// Checks one native JSONL input, streaming it line by line.
-pub fn check_reader<R: BufRead>(
-    specs: &[Machine],
-    file: Arc<Path>,
-    input: R,
-    options: &CheckOptions,
-) -> Outcome {
-    check_reader_observed(specs, file, input, options, None)
 }
 
 /// One move of one instance, as an [`Observer`] sees it: in state `from`, `event`
@@ -63,72 +57,134 @@ pub struct Observation<'a> {
     pub trace: usize,
     /// The instance's `per` key, if the spec has one.
     pub key: Option<&'a str>,
+    /// The state the instance was in.
     pub from: StateId,
+    /// The event the record is.
     pub event: EventId,
+    /// What the event did in `from`.
     pub step: Move,
+    /// Where the record is.
     pub loc: &'a Location,
+    /// Whether the record is a `missing` result synthesized when the input ended.
+    pub at_end: bool,
 }
 
-/// Watches every move of every instance (coverage, shrinking). Instances that have
-/// stopped after a violation make no moves.
+/// Watches every move of every instance (coverage, shrinking, `graph --highlight`).
+/// Instances that have stopped after a violation make no moves.
 pub type Observer<'o> = Box<dyn FnMut(&Observation<'_>) + 'o>;
 
-/// [`check_reader`], showing every move to `observer`.
-pub fn check_reader_observed<R: BufRead>(
+/// Checks one native JSONL input, streaming it line by line (`file` names it in
+/// diagnostics).
+pub fn check_reader<R: BufRead>(
     specs: &[Machine],
     file: Arc<Path>,
     input: R,
     options: &CheckOptions,
+) -> Outcome {
+    let input = TraceInput::native(input, options.max_line_bytes);
+    check_input(specs, file, input, options, None)
+}
+
+/// Checks every record of an opened trace input (`file` names it in diagnostics),
+/// showing every move to `observer` when there is one.
+pub fn check_input(
+    specs: &[Machine],
+    file: Arc<Path>,
+    input: TraceInput<'_>,
+    options: &CheckOptions,
     observer: Option<Observer<'_>>,
 ) -> Outcome {
-    let max = options
-        .max_line_bytes
-        .unwrap_or(crate::trace::reader::DEFAULT_MAX_LINE_BYTES);
-    let mut reader = LineReader::with_max_line_bytes(input, max);
-    let mut monitor = Monitor::new(specs, file.clone(), options.trace_by.clone());
+    // A file of many transcripts: one trace each, by the `trace` field the adapters
+    // gave every record, unless the user split traces their own way.
+    let trace_by = options
+        .trace_by
+        .clone()
+        .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
+    let mut monitor = Monitor::new(specs, file.clone(), trace_by);
     monitor.observer = observer;
-    loop {
-        let line = match reader.next_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(err) => {
-                let mut diagnostic =
-                    Diagnostic::new(Code::UnreadableInput, format!("reading stopped: {err}"));
-                diagnostic.trace = Some(TraceSite {
-                    file: file.clone(),
-                    trace: None,
-                    loc: Location::default(),
-                });
-                monitor.push(diagnostic);
-                break;
+    // Problems of the file as a whole come first; a malformed element is reported in
+    // its place among the records.
+    let mut file_level = Vec::new();
+    input.for_each(|item| match item {
+        Item::Record(record) => monitor.feed(record),
+        Item::Problem(problem) => match problem.kind {
+            ProblemKind::Malformed if problem.hint.is_none() => {
+                monitor.malformed(problem.loc, problem.message)
             }
-        };
-        let loc = line.location();
-        let decoded = native::decode(line, max);
-        match decoded {
-            Ok(record) => monitor.feed(record),
-            Err(message) => monitor.malformed(loc, message),
+            _ => file_level.push(Diagnostic::from_problem(&file, problem)),
+        },
+        Item::Stopped(err) => monitor.push(Diagnostic::unreadable(&file, &err)),
+    });
+    let mut outcome = monitor.finish();
+    file_level.append(&mut outcome.diagnostics);
+    outcome.diagnostics = file_level;
+    outcome
+}
+
+/// What checking one file gave, and what was recognized in it (`None` when the file
+/// could not be read).
+#[derive(Debug)]
+pub struct Checked {
+    /// The checker's verdicts and counts.
+    pub outcome: Outcome,
+    /// The file's format and layout, as detected or given.
+    pub detected: Option<Detected>,
+}
+
+/// Checks one trace file of any format ([`TraceInput::open`]).
+pub fn check_path(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+) -> Checked {
+    check_path_observed(specs, path, options, input, None)
+}
+
+/// [`check_path`], showing every move of every instance to `observer` (coverage,
+/// shrinking and `graph --highlight` watch the checker this way).
+pub fn check_path_observed(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+    observer: Option<Observer<'_>>,
+) -> Checked {
+    match TraceInput::open(path, input, options.max_line_bytes) {
+        Ok(opened) => {
+            let detected = opened.detected().clone();
+            let file: Arc<Path> = Arc::from(path);
+            let mut outcome = check_input(specs, file.clone(), opened, options, observer);
+            if let Some(warning) = detected.warning.clone() {
+                let warning = Diagnostic::from_problem(&file, warning);
+                outcome.diagnostics.insert(0, warning);
+            }
+            Checked {
+                outcome,
+                detected: Some(detected),
+            }
         }
+        Err(err) => Checked {
+            outcome: Outcome {
+                diagnostics: vec![Diagnostic::unreadable(path, &err)],
+                ..Outcome::default()
+            },
+            detected: None,
+        },
     }
-    monitor.finish()
 }
 
-/// Checks a trace file in any format tracegate reads (see [`crate::ingest`]).
-pub fn check_file(specs: &[Machine], path: &Path, options: &CheckOptions) -> Outcome {
-    // Any format, detected from the content; native JSONL still streams.
-    crate::ingest::check_path(specs, path, options, &Default::default()).outcome
-}
-
-/// Checks many files, in parallel, returning their outcomes in input order.
-pub fn check_files<P: AsRef<Path> + Sync>(
+/// Checks many files, in parallel, returning their results in input order.
+pub fn check_paths<P: AsRef<Path> + Sync>(
     specs: &[Machine],
     paths: &[P],
     options: &CheckOptions,
-) -> Vec<Outcome> {
+    input: &InputOptions,
+) -> Vec<Checked> {
     use rayon::prelude::*;
     paths
         .par_iter()
-        .map(|path| check_file(specs, path.as_ref(), options))
+        .map(|path| check_path(specs, path.as_ref(), options, input))
         .collect()
 }
 
@@ -136,6 +192,8 @@ pub fn check_files<P: AsRef<Path> + Sync>(
 pub struct Monitor<'s> {
     /// `None` unless someone watches; then it sees every move.
     observer: Option<Observer<'s>>,
+    /// Set once the input has ended and `finish` synthesizes `missing` results.
+    at_end: bool,
     specs: &'s [Machine],
     file: Arc<Path>,
     trace_by: Option<Vec<Segment>>,
@@ -253,9 +311,12 @@ struct Instance {
 }
 
 impl<'s> Monitor<'s> {
+    /// A monitor for one input named `file`, checking it against `specs`, with one
+    /// trace per value of `trace_by` (the whole input when `None`).
     pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         Monitor {
             observer: None,
+            at_end: false,
             specs,
             file,
             trace_by,
@@ -417,7 +478,7 @@ impl<'s> Monitor<'s> {
                         index
                     }
                 };
-                let watch = (&mut self.observer, spec_index, trace);
+                let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 found.extend(deliver(
                     machine,
                     &mut run.instances[index],
@@ -428,7 +489,7 @@ impl<'s> Monitor<'s> {
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
-                    let watch = (&mut self.observer, spec_index, trace);
+                    let watch = (&mut self.observer, spec_index, trace, self.at_end);
                     found.extend(deliver(machine, instance, event, &record.loc, watch));
                 }
             }
@@ -463,10 +524,11 @@ impl<'s> Monitor<'s> {
             ),
         );
         diagnostic.trace = Some(self.site(self.traces[trace].name.as_deref(), &record.loc));
-        diagnostic.spec = Some(spec_site(machine, a.span));
-        diagnostic
-            .related
-            .push((spec_site(machine, b.span), "the other event".to_string()));
+        diagnostic.spec = Some(SpecSite::new(&machine.name, &machine.source, a.span));
+        diagnostic.related.push((
+            SpecSite::new(&machine.name, &machine.source, b.span),
+            "the other event".to_string(),
+        ));
         diagnostic.hint = Some(
             "a record may match at most one event; make the patterns exclusive with `where`"
                 .to_string(),
@@ -515,7 +577,7 @@ impl<'s> Monitor<'s> {
         };
         let mut diagnostic = Diagnostic::new(code, message);
         diagnostic.trace = Some(self.site(trace, loc));
-        diagnostic.spec = rule.map(|span| spec_site(machine, span));
+        diagnostic.spec = rule.map(|span| SpecSite::new(&machine.name, &machine.source, span));
         diagnostic.violation = Some(Box::new(ViolationDetail {
             key: found.key,
             state: state_name(found.state),
@@ -542,6 +604,7 @@ impl<'s> Monitor<'s> {
     /// Ends every trace of the input: synthesizes `missing` results for unanswered
     /// calls, then reports instances that did not end in an accepting state.
     pub fn finish(mut self) -> Outcome {
+        self.at_end = true;
         for trace in 0..self.traces.len() {
             let open = self.traces[trace].calls.drain();
             for (call_id, call) in open {
@@ -622,7 +685,7 @@ fn deliver(
     instance: &mut Instance,
     event: EventId,
     loc: &Location,
-    (observer, spec, trace): (&mut Option<Observer<'_>>, usize, usize),
+    (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
 ) -> Option<Found> {
     if instance.stopped {
         return None;
@@ -636,6 +699,7 @@ fn deliver(
             event,
             step: machine.step(instance.state, event),
             loc,
+            at_end,
         });
     }
     instance.last = loc.clone();
@@ -654,14 +718,6 @@ fn deliver(
             Otherwise::Ignore => None,
             Otherwise::Reject => Some(instance.found(FoundKind::Unexpected, Some(event))),
         },
-    }
-}
-
-fn spec_site(machine: &Machine, span: Span) -> SpecSite {
-    SpecSite {
-        spec: machine.name.clone(),
-        source: machine.source.clone(),
-        span,
     }
 }
 

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tracegate::check::CheckOptions;
-use tracegate::ingest::{check_path, convert_path};
+use tracegate::check::check_path;
+use tracegate::ingest::convert_path;
 use tracegate::machine::Machine;
 use tracegate::trace::adapters::{Format, InputOptions, Selector};
 

@@ -17,7 +17,8 @@ use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{Map, Value, json};
 
-use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher, json_cmp, json_eq};
+use crate::json::{json_cmp, json_eq};
+use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher};
 use crate::spec::ast::{CompareOp, JsonType, PatternKind, Segment};
 use crate::trace::{Fields, Location, Record};
 
@@ -192,7 +193,8 @@ pub fn as_record(
     fields: &JsonRecord,
     inherited_args: Option<&Value>,
 ) -> Result<Record<'static>, String> {
-    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())?;
+    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())
+        .map_err(|err| err.to_string())?;
     if !fields.contains_key("args") {
         record.inherited_args = inherited_args.map(|args| args.to_string().into());
     }

@@ -4,11 +4,11 @@ use std::io;
 use std::path::PathBuf;
 
 use super::{load_specs, no_input, say_format};
+use crate::check::Checked;
 use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::diagnostic::Diagnostic;
 use crate::files;
-use crate::ingest::Checked;
 
 /// What a check found, in report order.
 struct Found {
@@ -53,7 +53,7 @@ fn find(config: &CheckConfig) -> io::Result<Found> {
     // A spec that does not compile checks nothing: fail closed, before reading traces.
     let checked = if spec_errors.is_empty() && !specs.is_empty() {
         let run = || {
-            crate::ingest::check_paths(&specs, &trace_files, &config.check, &config.input.options)
+            crate::check::check_paths(&specs, &trace_files, &config.check, &config.input.options)
         };
         match config.jobs {
             Some(jobs) => rayon::ThreadPoolBuilder::new()

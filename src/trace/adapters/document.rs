@@ -437,7 +437,7 @@ fn finish(
                 *seq += 1;
                 match Record::new(Fields::Owned(fields), loc.clone()) {
                     Ok(record) => entries.push(Entry::Record(record)),
-                    Err(message) => entries.push(Entry::Problem(malformed(loc, message))),
+                    Err(err) => entries.push(Entry::Problem(malformed(loc, err.to_string()))),
                 }
             }
         }
