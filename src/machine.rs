@@ -51,8 +51,27 @@ pub enum Otherwise {
     Ignore,
 }
 
-/// A state's index in its machine (see [`Machine::state`]).
-pub type StateId = NodeIndex<u32>;
+/// A state's index in its machine (see [`Machine::state`]): the order in which the
+/// spec first names its states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateId(u32);
+
+impl StateId {
+    /// The state's position, from 0, in the order the spec first names its states.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The graph node of this state.
+    pub(crate) fn node(self) -> NodeIndex<u32> {
+        NodeIndex::new(self.index())
+    }
+
+    /// The state of a graph node.
+    pub(crate) fn of(node: NodeIndex<u32>) -> StateId {
+        StateId(node.index() as u32)
+    }
+}
 /// An event's index in [`Machine::events`].
 pub type EventId = usize;
 
@@ -169,7 +188,7 @@ pub enum Move {
 impl Machine {
     /// The state `id`.
     pub fn state(&self, id: StateId) -> &State {
-        &self.graph[id]
+        &self.graph[id.node()]
     }
 
     /// How many states the machine has.
@@ -179,7 +198,7 @@ impl Machine {
 
     /// Every state, in declaration order.
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
-        self.graph.node_indices()
+        self.graph.node_indices().map(StateId::of)
     }
 
     /// Every edge of the graph: `(from, to, edge)`.
@@ -189,7 +208,7 @@ impl Machine {
                 .graph
                 .edge_endpoints(edge)
                 .expect("bug: an edge index from the graph itself");
-            (from, to, self.graph[edge])
+            (StateId::of(from), StateId::of(to), self.graph[edge])
         })
     }
 

@@ -69,11 +69,11 @@ struct StateTable<'f> {
 impl<'f> StateTable<'f> {
     fn intern(&mut self, name: &'f str, span: Span) -> StateId {
         *self.ids.entry(name).or_insert_with(|| {
-            self.graph.add_node(State {
+            StateId::of(self.graph.add_node(State {
                 name: name.to_string(),
                 span,
                 accepting: true,
-            })
+            }))
         })
     }
 }
@@ -101,7 +101,7 @@ fn move_table(
 ) -> Vec<Move> {
     let mut table = vec![Move::Unspecified; graph.node_count() * event_count];
     for (&(from, event), &(to, rule)) in moves {
-        graph.add_edge(from, to, Edge { event, rule });
+        graph.add_edge(from.node(), to.node(), Edge { event, rule });
         table[from.index() * event_count + event] = Move::Go { to, rule };
     }
     for (&(state, event), &rule) in forbidden {
@@ -469,7 +469,7 @@ impl<'f> Analyzer<'f> {
                 continue;
             };
             let targets: Vec<StateId> = match &forbid.states {
-                StateSet::All(_) => states.graph.node_indices().collect(),
+                StateSet::All(_) => states.graph.node_indices().map(StateId::of).collect(),
                 StateSet::Named(names) => names
                     .iter()
                     .filter_map(|name| self.known_state(states, name))
@@ -508,13 +508,18 @@ impl<'f> Analyzer<'f> {
                 .iter()
                 .filter_map(|name| states.ids.get(name.name.as_str()).copied())
                 .collect();
-            for id in states.graph.node_indices().collect::<Vec<_>>() {
-                states.graph[id].accepting = accepted.contains(&id);
+            for id in states
+                .graph
+                .node_indices()
+                .map(StateId::of)
+                .collect::<Vec<_>>()
+            {
+                states.graph[id.node()].accepting = accepted.contains(&id);
             }
         } else if let Some((hot, _)) = self.hot {
             for name in hot {
                 if let Some(&id) = states.ids.get(name.name.as_str()) {
-                    states.graph[id].accepting = false;
+                    states.graph[id.node()].accepting = false;
                 }
             }
         }
@@ -542,10 +547,10 @@ impl<'f> Analyzer<'f> {
                         rule,
                         format!(
                             "state `{}` already moves to `{}` on `{}`; it cannot also move to `{}`",
-                            states.graph[from].name,
-                            states.graph[existing].name,
+                            states.graph[from.node()].name,
+                            states.graph[existing.node()].name,
                             self.events[event].name,
-                            states.graph[to].name
+                            states.graph[to.node()].name
                         ),
                     )
                     .with_related(first, "the first transition is here")
