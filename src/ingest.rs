@@ -117,7 +117,9 @@ pub fn check_reading(
     let mut file_level = Vec::new();
     for entry in reading.entries {
         match entry {
-            Entry::Record(record) => monitor.feed(record),
+            Entry::Record(record) => {
+                monitor.feed(record);
+            }
             Entry::Problem(problem) => match problem.kind {
                 ProblemKind::Malformed if problem.hint.is_none() => {
                     monitor.malformed(problem.loc, problem.message)

@@ -130,6 +130,7 @@ pub mod ingest;
 pub mod lint;
 pub mod machine;
 pub mod redact;
+pub mod runtime;
 pub mod spec;
 pub mod suggest;
 pub mod trace;
