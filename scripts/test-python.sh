@@ -4,8 +4,10 @@
 # package from python/ into it, and runs the pytest suite. Exits non-zero on any
 # failure, including a run that collects no test (pytest's exit status 5).
 #
-# The package is built in the root's target directory, so the dependencies compiled for
-# the CLI are reused. PYTHON picks the interpreter (default: python3).
+# Everything is built with the dev profile in the root's target directory, so the
+# dependencies `cargo test` compiled are reused (the benchmark, python/bench/feed.py,
+# wants a release build: `pip install ./python`). PYTHON picks the interpreter
+# (default: python3).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,8 +17,11 @@ venv="$root/target/python-venv"
 export CARGO_TARGET_DIR="$root/target"
 
 start=$SECONDS
-cargo build --release --locked --quiet
-export TRACEGATE_BIN="$root/target/release/tracegate"
+# The extension crate is outside the root package: hold it to the same standards.
+cargo fmt --check --manifest-path python/Cargo.toml
+cargo clippy --locked --quiet --manifest-path python/Cargo.toml -- -D warnings
+cargo build --locked --quiet
+export TRACEGATE_BIN="$root/target/debug/tracegate"
 
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
@@ -26,7 +31,7 @@ export PATH="$venv/bin:$PATH"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin>=1.7,<2" "pytest>=7" "ray[data]>=2.9"
 # --no-build-isolation: maturin is already in the environment, no second download.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     --no-build-isolation --force-reinstall --no-deps ./python
 
 status=0

@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 use tracegate::check::{CheckOptions, Monitor as Engine};
-use tracegate::diagnostic::{Code, Diagnostic, TraceSite};
 use tracegate::diagnostic::render::{human, json};
+use tracegate::diagnostic::{Code, Diagnostic, TraceSite};
 use tracegate::machine::Machine;
 use tracegate::runtime;
 use tracegate::trace::adapters::{Format, InputOptions, Selector};
@@ -130,8 +130,9 @@ fn row(py: Python<'_>, diagnostic: &Diagnostic) -> PyResult<PyObject> {
 }
 
 fn json_row(py: Python<'_>, text: &str) -> PyResult<PyObject> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|err| PyRuntimeError::new_err(format!("bug: a rendered row is not JSON: {err}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|err| {
+        PyRuntimeError::new_err(format!("bug: a rendered row is not JSON: {err}"))
+    })?;
     to_py(py, &value)
 }
 
@@ -174,9 +175,7 @@ fn spec_args(specs: &Bound<'_, PyAny>) -> PyResult<Vec<SpecArg>> {
     }
     let items: Vec<Bound<'_, PyAny>> = specs
         .try_iter()
-        .map_err(|_| {
-            PyTypeError::new_err("specs must be a path, spec text, or a list of them")
-        })?
+        .map_err(|_| PyTypeError::new_err("specs must be a path, spec text, or a list of them"))?
         .collect::<PyResult<_>>()?;
     items.iter().map(one).collect()
 }
@@ -416,9 +415,8 @@ fn check(
         max_line_bytes,
     };
     let input = input_options(format, select)?;
-    let report = py.allow_threads(|| {
-        runtime::check_corpus(&spec_paths, &trace_paths, &options, &input)
-    });
+    let report =
+        py.allow_threads(|| runtime::check_corpus(&spec_paths, &trace_paths, &options, &input));
     if report.spec_errors > 0 {
         return Err(spec_error(py, &report.diagnostics[..report.spec_errors]));
     }
@@ -520,8 +518,9 @@ fn shaped(
     let mut map = Map::new();
     for key in record.fields.keys() {
         if let Some(raw) = record.fields.raw_text(key) {
-            let value: Value = serde_json::from_str(&raw)
-                .map_err(|err| PyRuntimeError::new_err(format!("bug: a field is not JSON: {err}")))?;
+            let value: Value = serde_json::from_str(&raw).map_err(|err| {
+                PyRuntimeError::new_err(format!("bug: a field is not JSON: {err}"))
+            })?;
             map.insert(key.to_string(), value);
         }
     }
