@@ -247,3 +247,65 @@ fn a_lookup_first_is_allowed_and_an_mcp_result_pairs_with_its_request() {
     let outcome = monitor.finish();
     assert!(outcome.diagnostics.is_empty());
 }
+
+#[test]
+fn check_corpus_reports_what_the_command_line_prints() {
+    let specs = [PathBuf::from("specs")];
+    let traces = [PathBuf::from("traces")];
+    // Paths relative to the root, as the command line is run: cargo runs the tests
+    // from the package root.
+    let report = runtime::check_corpus(
+        &specs,
+        &traces,
+        &CheckOptions::default(),
+        &InputOptions::default(),
+    );
+    let mut have: Vec<String> = report.diagnostics.iter().map(json::render).collect();
+    have.push(json::render_summary(&report.summary));
+    let output = crate::util::run(&["check", "specs", "--traces", "traces", "--output", "json"]);
+    let want: Vec<String> = crate::util::stdout(&output)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(have, want);
+    assert_eq!(report.spec_errors, 0);
+    assert!(report.summary.violations > 0);
+}
+
+#[test]
+fn check_bytes_checks_content_as_the_file_would_be() {
+    let (specs, errors) = runtime::load_specs(&[root().join("specs")]);
+    assert!(errors.is_empty());
+    for name in [
+        "reconcile_before_retry/fail/forbidden-transition.jsonl",
+        "human_refusal_ends_branch/fail/forbidden-transition-openai-responses.json",
+    ] {
+        let path = root().join("traces").join(name);
+        let bytes = std::fs::read(&path).expect("the example exists");
+        let options = CheckOptions::default();
+        let have = runtime::check_bytes(
+            &specs,
+            Arc::from(path.as_path()),
+            &bytes,
+            &options,
+            &InputOptions::default(),
+        );
+        let want = check_file(&specs, &path, &options);
+        let render = |o: &tracegate::check::Outcome| -> Vec<String> {
+            o.diagnostics.iter().map(json::render).collect()
+        };
+        assert_eq!(render(&have), render(&want), "{name}");
+        assert!(!have.diagnostics.is_empty(), "{name} fails");
+        assert_eq!((have.records, have.traces), (want.records, want.traces));
+    }
+}
+
+#[test]
+fn spec_text_errors_are_located_in_the_text() {
+    let errors = runtime::load_spec_text(Path::new("inline.tg"), "event a = call a\npath a -> b\n")
+        .expect_err("`b` is not an event");
+    assert!(!errors.is_empty());
+    let site = errors[0].spec.as_ref().expect("located in the spec");
+    assert_eq!(site.source.path, Path::new("inline.tg"));
+    assert_eq!(site.line_col().0, 2);
+}
