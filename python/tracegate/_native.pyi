@@ -31,7 +31,9 @@ class SpecError(Exception):
     """Every error, as rows of the JSON Lines contract (``"type": "error"``)."""
 
 class Monitor:
-    """Checks one conversation's records as they happen."""
+    """Checks one conversation's records as they happen. A monitor belongs to the
+    thread that made it; the rows it returns name their file ``<runtime>`` and number
+    records from 1 in the order they were fed (their ``line``)."""
 
     def __init__(self, specs: Specs, *, trace_by: Union[str, None] = None) -> None:
         """Compiles ``specs``; raises :class:`SpecError` with every error."""
