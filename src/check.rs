@@ -106,7 +106,9 @@ pub fn check_input(
     // its place among the records.
     let mut file_level = Vec::new();
     input.for_each(|item| match item {
-        Item::Record(record) => monitor.feed(record),
+        Item::Record(record) => {
+            monitor.feed(record);
+        }
         Item::Problem(problem) => match problem.kind {
             ProblemKind::Malformed if problem.hint.is_none() => {
                 monitor.malformed(problem.loc, problem.message)
@@ -189,12 +191,18 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
 }
 
 /// Checks the records of one input, fed one at a time.
+///
+/// [`Monitor::feed`] returns the verdicts a record makes final at once (a forbidden or
+/// unexpected move); [`Monitor::allows`] asks whether a record may come next without
+/// changing anything; [`Monitor::finish`] ends the input and adds the end-of-trace
+/// verdicts. The crate documentation has a complete example, and [`crate::runtime`]
+/// builds records from the shapes agent SDKs use.
 pub struct Monitor<'s> {
     /// `None` unless someone watches; then it sees every move.
     observer: Option<Observer<'s>>,
     /// Set once the input has ended and `finish` synthesizes `missing` results.
     at_end: bool,
-    specs: &'s [Machine],
+    specs: Specs<'s>,
     file: Arc<Path>,
     trace_by: Option<Vec<Segment>>,
     traces: Vec<TraceState>,
@@ -206,6 +214,67 @@ pub struct Monitor<'s> {
     /// Scratch space for instance keys, reused across records.
     key: String,
     tools: rustc_hash::FxHashSet<Arc<str>>,
+}
+
+/// The specs a monitor checks against: borrowed from the caller, or shared with it (a
+/// monitor that must own what it checks against, such as one held by another
+/// language's object).
+enum Specs<'s> {
+    Borrowed(&'s [Machine]),
+    Shared(Arc<[Machine]>),
+}
+
+impl std::ops::Deref for Specs<'_> {
+    type Target = [Machine];
+
+    fn deref(&self) -> &[Machine] {
+        match self {
+            Specs::Borrowed(specs) => specs,
+            Specs::Shared(specs) => specs,
+        }
+    }
+}
+
+/// The answer of [`Monitor::allows`]: whether a record may come next and, when it may
+/// not, the diagnostic that feeding it would report first.
+#[derive(Debug, Clone)]
+pub struct Allowance {
+    denial: Option<Box<Diagnostic>>,
+}
+
+impl Allowance {
+    /// Whether the record would be allowed: it would make no diagnostic final now.
+    pub fn is_allowed(&self) -> bool {
+        self.denial.is_none()
+    }
+
+    /// The diagnostic the record would cause, in full (trace site, spec rule, path).
+    pub fn denial(&self) -> Option<&Diagnostic> {
+        self.denial.as_deref()
+    }
+
+    /// Why the record is not allowed: `forbidden-transition`, `unexpected-event`, …
+    pub fn code(&self) -> Option<Code> {
+        self.denial.as_ref().map(|d| d.code)
+    }
+
+    /// The forbid rule's message, or what makes the move unexpected.
+    pub fn message(&self) -> Option<&str> {
+        self.denial.as_ref().map(|d| d.message.as_str())
+    }
+
+    /// The spec rule that decides: the `forbid`, or the `otherwise reject`.
+    pub fn rule(&self) -> Option<&SpecSite> {
+        self.denial.as_ref().and_then(|d| d.spec.as_ref())
+    }
+
+    /// The events the instance's state allows; empty when the record is allowed.
+    pub fn allowed_events(&self) -> &[String] {
+        self.denial
+            .as_ref()
+            .and_then(|d| d.violation.as_deref())
+            .map_or(&[], |v| v.allowed.as_slice())
+    }
 }
 
 struct TraceState {
@@ -241,6 +310,17 @@ impl OpenCalls {
                 .entry(call.tool.clone())
                 .or_default()
                 .push_back(call),
+        }
+    }
+
+    /// The call [`OpenCalls::close`] would close, left open.
+    fn peek(&self, id: Option<&str>, tool: Option<&str>) -> Option<&OpenCall> {
+        match id {
+            Some(id) => self.by_id.get(id),
+            None => {
+                let tool: Option<Arc<str>> = tool.map(Into::into);
+                self.anonymous.get(&tool)?.front()
+            }
         }
     }
 
@@ -310,10 +390,27 @@ struct Instance {
     last: Location,
 }
 
+impl Monitor<'static> {
+    /// A monitor that holds its specs itself, sharing them with the caller: for a
+    /// monitor that must live as long as it likes, such as one a runtime keeps per
+    /// conversation.
+    pub fn shared(
+        specs: Arc<[Machine]>,
+        file: Arc<Path>,
+        trace_by: Option<Vec<Segment>>,
+    ) -> Monitor<'static> {
+        Monitor::with_specs(Specs::Shared(specs), file, trace_by)
+    }
+}
+
 impl<'s> Monitor<'s> {
     /// A monitor for one input named `file`, checking it against `specs`, with one
     /// trace per value of `trace_by` (the whole input when `None`).
     pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
+        Monitor::with_specs(Specs::Borrowed(specs), file, trace_by)
+    }
+
+    fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         Monitor {
             observer: None,
             at_end: false,
@@ -328,6 +425,13 @@ impl<'s> Monitor<'s> {
             key: String::new(),
             tools: Default::default(),
         }
+    }
+
+    /// How many diagnostics the input has produced so far. [`Monitor::finish`] returns
+    /// them first, in the same order, so the end-of-trace verdicts are those after
+    /// this many.
+    pub fn reported(&self) -> usize {
+        self.diagnostics.len()
     }
 
     /// Shows every move of every instance to `observer`.
@@ -355,8 +459,113 @@ impl<'s> Monitor<'s> {
         self.push(diagnostic);
     }
 
-    /// Checks one record.
-    pub fn feed(&mut self, mut record: Record<'_>) {
+    /// Checks one record and returns the diagnostics it makes final now: a forbidden or
+    /// unexpected move, an ambiguous match, a record that cannot be placed in a trace.
+    /// An empty slice means the record was allowed. Verdicts that only the end of a
+    /// trace can give come from [`Monitor::finish`], which also returns these again.
+    pub fn feed(&mut self, record: Record<'_>) -> &[Diagnostic] {
+        let before = self.diagnostics.len();
+        self.check_record(record);
+        &self.diagnostics[before..]
+    }
+
+    /// Whether feeding `record` next would be allowed, with the first diagnostic it would
+    /// cause if not. Changes nothing: the same question may be asked again, and
+    /// `allows(&r).is_allowed() == feed(r).is_empty()` for any record `r`.
+    pub fn allows(&self, record: &Record<'_>) -> Allowance {
+        let deny = |diagnostic: Diagnostic| Allowance {
+            denial: Some(Box::new(diagnostic)),
+        };
+        let trace = match &self.trace_by {
+            None => self.traces.first(),
+            Some(path) => match trace_name(path, record) {
+                Ok(name) => self
+                    .trace_index
+                    .get(&name)
+                    .map(|&index| &self.traces[index]),
+                Err(message) => {
+                    let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message);
+                    diagnostic.trace = Some(self.site(None, &record.loc));
+                    return deny(diagnostic);
+                }
+            },
+        };
+        // A result is matched with the tool and args of the call it answers, as
+        // `feed` would give them.
+        let mut record = Cow::Borrowed(record);
+        if record.kind == Some(Kind::Result) {
+            let call = trace.and_then(|trace| {
+                trace
+                    .calls
+                    .peek(record.call_id.as_deref(), record.tool.as_deref())
+            });
+            if let Some(call) = call {
+                let (tool, args) = (call.tool.clone(), call.args.clone());
+                let record = record.to_mut();
+                if record.tool.is_none() {
+                    record.tool = tool.map(|tool| Cow::Owned(tool.to_string()));
+                }
+                if !record.has_field("args") {
+                    record.inherited_args = args;
+                }
+            }
+        }
+        let name = trace.and_then(|trace| trace.name.as_deref());
+        let mut key = String::new();
+        for (spec, machine) in self.specs.iter().enumerate() {
+            let (first, second) = machine.first_two(&record);
+            let Some(event) = first else {
+                continue;
+            };
+            if let Some(other) = second {
+                if self.ambiguous_seen.contains(&(spec, event, other)) {
+                    continue;
+                }
+                return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
+            }
+            let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
+            let run = trace.map(|trace| &trace.runs[spec]);
+            let fresh;
+            let instances: Vec<&Instance> = if keyed {
+                match run.and_then(|run| run.by_key.get(key.as_str())) {
+                    Some(&index) => vec![&run.expect("an index implies a run").instances[index]],
+                    None => {
+                        fresh = Instance {
+                            key: (!machine.per.is_empty()).then(|| key.as_str().into()),
+                            state: machine.initial,
+                            stopped: false,
+                            path: VecDeque::new(),
+                            elided: 0,
+                            last: record.loc.clone(),
+                        };
+                        vec![&fresh]
+                    }
+                }
+            } else {
+                run.map(|run| run.instances.iter().collect())
+                    .unwrap_or_default()
+            };
+            for instance in instances {
+                if instance.stopped {
+                    continue;
+                }
+                if let Some(kind) = verdict(machine, machine.step(instance.state, event)) {
+                    let found = Found {
+                        kind,
+                        key: instance.key.as_deref().map(str::to_string),
+                        state: instance.state,
+                        event: Some(event),
+                        path: instance.path.iter().copied().collect(),
+                        elided: instance.elided,
+                    };
+                    return deny(self.violation(spec, name, &record.loc, found));
+                }
+            }
+        }
+        Allowance { denial: None }
+    }
+
+    fn check_record(&mut self, mut record: Record<'_>) {
         let trace = match self.trace_of(&record) {
             Ok(trace) => trace,
             Err(message) => return self.malformed(record.loc.clone(), message),
@@ -378,19 +587,7 @@ impl<'s> Monitor<'s> {
             }
             return Ok(0);
         };
-        let value = record.lookup(path).ok_or_else(|| {
-            format!(
-                "record has no `{}` field to split traces by (--trace-by)",
-                crate::spec::ast::Path {
-                    segments: path.clone(),
-                    span: Span::default(),
-                }
-            )
-        })?;
-        let name = match value.as_str() {
-            Some(text) => text.into_owned(),
-            None => value.to_value().map_or_else(String::new, |v| v.to_string()),
-        };
+        let name = trace_name(path, record)?;
         if let Some(&index) = self.trace_index.get(&name) {
             return Ok(index);
         }
@@ -514,6 +711,19 @@ impl<'s> Monitor<'s> {
             return;
         }
         self.ambiguous_seen.push((spec, first, second));
+        let name = self.traces[trace].name.as_deref();
+        let diagnostic = self.ambiguous_diagnostic(spec, first, second, name, record);
+        self.push(diagnostic);
+    }
+
+    fn ambiguous_diagnostic(
+        &self,
+        spec: usize,
+        first: EventId,
+        second: EventId,
+        trace: Option<&str>,
+        record: &Record<'_>,
+    ) -> Diagnostic {
         let machine = &self.specs[spec];
         let (a, b) = (&machine.events[first], &machine.events[second]);
         let mut diagnostic = Diagnostic::new(
@@ -523,7 +733,7 @@ impl<'s> Monitor<'s> {
                 a.name, b.name, machine.name
             ),
         );
-        diagnostic.trace = Some(self.site(self.traces[trace].name.as_deref(), &record.loc));
+        diagnostic.trace = Some(self.site(trace, &record.loc));
         diagnostic.spec = Some(SpecSite::new(&machine.name, &machine.source, a.span));
         diagnostic.related.push((
             SpecSite::new(&machine.name, &machine.source, b.span),
@@ -533,7 +743,7 @@ impl<'s> Monitor<'s> {
             "a record may match at most one event; make the patterns exclusive with `where`"
                 .to_string(),
         );
-        self.push(diagnostic);
+        diagnostic
     }
 
     fn violation(
@@ -703,22 +913,46 @@ fn deliver(
         });
     }
     instance.last = loc.clone();
-    match machine.step(instance.state, event) {
-        Move::Go { to, .. } => {
-            if instance.path.len() == PATH_LIMIT {
-                instance.path.pop_front();
-                instance.elided += 1;
-            }
-            instance.path.push_back((instance.state, event, loc.line));
-            instance.state = to;
-            None
+    let step = machine.step(instance.state, event);
+    if let Move::Go { to, .. } = step {
+        if instance.path.len() == PATH_LIMIT {
+            instance.path.pop_front();
+            instance.elided += 1;
         }
-        Move::Forbidden(rule) => Some(instance.found(FoundKind::Forbidden(rule), Some(event))),
+        instance.path.push_back((instance.state, event, loc.line));
+        instance.state = to;
+        return None;
+    }
+    verdict(machine, step).map(|kind| instance.found(kind, Some(event)))
+}
+
+/// What a move means for its instance: `None` when the move is allowed.
+fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
+    match step {
+        Move::Go { .. } => None,
+        Move::Forbidden(rule) => Some(FoundKind::Forbidden(rule)),
         Move::Unspecified => match machine.otherwise {
             Otherwise::Ignore => None,
-            Otherwise::Reject => Some(instance.found(FoundKind::Unexpected, Some(event))),
+            Otherwise::Reject => Some(FoundKind::Unexpected),
         },
     }
+}
+
+/// The name of the trace a record belongs to, when traces are split by `path`.
+fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, String> {
+    let value = record.lookup(path).ok_or_else(|| {
+        format!(
+            "record has no `{}` field to split traces by (--trace-by)",
+            crate::spec::ast::Path {
+                segments: path.to_vec(),
+                span: Span::default(),
+            }
+        )
+    })?;
+    Ok(match value.as_str() {
+        Some(text) => text.into_owned(),
+        None => value.to_value().map_or_else(String::new, |v| v.to_string()),
+    })
 }
 
 #[cfg(test)]

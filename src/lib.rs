@@ -143,6 +143,7 @@ pub mod json;
 pub mod lint;
 pub mod machine;
 pub(crate) mod redact;
+pub mod runtime;
 pub mod source;
 pub mod spec;
 pub(crate) mod suggest;

@@ -17,6 +17,7 @@ mod lint;
 mod malformed;
 mod properties;
 mod readme;
+mod runtime;
 mod semantics;
 mod shrink;
 mod spec_errors;

@@ -627,7 +627,9 @@ pub fn read_back(
     );
     for entry in reading.entries {
         match entry {
-            Entry::Record(record) => monitor.feed(record),
+            Entry::Record(record) => {
+                monitor.feed(record);
+            }
             Entry::Problem(problem) => {
                 return Err(format!(
                     "the {format} reader rejects it: {}",
