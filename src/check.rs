@@ -147,6 +147,9 @@ pub struct Monitor<'s> {
     ambiguous_seen: Vec<(usize, EventId, EventId)>,
     /// Scratch space for instance keys, reused across records.
     key: String,
+    /// Records come from several files (a join): `file` is the current record's, and
+    /// instances and open calls remember their own.
+    joined: bool,
     tools: rustc_hash::FxHashSet<Arc<str>>,
 }
 
@@ -229,6 +232,8 @@ impl OpenCalls {
 
 struct OpenCall {
     order: u64,
+    /// The call's file, in a joined stream.
+    file: Option<Arc<Path>>,
     /// Interned: a trace has few tools and many calls.
     tool: Option<Arc<str>>,
     args: Option<Arc<str>>,
@@ -250,6 +255,8 @@ struct Instance {
     elided: u64,
     /// The last event delivered to the instance, where an unaccepted end is reported.
     last: Location,
+    /// The file of `last`, in a joined stream.
+    last_file: Option<Arc<Path>>,
 }
 
 impl<'s> Monitor<'s> {
@@ -266,7 +273,25 @@ impl<'s> Monitor<'s> {
             ambiguous_seen: Vec::new(),
             key: String::new(),
             tools: Default::default(),
+            joined: false,
         }
+    }
+
+    /// Checks the next record of a stream joined from several files (see
+    /// [`crate::trace::join`]); `file` is the record's own, and every report about it
+    /// names that file.
+    pub fn feed_from(&mut self, file: &Arc<Path>, record: Record<'_>) {
+        self.joined = true;
+        if !Arc::ptr_eq(&self.file, file) {
+            self.file = file.clone();
+        }
+        self.feed(record);
+    }
+
+    /// Adds a finding about the input that was made outside the checker (a join's
+    /// unplaceable records, say).
+    pub fn report(&mut self, diagnostic: Diagnostic) {
+        self.push(diagnostic);
     }
 
     /// Shows every move of every instance to `observer`.
@@ -360,6 +385,7 @@ impl<'s> Monitor<'s> {
         let tool = record.tool.as_deref().map(|tool| self.intern(tool));
         let call = OpenCall {
             order: 0,
+            file: self.joined.then(|| self.file.clone()),
             tool,
             args: record
                 .fields
@@ -412,24 +438,33 @@ impl<'s> Monitor<'s> {
                             path: VecDeque::new(),
                             elided: 0,
                             last: record.loc.clone(),
+                            last_file: None,
                         });
                         run.by_key.insert(self.key.as_str().into(), index);
                         index
                     }
                 };
                 let watch = (&mut self.observer, spec_index, trace);
+                let file = self.joined.then_some(&self.file);
                 found.extend(deliver(
                     machine,
                     &mut run.instances[index],
                     event,
-                    &record.loc,
+                    (&record.loc, file),
                     watch,
                 ));
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
                     let watch = (&mut self.observer, spec_index, trace);
-                    found.extend(deliver(machine, instance, event, &record.loc, watch));
+                    let file = self.joined.then_some(&self.file);
+                    found.extend(deliver(
+                        machine,
+                        instance,
+                        event,
+                        (&record.loc, file),
+                        watch,
+                    ));
                 }
             }
             for violation in found {
@@ -554,6 +589,9 @@ impl<'s> Monitor<'s> {
                     fields.insert("call_id".into(), Value::String(id.into()));
                 }
                 fields.insert("status".into(), Value::String("missing".into()));
+                if let Some(file) = call.file {
+                    self.file = file;
+                }
                 let mut record = Record::new(Fields::Owned(fields), call.loc)
                     .expect("bug: a synthesized result is a valid record");
                 debug_assert_eq!(record.status, Some(Status::Missing));
@@ -568,11 +606,16 @@ impl<'s> Monitor<'s> {
                 for instance in &mut run.instances {
                     if !instance.stopped && !machine.state(instance.state).accepting {
                         let loc = instance.last.clone();
-                        found.push((spec, loc, instance.found(FoundKind::Unaccepted, None)));
+                        let file = instance.last_file.clone();
+                        let violation = instance.found(FoundKind::Unaccepted, None);
+                        found.push((spec, loc, file, violation));
                     }
                 }
             }
-            for (spec, loc, violation) in found {
+            for (spec, loc, file, violation) in found {
+                if let Some(file) = file {
+                    self.file = file;
+                }
                 let diagnostic = self.violation(spec, trace_name.as_deref(), &loc, violation);
                 self.push(diagnostic);
             }
@@ -621,7 +664,7 @@ fn deliver(
     machine: &Machine,
     instance: &mut Instance,
     event: EventId,
-    loc: &Location,
+    (loc, file): (&Location, Option<&Arc<Path>>),
     (observer, spec, trace): (&mut Option<Observer<'_>>, usize, usize),
 ) -> Option<Found> {
     if instance.stopped {
@@ -639,6 +682,9 @@ fn deliver(
         });
     }
     instance.last = loc.clone();
+    if let Some(file) = file {
+        instance.last_file = Some(file.clone());
+    }
     match machine.step(instance.state, event) {
         Move::Go { to, .. } => {
             if instance.path.len() == PATH_LIMIT {
@@ -672,6 +718,7 @@ mod tests {
     fn call(line: u64, tool: &str) -> OpenCall {
         OpenCall {
             order: 0,
+            file: None,
             tool: Some(Arc::from(tool)),
             args: None,
             loc: Location {

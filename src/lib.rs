@@ -120,6 +120,7 @@
 //! assert_eq!(spec.forbidden[0].count, 1);
 //! ```
 
+pub mod chain;
 pub mod check;
 pub mod cli;
 pub mod diagnostic;
@@ -127,6 +128,7 @@ pub mod explore;
 pub mod export;
 pub mod files;
 pub mod ingest;
+pub mod joined;
 pub mod lint;
 pub mod machine;
 pub mod redact;

@@ -112,6 +112,12 @@ codes! {
         "a tool an event names that never occurs in the traces";
     UnknownFormat => "unknown-format", Error,
         "a trace file that holds no transcript in any format tracegate reads";
+    BrokenChain => "broken-chain", Error,
+        "a sealed log whose hash chain does not verify";
+    UnusableTime => "unusable-time", Error,
+        "a record of a joined log without an RFC 3339 `time` to order it by";
+    TimeOutOfOrder => "time-out-of-order", Error,
+        "a joined log whose records are not in time order";
 }
 
 impl Code {

@@ -40,6 +40,9 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnmatchedTool => UNMATCHED_TOOL,
         Code::UnseenTool => UNSEEN_TOOL,
         Code::UnknownFormat => UNKNOWN_FORMAT,
+        Code::BrokenChain => BROKEN_CHAIN,
+        Code::UnusableTime => UNUSABLE_TIME,
+        Code::TimeOutOfOrder => TIME_OUT_OF_ORDER,
     }
 }
 
@@ -643,6 +646,56 @@ Nothing in this file is a message list. If the transcripts are somewhere tracega
 not look, say where with `--select` (for instance `--select 'results.episodes[*].turns'`),
 and the format with `--format NAME` if it is not detected; `tracegate convert` shows
 what is read.
+"##;
+
+const BROKEN_CHAIN: &str = r##"## What it means
+A log sealed by `tracegate seal` (or any recorder that writes docs/chain-format.md) does
+not verify: a record's content no longer hashes to its `hash` (modified), its `prev` is
+not the hash of the record before (deleted, inserted or reordered), the first `prev` is
+not 64 zeros (bad genesis), `prev` or `hash` is missing or not 64 lowercase hex digits,
+or the last hash is not the one pinned with `--head` (cut short or tail replaced). The
+report names the kind, the line, and the expected and found hash.
+
+## Why it matters
+A check of an edited log proves nothing about what the agent did. Records from the
+break on are unverified.
+
+## Example
+    {"event":"a","hash":"7c0e…","prev":"0000…"}
+    {"event":"B","hash":"5d41…","prev":"7c0e…"}
+
+`tracegate verify log.jsonl` reports the second line as a modified record. Restore the
+original log; never re-seal an edited one.
+"##;
+
+const UNUSABLE_TIME: &str = r##"## What it means
+With `check --join`, records of several logs are merged by their `time` field, an
+RFC 3339 date-time such as "2025-04-12T10:18:03Z". This record has no `time`, or its
+`time` is not one (a date alone, no offset, a number), so it cannot be placed in the
+merged stream and is left out.
+
+## Why it matters
+A record left out, or put in the wrong place, can hide or invent a violation.
+
+## Example
+    {"id":"case-http-005","event":"remote_committed"}
+
+Give every record a time with an offset: `"time":"2025-04-12T10:18:03Z"`.
+"##;
+
+const TIME_OUT_OF_ORDER: &str = r##"## What it means
+`check --join` merges logs that are each in time order, reading one line of each at a
+time. This record is earlier than the one before it in its own file, so records around
+it may have been checked out of order. Only the first such record of a file is reported.
+
+## Why it matters
+The verdicts for the keys near this point may be wrong.
+
+## Example
+    {"time":"2025-04-12T10:18:08Z","id":"case-http-005","event":"client_timeout"}
+    {"time":"2025-04-12T10:18:03Z","id":"case-http-005","event":"dispatch_started"}
+
+Sort the file by `time` (a stable sort keeps equal times in line order) and join again.
 "##;
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Reading traces: streaming line reader, format adapters, the normalized record.
 
 pub mod adapters;
+pub mod join;
 pub mod json_index;
 pub mod native;
 pub mod reader;

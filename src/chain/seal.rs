@@ -1,0 +1,248 @@
+//! Sealing: adds `prev` and `hash` to each record of a JSONL log, in canonical form.
+
+use std::io::{self, BufRead, Write};
+use std::ops::Range;
+
+use super::canonical::{self, CanonicalError, Member};
+use super::{Digest, GENESIS, HASH, PREV};
+use crate::trace::Location;
+use crate::trace::native::unreadable_line;
+use crate::trace::reader::{LineContent, LineReader};
+
+const QUOTED_PREV: &str = "\"prev\"";
+const QUOTED_HASH: &str = "\"hash\"";
+
+/// Why a line cannot be sealed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SealError {
+    #[error("line is not a JSON object")]
+    NotAnObject,
+    #[error("{0}")]
+    Canonical(#[from] CanonicalError),
+    #[error("{0}")]
+    Unreadable(String),
+    /// Sealing it again would hide the chain it already carries.
+    #[error(
+        "record already has a `{field}` member: it looks sealed (use `--append` to continue a sealed log)"
+    )]
+    AlreadySealed { field: &'static str },
+}
+
+/// Seals records one at a time, each linked to the one before.
+#[derive(Debug)]
+pub struct Sealer {
+    prev: Digest,
+    records: u64,
+    scratch: Vec<u8>,
+    hashed: Vec<u8>,
+    skipped: Vec<Option<Range<usize>>>,
+}
+
+impl Default for Sealer {
+    fn default() -> Self {
+        Sealer::after(GENESIS)
+    }
+}
+
+impl Sealer {
+    /// A sealer for a new log: its first record's `prev` is [`GENESIS`].
+    pub fn new() -> Sealer {
+        Sealer::default()
+    }
+
+    /// A sealer that continues a log whose last hash is `head`.
+    pub fn after(head: Digest) -> Sealer {
+        Sealer {
+            prev: head,
+            records: 0,
+            scratch: Vec::new(),
+            hashed: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The hash of the last record sealed (or the one it continues from).
+    pub fn head(&self) -> Digest {
+        self.prev
+    }
+
+    /// Records sealed by this sealer.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Seals one record, a JSON object: writes its sealed, canonical line (without a
+    /// newline) to `out` and returns its hash.
+    pub fn seal(&mut self, text: &str, out: &mut Vec<u8>) -> Result<Digest, SealError> {
+        let object = canonical::canonicalize_object(
+            text,
+            &[HASH, PREV],
+            &[],
+            &mut self.scratch,
+            &mut self.skipped,
+        )?
+        .ok_or(SealError::NotAnObject)?;
+        for (field, value) in [HASH, PREV].into_iter().zip(&self.skipped) {
+            if value.is_some() {
+                return Err(SealError::AlreadySealed { field });
+            }
+        }
+        let prev = self.prev.json();
+        self.hashed.clear();
+        merge(
+            &self.scratch,
+            &object.members,
+            &[(QUOTED_PREV, &prev)],
+            &mut self.hashed,
+        );
+        let hash = Digest::of(&self.hashed);
+        out.clear();
+        merge(
+            &self.scratch,
+            &object.members,
+            &[(QUOTED_HASH, &hash.json()), (QUOTED_PREV, &prev)],
+            out,
+        );
+        self.prev = hash;
+        self.records += 1;
+        Ok(hash)
+    }
+}
+
+/// Writes the canonical object of `members` (ranges in `bytes`) with `extra` members
+/// (sorted; quoted canonical names and canonical values; none of them among
+/// `members`) in their places.
+fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &str)], out: &mut Vec<u8>) {
+    out.push(b'{');
+    let mut extra = extra.iter().peekable();
+    let mut first = true;
+    let mut comma = |out: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+    };
+    let write_extra = |out: &mut Vec<u8>, (name, value): &(&str, &str)| {
+        out.extend_from_slice(name.as_bytes());
+        out.push(b':');
+        out.extend_from_slice(value.as_bytes());
+    };
+    for member in members {
+        let name = &bytes[member.name.clone()];
+        while let Some(added) =
+            extra.next_if(|(added, _)| canonical::compare_names(added.as_bytes(), name).is_lt())
+        {
+            comma(out);
+            write_extra(out, added);
+        }
+        comma(out);
+        out.extend_from_slice(&bytes[member.range()]);
+    }
+    for added in extra {
+        comma(out);
+        write_extra(out, added);
+    }
+    out.push(b'}');
+}
+
+/// Where and why sealing stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SealFailure {
+    /// A line that cannot be sealed; the records before it were written.
+    #[error("line {}: {error}", loc.line)]
+    Record { loc: Location, error: SealError },
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Seals every record of `input` (JSON Lines; blank lines are skipped) with `sealer`,
+/// writing one sealed line per record to `out`. Stops at the first line that is not a
+/// record; what was written before it is a valid sealed log.
+pub fn seal<R: BufRead, W: Write + ?Sized>(
+    input: R,
+    out: &mut W,
+    sealer: &mut Sealer,
+    max_line_bytes: usize,
+) -> Result<(), SealFailure> {
+    let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
+    let mut line_out = Vec::new();
+    while let Some(line) = reader.next_line()? {
+        let loc = line.location();
+        let text = match line.content {
+            LineContent::Text(text) => text,
+            _ => {
+                let reason = unreadable_line(&line, max_line_bytes).unwrap_or_default();
+                return Err(SealFailure::Record {
+                    loc,
+                    error: SealError::Unreadable(reason),
+                });
+            }
+        };
+        if let Err(error) = sealer.seal(text, &mut line_out) {
+            return Err(SealFailure::Record { loc, error });
+        }
+        line_out.push(b'\n');
+        out.write_all(&line_out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seals_in_canonical_form_with_prev_and_hash_in_place() {
+        let mut sealer = Sealer::new();
+        let mut out = Vec::new();
+        let hash = sealer
+            .seal(r#"{"time": "t", "event": "a", "id": 1.50}"#, &mut out)
+            .expect("seals");
+        let zeros = "0".repeat(64);
+        let hashed = format!(r#"{{"event":"a","id":1.5,"prev":"{zeros}","time":"t"}}"#);
+        assert_eq!(hash, Digest::of(hashed.as_bytes()));
+        let want =
+            format!(r#"{{"event":"a","hash":"{hash}","id":1.5,"prev":"{zeros}","time":"t"}}"#);
+        assert_eq!(String::from_utf8(out.clone()).expect("UTF-8"), want);
+        assert_eq!(sealer.head(), hash);
+
+        let second = sealer.seal("{}", &mut out).expect("seals");
+        let hashed = format!(r#"{{"prev":"{hash}"}}"#);
+        assert_eq!(second, Digest::of(hashed.as_bytes()));
+        assert_eq!(sealer.records(), 2);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_seal() {
+        let mut sealer = Sealer::new();
+        let mut out = Vec::new();
+        assert_eq!(sealer.seal("[1]", &mut out), Err(SealError::NotAnObject));
+        assert_eq!(
+            sealer.seal(r#"{"hash":"x"}"#, &mut out),
+            Err(SealError::AlreadySealed { field: "hash" })
+        );
+        assert_eq!(
+            sealer.seal(r#"{"prev":null}"#, &mut out),
+            Err(SealError::AlreadySealed { field: "prev" })
+        );
+        assert!(matches!(
+            sealer.seal("{", &mut out),
+            Err(SealError::Canonical(_))
+        ));
+        assert_eq!(sealer.head(), GENESIS, "nothing was sealed");
+    }
+
+    #[test]
+    fn seal_stops_at_the_first_bad_line() {
+        let input = "{\"a\":1}\n\n{\"b\":2}\nnot json\n{\"c\":3}\n";
+        let mut out = Vec::new();
+        let mut sealer = Sealer::new();
+        let failure =
+            seal(input.as_bytes(), &mut out, &mut sealer, 1 << 20).expect_err("line 4 is not JSON");
+        match failure {
+            SealFailure::Record { loc, .. } => assert_eq!(loc.line, 4),
+            other => panic!("{other}"),
+        }
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 2);
+    }
+}
