@@ -72,16 +72,11 @@ fn generate(operations: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     (all.into_bytes(), client.into_bytes(), fixture.into_bytes())
 }
 
-/// The best of `runs` timings of `f`.
-fn best(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+/// How long `f` takes, once.
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
 }
 
 fn mb_per_s(bytes: usize, time: Duration) -> f64 {
@@ -90,7 +85,7 @@ fn mb_per_s(bytes: usize, time: Duration) -> f64 {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let (operations, runs) = if quick { (20_000, 3) } else { (100_000, 5) };
+    let (operations, runs) = if quick { (20_000, 5) } else { (100_000, 9) };
     let (log, client, fixture) = generate(operations);
     let mut sealed = Vec::new();
     seal(&log[..], &mut sealed, &mut Sealer::new(), 1 << 26).expect("the log seals");
@@ -107,27 +102,45 @@ fn main() {
             black_box(sha2::Sha256::digest(line));
         }
     };
-    let sha_log_stream = best(runs, || sha_stream(&log));
-    let sha_log_lines = best(runs, || sha_lines(&log));
-    let sha_sealed_stream = best(runs, || sha_stream(&sealed));
-    let sha_sealed_lines = best(runs, || sha_lines(&sealed));
-    let seal_time = best(runs, || {
-        let mut out = Vec::with_capacity(sealed.len());
-        seal(&log[..], &mut out, &mut Sealer::new(), 1 << 26).expect("seals");
-        black_box(out);
-    });
     let options = VerifyOptions {
         head: None,
         max_line_bytes: 1 << 26,
     };
-    let verify_time = best(runs, || {
-        let verified = verify(&sealed[..], &options).expect("reads");
-        assert!(verified.broken.is_none());
-        black_box(verified);
-    });
+    // The machine is shared and its load changes: every measurement runs once per
+    // round, interleaved, and each keeps its best round.
+    let mut times = [Duration::MAX; 6];
+    for _ in 0..runs {
+        let round = [
+            time(|| sha_stream(&log)),
+            time(|| sha_lines(&log)),
+            time(|| sha_stream(&sealed)),
+            time(|| sha_lines(&sealed)),
+            time(|| {
+                let mut out = Vec::with_capacity(sealed.len());
+                seal(&log[..], &mut out, &mut Sealer::new(), 1 << 26).expect("seals");
+                black_box(out);
+            }),
+            time(|| {
+                let verified = verify(&sealed[..], &options).expect("reads");
+                assert!(verified.broken.is_none());
+                black_box(verified);
+            }),
+        ];
+        for (best, this) in times.iter_mut().zip(round) {
+            *best = (*best).min(this);
+        }
+    }
+    let [
+        sha_log_stream,
+        sha_log_lines,
+        sha_sealed_stream,
+        sha_sealed_lines,
+        seal_time,
+        verify_time,
+    ] = times;
 
     println!(
-        "chain: {} records; log {:.1} MB, sealed {:.1} MB; best of {runs} runs",
+        "chain: {} records; log {:.1} MB, sealed {:.1} MB; best of {runs} interleaved rounds",
         operations * 4,
         log.len() as f64 / 1e6,
         sealed.len() as f64 / 1e6
@@ -174,22 +187,25 @@ fn join(log: &[u8], client: &[u8], fixture: &[u8], runs: usize) {
         max_line_bytes: None,
     };
     let file: Arc<Path> = Arc::from(Path::new("all.jsonl"));
-    let plain = best(runs, || {
-        let outcome = check_reader(specs, file.clone(), log, &options);
-        assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
-        black_box(outcome);
-    });
     let inputs = || -> Vec<(Arc<Path>, Box<dyn BufRead>)> {
         vec![
             (Arc::from(Path::new("client.jsonl")), Box::new(client)),
             (Arc::from(Path::new("fixture.jsonl")), Box::new(fixture)),
         ]
     };
-    let joined = best(runs, || {
-        let outcome = tracegate::joined::check_joined(specs, inputs(), &options);
-        assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
-        black_box(outcome);
-    });
+    let (mut plain, mut joined) = (Duration::MAX, Duration::MAX);
+    for _ in 0..runs {
+        plain = plain.min(time(|| {
+            let outcome = check_reader(specs, file.clone(), log, &options);
+            assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
+            black_box(outcome);
+        }));
+        joined = joined.min(time(|| {
+            let outcome = tracegate::joined::check_joined(specs, inputs(), &options);
+            assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
+            black_box(outcome);
+        }));
+    }
     println!(
         "join: checking the sorted log {:.0} MB/s; joining client + fixture {:.0} MB/s; the join adds {:.0}%",
         mb_per_s(log.len(), plain),

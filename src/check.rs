@@ -251,7 +251,8 @@ struct Instance {
     key: Option<Box<str>>,
     state: StateId,
     stopped: bool,
-    path: VecDeque<(StateId, EventId, u64)>,
+    /// Moves: from state, on event, at line (of the file, in a joined stream).
+    path: VecDeque<(StateId, EventId, u64, Option<Arc<Path>>)>,
     elided: u64,
     /// The last event delivered to the instance, where an unaccepted end is reported.
     last: Location,
@@ -563,10 +564,11 @@ impl<'s> Monitor<'s> {
             path: found
                 .path
                 .into_iter()
-                .map(|(state, event, line)| Step {
+                .map(|(state, event, line, file)| Step {
                     state: state_name(state),
                     event: machine.events[event].name.clone(),
                     line,
+                    file,
                 })
                 .collect(),
             path_elided: found.elided,
@@ -634,7 +636,7 @@ struct Found {
     key: Option<String>,
     state: StateId,
     event: Option<EventId>,
-    path: Vec<(StateId, EventId, u64)>,
+    path: Vec<(StateId, EventId, u64, Option<Arc<Path>>)>,
     elided: u64,
 }
 
@@ -691,7 +693,9 @@ fn deliver(
                 instance.path.pop_front();
                 instance.elided += 1;
             }
-            instance.path.push_back((instance.state, event, loc.line));
+            instance
+                .path
+                .push_back((instance.state, event, loc.line, file.cloned()));
             instance.state = to;
             None
         }

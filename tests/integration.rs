@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area. `util` holds the harness
 //! that runs the real executable.
 
+mod chain;
 mod cli;
 mod corpus;
 mod coverage;
@@ -9,6 +10,7 @@ mod explore;
 mod fmt;
 mod formats;
 mod graph;
+mod join;
 mod json_contract;
 mod lint;
 mod malformed;

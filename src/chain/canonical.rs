@@ -98,11 +98,18 @@ pub fn canonicalize_object(
 /// Compares two canonical member names (quoted, as written) by UTF-16 code units, as
 /// RFC 8785 §3.2.3 orders members.
 pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let plain = |s: &[u8]| s.iter().all(|&c| c < 0x80 && c != b'\\');
-    if plain(a) && plain(b) {
-        return a.cmp(b);
+    // Escapes spell characters below U+0020 (and `"`, `\`) with a higher byte: decode.
+    if a.contains(&b'\\') || b.contains(&b'\\') {
+        return name_units(a).cmp(name_units(b));
     }
-    name_units(a).cmp(name_units(b))
+    // UTF-8 byte order is code point order, which is UTF-16 order except between
+    // U+E000..U+FFFF (lead bytes EE, EF) and U+10000 and above (lead bytes F0..F4),
+    // whose surrogates sort lower. They can only differ at a lead byte.
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        Some((&x, &y)) if (0xEE..=0xEF).contains(&x) && y >= 0xF0 => std::cmp::Ordering::Greater,
+        Some((&x, &y)) if x >= 0xF0 && (0xEE..=0xEF).contains(&y) => std::cmp::Ordering::Less,
+        _ => a.cmp(b),
+    }
 }
 
 /// The UTF-16 code units of a canonical name (quoted, with canonical escapes only).
@@ -137,6 +144,32 @@ fn name_units(name: &[u8]) -> impl Iterator<Item = u16> + '_ {
         let n = c.encode_utf16(&mut units).len();
         units.into_iter().take(n)
     })
+}
+
+/// The index of the first byte at or after `at` that ends a plain run of a string: a
+/// `"`, a `\\` or a control character (or the end). Eight bytes at a time, since most of
+/// a record's bytes are in strings.
+fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
+        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly those
+        // (bytes of 0x80 and above are excluded by `!word`).
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            return at + (stop.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !STRING_STOP[usize::from(bytes[at])] {
+        at += 1;
+    }
+    at
 }
 
 struct Parser<'t> {
@@ -327,7 +360,18 @@ impl<'t> Parser<'t> {
             compare_names(&out[pair[0].name.clone()], &out[pair[1].name.clone()]).is_lt()
         });
         if !sorted {
-            members.sort_by(|a, b| compare_names(&out[a.name.clone()], &out[b.name.clone()]));
+            // Names without escapes or characters from U+E000 on (nearly all) sort by
+            // their bytes, which is cheaper than decoding them on every comparison.
+            let bytewise = members
+                .iter()
+                .all(|m| out[m.name.clone()].iter().all(|&b| b != b'\\' && b < 0xEE));
+            if bytewise {
+                members.sort_unstable_by(|a, b| out[a.name.clone()].cmp(&out[b.name.clone()]));
+            } else {
+                members.sort_unstable_by(|a, b| {
+                    compare_names(&out[a.name.clone()], &out[b.name.clone()])
+                });
+            }
             if let Some(pair) = members
                 .windows(2)
                 .find(|pair| out[pair[0].name.clone()] == out[pair[1].name.clone()])
@@ -399,9 +443,7 @@ impl<'t> Parser<'t> {
         out.push(b'"');
         loop {
             let run = self.pos;
-            while self.pos < self.bytes.len() && !STRING_STOP[self.bytes[self.pos] as usize] {
-                self.pos += 1;
-            }
+            self.pos = skip_plain(self.bytes, self.pos);
             out.extend_from_slice(&self.bytes[run..self.pos]);
             match self.peek() {
                 Some(b'"') => {

@@ -39,49 +39,71 @@ impl Digest {
         Digest(sha2::Sha256::digest(bytes).into())
     }
 
+    /// The SHA-256 of the concatenation of `parts`.
+    pub fn of_parts(parts: &[&[u8]]) -> Digest {
+        let mut hasher = sha2::Sha256::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        Digest(hasher.finalize().into())
+    }
+
     /// Parses 64 lowercase hex digits; anything else (upper case included, so that a
     /// hash has one spelling) is `None`.
     pub fn parse(text: &str) -> Option<Digest> {
-        let bytes = text.as_bytes();
-        if bytes.len() != 64 {
-            return None;
-        }
-        let nibble = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        };
+        let bytes: &[u8; 64] = text.as_bytes().try_into().ok()?;
         let mut digest = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            digest[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+        for (byte, pair) in digest.iter_mut().zip(bytes.chunks_exact(2)) {
+            let (high, low) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+            if (high | low) & 0x80 != 0 {
+                return None;
+            }
+            *byte = high << 4 | low;
         }
         Some(Digest(digest))
     }
 
     /// The 64 lowercase hex digits.
     pub fn hex(&self) -> String {
-        let mut text = String::with_capacity(64);
+        let mut text = [0u8; 64];
         self.write_hex(&mut text);
-        text
+        String::from_utf8_lossy(&text).into_owned()
     }
 
-    fn write_hex(&self, text: &mut String) {
+    fn write_hex(&self, text: &mut [u8; 64]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        for byte in self.0 {
-            text.push(HEX[usize::from(byte >> 4)] as char);
-            text.push(HEX[usize::from(byte & 15)] as char);
+        for (pair, byte) in text.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = HEX[usize::from(byte >> 4)];
+            pair[1] = HEX[usize::from(byte & 15)];
         }
     }
 
     /// The digest as a canonical JSON string: `"` + 64 hex digits + `"`.
-    fn json(&self) -> String {
-        let mut text = String::with_capacity(66);
-        text.push('"');
-        self.write_hex(&mut text);
-        text.push('"');
+    fn json(&self) -> [u8; 66] {
+        let mut text = [b'"'; 66];
+        let digits: &mut [u8; 64] = (&mut text[1..65])
+            .try_into()
+            .expect("bug: 64 bytes between the quotes");
+        self.write_hex(digits);
         text
     }
 }
+
+/// The value of each lowercase hex digit; 0x80 for every other byte.
+const NIBBLE: [u8; 256] = {
+    let mut table = [0x80u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -194,6 +216,6 @@ mod tests {
         assert_eq!(Digest::parse(&digest.hex().to_uppercase()), None);
         assert_eq!(Digest::parse("00"), None);
         assert_eq!(GENESIS.hex(), "0".repeat(64));
-        assert_eq!(digest.json(), format!("\"{digest}\""));
+        assert_eq!(&digest.json()[..], format!("\"{digest}\"").as_bytes());
     }
 }

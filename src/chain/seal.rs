@@ -35,7 +35,6 @@ pub struct Sealer {
     prev: Digest,
     records: u64,
     scratch: Vec<u8>,
-    hashed: Vec<u8>,
     skipped: Vec<Option<Range<usize>>>,
 }
 
@@ -57,7 +56,6 @@ impl Sealer {
             prev: head,
             records: 0,
             scratch: Vec::new(),
-            hashed: Vec::new(),
             skipped: Vec::new(),
         }
     }
@@ -75,32 +73,53 @@ impl Sealer {
     /// Seals one record, a JSON object: writes its sealed, canonical line (without a
     /// newline) to `out` and returns its hash.
     pub fn seal(&mut self, text: &str, out: &mut Vec<u8>) -> Result<Digest, SealError> {
-        let object = canonical::canonicalize_object(
-            text,
-            &[HASH, PREV],
-            &[],
-            &mut self.scratch,
-            &mut self.skipped,
-        )?
-        .ok_or(SealError::NotAnObject)?;
-        for (field, value) in [HASH, PREV].into_iter().zip(&self.skipped) {
-            if value.is_some() {
+        let object =
+            canonical::canonicalize_object(text, &[], &[], &mut self.scratch, &mut self.skipped)?
+                .ok_or(SealError::NotAnObject)?;
+        let bytes = &self.scratch;
+        let members = &object.members;
+        for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
+            if members
+                .iter()
+                .any(|m| &bytes[m.name.clone()] == quoted.as_bytes())
+            {
                 return Err(SealError::AlreadySealed { field });
             }
         }
+        // The hashed form is the canonical record with `prev` in its place: hashed as
+        // the slices before and after that place, around the new member.
         let prev = self.prev.json();
-        self.hashed.clear();
-        merge(
-            &self.scratch,
-            &object.members,
-            &[(QUOTED_PREV, &prev)],
-            &mut self.hashed,
-        );
-        let hash = Digest::of(&self.hashed);
+        let at = members
+            .iter()
+            .position(|m| {
+                canonical::compare_names(QUOTED_PREV.as_bytes(), &bytes[m.name.clone()]).is_lt()
+            })
+            .unwrap_or(members.len());
+        let split = match (at.checked_sub(1), members.get(at)) {
+            (Some(before), _) => members[before].value.end,
+            (None, Some(first)) => first.name.start,
+            (None, None) => 1,
+        };
+        // After a member, the comma that follows it is already in the tail; first of
+        // several, the new member needs one of its own.
+        let (lead, trail): (&[u8], &[u8]) = match (at > 0, at < members.len()) {
+            (true, _) => (b",", b""),
+            (false, true) => (b"", b","),
+            (false, false) => (b"", b""),
+        };
+        let hash = Digest::of_parts(&[
+            &bytes[..split],
+            lead,
+            QUOTED_PREV.as_bytes(),
+            b":",
+            &prev,
+            trail,
+            &bytes[split..object.end],
+        ]);
         out.clear();
         merge(
-            &self.scratch,
-            &object.members,
+            bytes,
+            members,
             &[(QUOTED_HASH, &hash.json()), (QUOTED_PREV, &prev)],
             out,
         );
@@ -113,7 +132,7 @@ impl Sealer {
 /// Writes the canonical object of `members` (ranges in `bytes`) with `extra` members
 /// (sorted; quoted canonical names and canonical values; none of them among
 /// `members`) in their places.
-fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &str)], out: &mut Vec<u8>) {
+fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &[u8])], out: &mut Vec<u8>) {
     out.push(b'{');
     let mut extra = extra.iter().peekable();
     let mut first = true;
@@ -122,10 +141,10 @@ fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &str)], out: &mut Vec
             out.push(b',');
         }
     };
-    let write_extra = |out: &mut Vec<u8>, (name, value): &(&str, &str)| {
+    let write_extra = |out: &mut Vec<u8>, (name, value): &(&str, &[u8])| {
         out.extend_from_slice(name.as_bytes());
         out.push(b':');
-        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(value);
     };
     for member in members {
         let name = &bytes[member.name.clone()];
@@ -210,6 +229,33 @@ mod tests {
         let hashed = format!(r#"{{"prev":"{hash}"}}"#);
         assert_eq!(second, Digest::of(hashed.as_bytes()));
         assert_eq!(sealer.records(), 2);
+    }
+
+    #[test]
+    fn prev_goes_in_its_place_wherever_that_is() {
+        for text in [
+            "{}",
+            r#"{"a":1}"#,
+            r#"{"z":1}"#,
+            r#"{"z":1,"a":[],"q":{}}"#,
+            r#"{"é":1}"#,
+        ] {
+            let mut sealer = Sealer::after(Digest::of(b"before"));
+            let mut out = Vec::new();
+            let hash = sealer.seal(text, &mut out).expect("seals");
+            let mut record: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(text).expect("JSON");
+            record.insert(PREV.into(), Digest::of(b"before").hex().into());
+            let mut hashed = Vec::new();
+            canonical::canonicalize(&serde_json::to_string(&record).expect("JSON"), &mut hashed)
+                .expect("canonical");
+            assert_eq!(hash, Digest::of(&hashed), "{text}");
+            record.insert(HASH.into(), hash.hex().into());
+            let mut sealed = Vec::new();
+            canonical::canonicalize(&serde_json::to_string(&record).expect("JSON"), &mut sealed)
+                .expect("canonical");
+            assert_eq!(out, sealed, "{text}");
+        }
     }
 
     #[test]

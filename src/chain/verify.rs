@@ -56,30 +56,23 @@ impl Verifier {
     /// Verifies the next record, the JSON text of line `line`; returns its hash.
     /// After an error the verifier is where it was before the call.
     pub fn verify(&mut self, text: &str, line: u64) -> Result<Digest, ChainError> {
-        let object = canonical::canonicalize_object(
-            text,
-            &[HASH],
-            &[],
-            &mut self.scratch,
-            &mut self.skipped,
-        )
-        .map_err(|err| ChainError::MalformedRecord {
-            reason: err.to_string(),
-        })?
-        .ok_or_else(|| ChainError::MalformedRecord {
-            reason: "line is not a JSON object".into(),
-        })?;
+        // The record is canonicalized whole; the hashed form is that without the
+        // `hash` member, fed to SHA-256 as the two slices around it.
+        let object =
+            canonical::canonicalize_object(text, &[], &[], &mut self.scratch, &mut self.skipped)
+                .map_err(|err| ChainError::MalformedRecord {
+                    reason: err.to_string(),
+                })?
+                .ok_or_else(|| ChainError::MalformedRecord {
+                    reason: "line is not a JSON object".into(),
+                })?;
         let bytes = &self.scratch;
-        let stored = self.skipped[0]
-            .clone()
-            .ok_or(ChainError::MissingField { field: HASH })?;
-        let prev = object
-            .members
-            .iter()
-            .find(|m| &bytes[m.name.clone()] == b"\"prev\"")
-            .ok_or(ChainError::MissingField { field: PREV })?;
-        let prev = field_digest(&bytes[prev.value.clone()], PREV)?;
-        let stored = field_digest(&bytes[stored], HASH)?;
+        let members = &object.members;
+        let named = |name: &[u8]| members.iter().position(|m| &bytes[m.name.clone()] == name);
+        let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
+        let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
+        let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
+        let stored = field_digest(&bytes[members[hash_at].value.clone()], HASH)?;
         if prev != self.expected {
             return Err(if self.records == 0 {
                 ChainError::BadGenesis {
@@ -98,7 +91,13 @@ impl Verifier {
                 }
             });
         }
-        let computed = Digest::of(&bytes[..object.end]);
+        // Cut `"hash":…` and one comma next to it.
+        let cut = match (hash_at.checked_sub(1), members.get(hash_at + 1)) {
+            (Some(before), _) => members[before].value.end..members[hash_at].value.end,
+            (None, Some(after)) => members[hash_at].name.start..after.name.start,
+            (None, None) => members[hash_at].range(),
+        };
+        let computed = Digest::of_parts(&[&bytes[..cut.start], &bytes[cut.end..object.end]]);
         if computed != stored {
             return Err(ChainError::Modified {
                 expected: computed,

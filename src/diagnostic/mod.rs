@@ -105,6 +105,8 @@ pub struct Step {
     pub state: String,
     pub event: String,
     pub line: u64,
+    /// The file of `line`, when records come from several files (`check --join`).
+    pub file: Option<Arc<Path>>,
 }
 
 /// Whole-run counts, for the summary.

@@ -341,9 +341,17 @@ fn time_of(text: &str) -> Result<Timestamp, String> {
         }
     }
     let raw = found.ok_or_else(|| format!("record has no `{TIME_FIELD}` field to join by"))?;
-    let value: Option<String> = serde_json::from_str(raw).ok();
-    value
-        .as_deref()
+    // A time has no escapes; one that does is decoded the slow way.
+    let plain = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .filter(|r| !r.contains('\\'));
+    let decoded: Option<String> = match plain {
+        Some(_) => None,
+        None => serde_json::from_str(raw).ok(),
+    };
+    plain
+        .or(decoded.as_deref())
         .and_then(Timestamp::parse)
         .ok_or_else(|| {
             format!("field `{TIME_FIELD}` is {raw}, not an RFC 3339 date-time such as \"2025-04-12T10:18:03Z\"")
