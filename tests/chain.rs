@@ -440,10 +440,19 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            proptest::collection::btree_map("\\PC{0,6}", inner, 0..4)
+            proptest::collection::btree_map(member_name(), inner, 0..4)
                 .prop_map(|map| Value::Object(map.into_iter().collect())),
         ]
     })
+}
+
+/// Member names that often share prefixes and mix characters whose UTF-8, UTF-16 and
+/// escaped orders differ.
+fn member_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\\PC{0,6}",
+        "[ab !\"\\\\\u{1}\u{7f}é\u{e000}\u{fb33}😀]{0,3}",
+    ]
 }
 
 /// A record: an object without the chain's own members.

@@ -42,8 +42,7 @@ pub struct Member {
     pub value: Range<usize>,
 }
 
-/// A canonical object as written: its members in canonical order, and where it ends
-/// (the canonical values of left-out members follow it in the output).
+/// A canonical object as written: its members in canonical order, and where it ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
     pub members: Vec<Member>,
@@ -66,23 +65,14 @@ pub fn canonicalize(text: &str, out: &mut Vec<u8>) -> Result<(), CanonicalError>
     parser.end()
 }
 
-/// Canonicalizes a JSON object `text` into `out` (cleared first), leaving out the
-/// top-level members named in `skip` and adding `extra` members (`name`, canonical
-/// value text). Returns the object as written; `skipped[i]` is set to where the
-/// canonical value of the member `skip[i]` was written (after the object), if it was
-/// there.
-///
-/// `Ok(None)` when `text` is valid JSON but not an object.
+/// Canonicalizes `text`, a JSON object, into `out` (cleared first) and returns its
+/// top-level members as written, in canonical order. `Ok(None)` when `text` is valid
+/// JSON but not an object.
 pub fn canonicalize_object(
     text: &str,
-    skip: &[&str],
-    extra: &[(&str, &str)],
     out: &mut Vec<u8>,
-    skipped: &mut Vec<Option<Range<usize>>>,
 ) -> Result<Option<Object>, CanonicalError> {
     out.clear();
-    skipped.clear();
-    skipped.resize(skip.len(), None);
     let mut parser = Parser::new(text);
     parser.ws();
     if parser.peek() != Some(b'{') {
@@ -90,7 +80,7 @@ pub fn canonicalize_object(
         parser.end()?;
         return Ok(None);
     }
-    let object = parser.object(out, 0, skip, extra, skipped)?;
+    let object = parser.object(out, 0)?;
     parser.end()?;
     Ok(Some(object))
 }
@@ -98,7 +88,10 @@ pub fn canonicalize_object(
 /// Compares two canonical member names (quoted, as written) by UTF-16 code units, as
 /// RFC 8785 §3.2.3 orders members.
 pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    // Escapes spell characters below U+0020 (and `"`, `\`) with a higher byte: decode.
+    // Without their quotes: a closing quote (0x22) sorts above ` ` and `!`, which would
+    // put `"a b"` before `"a"`.
+    let (a, b) = (unquote(a), unquote(b));
+    // Escapes spell characters below U+0020 (and `"`, `\\`) with a higher byte: decode.
     if a.contains(&b'\\') || b.contains(&b'\\') {
         return name_units(a).cmp(name_units(b));
     }
@@ -112,11 +105,16 @@ pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// The UTF-16 code units of a canonical name (quoted, with canonical escapes only).
+/// A canonical name without its quotes.
+fn unquote(name: &[u8]) -> &[u8] {
+    name.get(1..name.len().saturating_sub(1))
+        .unwrap_or_default()
+}
+
+/// The UTF-16 code units of a canonical name (unquoted, with canonical escapes only).
 fn name_units(name: &[u8]) -> impl Iterator<Item = u16> + '_ {
-    let inner = &name[1..name.len() - 1];
     // Canonical output is UTF-8 by construction.
-    let text = std::str::from_utf8(inner).unwrap_or_default();
+    let text = std::str::from_utf8(name).unwrap_or_default();
     let mut chars = text.chars();
     std::iter::from_fn(move || {
         let c = chars.next()?;
@@ -234,7 +232,7 @@ impl<'t> Parser<'t> {
 
     fn value(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonicalError> {
         match self.peek() {
-            Some(b'{') => self.object(out, depth, &[], &[], &mut []).map(drop),
+            Some(b'{') => self.object(out, depth).map(drop),
             Some(b'[') => self.array(out, depth),
             Some(b'"') => self.string(out),
             Some(b'-' | b'0'..=b'9') => self.number(out),
@@ -287,17 +285,8 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// An object, whose members are sorted after they are written. Members named in
-    /// `skip` are parsed and written (so that their canonical value is known) and then
-    /// left out; `extra` members are added as if they were in the text.
-    fn object(
-        &mut self,
-        out: &mut Vec<u8>,
-        depth: usize,
-        skip: &[&str],
-        extra: &[(&str, &str)],
-        skipped: &mut [Option<Range<usize>>],
-    ) -> Result<Object, CanonicalError> {
+    /// An object, whose members are sorted after they are written.
+    fn object(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<Object, CanonicalError> {
         if depth >= MAX_DEPTH {
             return Err(CanonicalError::TooDeep);
         }
@@ -341,21 +330,6 @@ impl<'t> Parser<'t> {
                 }
             }
         }
-        for (name, value) in extra {
-            if !members.is_empty() {
-                out.push(b',');
-            }
-            let name_start = out.len();
-            write_string(name, out);
-            let name = name_start..out.len();
-            out.push(b':');
-            let value_start = out.len();
-            out.extend_from_slice(value.as_bytes());
-            members.push(Member {
-                name,
-                value: value_start..out.len(),
-            });
-        }
         let sorted = members.windows(2).all(|pair| {
             compare_names(&out[pair[0].name.clone()], &out[pair[1].name.clone()]).is_lt()
         });
@@ -366,7 +340,9 @@ impl<'t> Parser<'t> {
                 .iter()
                 .all(|m| out[m.name.clone()].iter().all(|&b| b != b'\\' && b < 0xEE));
             if bytewise {
-                members.sort_unstable_by(|a, b| out[a.name.clone()].cmp(&out[b.name.clone()]));
+                members.sort_unstable_by(|a, b| {
+                    unquote(&out[a.name.clone()]).cmp(unquote(&out[b.name.clone()]))
+                });
             } else {
                 members.sort_unstable_by(|a, b| {
                     compare_names(&out[a.name.clone()], &out[b.name.clone()])
@@ -380,15 +356,7 @@ impl<'t> Parser<'t> {
                 return Err(CanonicalError::DuplicateKey { name });
             }
         }
-        let skip_index = |name: &[u8]| {
-            let name = &name[1..name.len() - 1];
-            skip.iter().position(|s| s.as_bytes() == name)
-        };
-        if sorted
-            && members
-                .iter()
-                .all(|m| skip_index(&out[m.name.clone()]).is_none())
-        {
+        if sorted {
             // The common case: written in canonical order, commas and all.
             out.push(b'}');
             return Ok(Object {
@@ -396,22 +364,12 @@ impl<'t> Parser<'t> {
                 end: out.len(),
             });
         }
-        // Reorder, or leave members out: copy the written members aside and write
-        // them back in canonical order. Skipped values go after the object, where the
-        // caller can still read them.
+        // Reorder: copy the written members aside and write them back in canonical order.
         let body_start = start + 1;
         let body = out.split_off(body_start);
         let local = |r: &Range<usize>| r.start - body_start..r.end - body_start;
-        let mut kept = Vec::with_capacity(members.len());
-        let mut left_out = Vec::new();
-        for member in members {
-            match skip_index(&body[local(&member.name)]) {
-                Some(index) => left_out.push((index, member)),
-                None => kept.push(member),
-            }
-        }
-        let mut rebuilt = Vec::with_capacity(kept.len());
-        for member in &kept {
+        let mut rebuilt = Vec::with_capacity(members.len());
+        for member in &members {
             if !rebuilt.is_empty() {
                 out.push(b',');
             }
@@ -426,15 +384,9 @@ impl<'t> Parser<'t> {
             });
         }
         out.push(b'}');
-        let end = out.len();
-        for (index, member) in left_out {
-            let at = out.len();
-            out.extend_from_slice(&body[local(&member.value)]);
-            skipped[index] = Some(at..out.len());
-        }
         Ok(Object {
             members: rebuilt,
-            end,
+            end: out.len(),
         })
     }
 
@@ -683,6 +635,15 @@ mod tests {
     }
 
     #[test]
+    fn a_name_sorts_before_its_extensions() {
+        assert_eq!(
+            canonical(r#"{"a b":1,"a!":2,"a":3,"\u0001":4,"":5}"#),
+            r#"{"":5,"\u0001":4,"a":3,"a b":1,"a!":2}"#
+        );
+        assert_eq!(canonical(r#"{"a":3,"a b":1}"#), r#"{"a":3,"a b":1}"#);
+    }
+
+    #[test]
     fn short_integers_are_copied_and_long_ones_are_doubles() {
         assert_eq!(
             canonical("[-0, 10, 123456789012345]"),
@@ -728,38 +689,25 @@ mod tests {
     }
 
     #[test]
-    fn objects_can_leave_out_and_add_members() {
+    fn objects_report_their_members_in_canonical_order() {
         let mut out = Vec::new();
-        let mut skipped = Vec::new();
-        let object = canonicalize_object(
-            r#"{"z": 1, "hash": "ab", "a": [1, 2]}"#,
-            &["hash", "prev"],
-            &[("prev", "\"00\"")],
-            &mut out,
-            &mut skipped,
-        )
-        .expect("valid")
-        .expect("an object");
+        let object = canonicalize_object(r#"{"z": 1, "hash": "ab", "a": [1, 2]}"#, &mut out)
+            .expect("valid")
+            .expect("an object");
         let names: Vec<&[u8]> = object
             .members
             .iter()
             .map(|m| &out[m.name.clone()])
             .collect();
-        assert_eq!(names, [&b"\"a\""[..], b"\"z\""]);
-        assert_eq!(&out[..object.end], br#"{"a":[1,2],"z":1}"#);
-        let hash = skipped[0].clone().expect("hash was present");
-        assert_eq!(&out[hash], br#""ab""#);
-        // The added `prev` is itself a skipped name, so it is reported, not kept.
-        assert!(skipped[1].is_some());
+        assert_eq!(names, [&b"\"a\""[..], b"\"hash\"", b"\"z\""]);
+        assert_eq!(&out[..object.end], br#"{"a":[1,2],"hash":"ab","z":1}"#);
+        assert_eq!(&out[object.members[1].value.clone()], br#""ab""#);
 
-        let object = canonicalize_object(r#"{"b":1,"a":2}"#, &[], &[], &mut out, &mut skipped)
+        let object = canonicalize_object(r#"{"a":2,"b":1}"#, &mut out)
             .expect("valid")
             .expect("an object");
         assert_eq!(out, br#"{"a":2,"b":1}"#);
         assert_eq!(&out[object.members[1].range()], br#""b":1"#);
-        assert_eq!(
-            canonicalize_object("[1]", &[], &[], &mut out, &mut skipped),
-            Ok(None)
-        );
+        assert_eq!(canonicalize_object("[1]", &mut out), Ok(None));
     }
 }

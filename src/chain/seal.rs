@@ -1,7 +1,6 @@
 //! Sealing: adds `prev` and `hash` to each record of a JSONL log, in canonical form.
 
 use std::io::{self, BufRead, Write};
-use std::ops::Range;
 
 use super::canonical::{self, CanonicalError, Member};
 use super::{Digest, GENESIS, HASH, PREV};
@@ -35,7 +34,6 @@ pub struct Sealer {
     prev: Digest,
     records: u64,
     scratch: Vec<u8>,
-    skipped: Vec<Option<Range<usize>>>,
 }
 
 impl Default for Sealer {
@@ -56,7 +54,6 @@ impl Sealer {
             prev: head,
             records: 0,
             scratch: Vec::new(),
-            skipped: Vec::new(),
         }
     }
 
@@ -73,9 +70,8 @@ impl Sealer {
     /// Seals one record, a JSON object: writes its sealed, canonical line (without a
     /// newline) to `out` and returns its hash.
     pub fn seal(&mut self, text: &str, out: &mut Vec<u8>) -> Result<Digest, SealError> {
-        let object =
-            canonical::canonicalize_object(text, &[], &[], &mut self.scratch, &mut self.skipped)?
-                .ok_or(SealError::NotAnObject)?;
+        let object = canonical::canonicalize_object(text, &mut self.scratch)?
+            .ok_or(SealError::NotAnObject)?;
         let bytes = &self.scratch;
         let members = &object.members;
         for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {

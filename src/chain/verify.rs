@@ -2,7 +2,6 @@
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
-use std::ops::Range;
 
 use super::canonical;
 use super::{ChainError, Digest, GENESIS, HASH, PREV};
@@ -23,7 +22,6 @@ pub struct Verifier {
     /// The last few records' hashes and lines, newest last.
     recent: VecDeque<(Digest, u64)>,
     scratch: Vec<u8>,
-    skipped: Vec<Option<Range<usize>>>,
 }
 
 impl Default for Verifier {
@@ -33,7 +31,6 @@ impl Default for Verifier {
             records: 0,
             recent: VecDeque::with_capacity(RECENT),
             scratch: Vec::new(),
-            skipped: Vec::new(),
         }
     }
 }
@@ -58,14 +55,13 @@ impl Verifier {
     pub fn verify(&mut self, text: &str, line: u64) -> Result<Digest, ChainError> {
         // The record is canonicalized whole; the hashed form is that without the
         // `hash` member, fed to SHA-256 as the two slices around it.
-        let object =
-            canonical::canonicalize_object(text, &[], &[], &mut self.scratch, &mut self.skipped)
-                .map_err(|err| ChainError::MalformedRecord {
-                    reason: err.to_string(),
-                })?
-                .ok_or_else(|| ChainError::MalformedRecord {
-                    reason: "line is not a JSON object".into(),
-                })?;
+        let object = canonical::canonicalize_object(text, &mut self.scratch)
+            .map_err(|err| ChainError::MalformedRecord {
+                reason: err.to_string(),
+            })?
+            .ok_or_else(|| ChainError::MalformedRecord {
+                reason: "line is not a JSON object".into(),
+            })?;
         let bytes = &self.scratch;
         let members = &object.members;
         let named = |name: &[u8]| members.iter().position(|m| &bytes[m.name.clone()] == name);
