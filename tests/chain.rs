@@ -525,6 +525,17 @@ proptest! {
     }
 
     #[test]
+    fn decimals_agree_with_an_independent_implementation(
+        text in "-?(0|[1-9][0-9]{0,9})\\.[0-9]{1,12}",
+    ) {
+        let mut ours = Vec::new();
+        canonicalize(&text, &mut ours).unwrap();
+        let value: f64 = text.parse().unwrap();
+        let theirs = serde_json_canonicalizer::to_string(&value).unwrap();
+        prop_assert_eq!(String::from_utf8(ours).unwrap(), theirs);
+    }
+
+    #[test]
     fn canonical_form_agrees_with_an_independent_implementation(value in json_value()) {
         let text = serde_json::to_string_pretty(&value).unwrap();
         let mut ours = Vec::new();

@@ -330,15 +330,20 @@ impl<'t> Parser<'t> {
                 }
             }
         }
+        // Names without escapes or characters from U+E000 on (nearly all) sort by their
+        // bytes, which is cheaper than decoding them on every comparison.
+        let bytewise = members
+            .iter()
+            .all(|m| out[m.name.clone()].iter().all(|&b| b != b'\\' && b < 0xEE));
         let sorted = members.windows(2).all(|pair| {
-            compare_names(&out[pair[0].name.clone()], &out[pair[1].name.clone()]).is_lt()
+            let (a, b) = (&out[pair[0].name.clone()], &out[pair[1].name.clone()]);
+            if bytewise {
+                unquote(a) < unquote(b)
+            } else {
+                compare_names(a, b).is_lt()
+            }
         });
         if !sorted {
-            // Names without escapes or characters from U+E000 on (nearly all) sort by
-            // their bytes, which is cheaper than decoding them on every comparison.
-            let bytewise = members
-                .iter()
-                .all(|m| out[m.name.clone()].iter().all(|&b| b != b'\\' && b < 0xEE));
             if bytewise {
                 members.sort_unstable_by(|a, b| {
                     unquote(&out[a.name.clone()]).cmp(unquote(&out[b.name.clone()]))
@@ -506,6 +511,10 @@ impl<'t> Parser<'t> {
             }
             return Ok(());
         }
+        if !plain && already_canonical_decimal(text) {
+            out.extend_from_slice(text.as_bytes());
+            return Ok(());
+        }
         let value: f64 = text.parse().map_err(|_| self.error("invalid number"))?;
         if !value.is_finite() {
             return Err(CanonicalError::NumberOutOfRange {
@@ -521,6 +530,31 @@ impl<'t> Parser<'t> {
             self.pos += 1;
         }
     }
+}
+
+/// Whether a JSON number with a fraction and no exponent (`12.5`, `-0.00025`) is
+/// already what ECMAScript writes for its double: at most 15 significant digits (so it
+/// is the shortest text that round-trips: no other decimal that short denotes the same
+/// double), no trailing zero in the fraction, and at least 10^-6 in magnitude (smaller
+/// ones are written with an exponent).
+fn already_canonical_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let Some((int, frac)) = digits.split_once('.') else {
+        return false;
+    };
+    if frac.ends_with('0') || frac.contains(['e', 'E']) {
+        return false;
+    }
+    let significant = if int == "0" {
+        let zeros = frac.len() - frac.trim_start_matches('0').len();
+        if zeros > 5 || zeros == frac.len() {
+            return false;
+        }
+        frac.len() - zeros
+    } else {
+        int.len() + frac.len()
+    };
+    significant <= 15
 }
 
 /// Writes `text` as a canonical JSON string.
@@ -641,6 +675,31 @@ mod tests {
             r#"{"":5,"\u0001":4,"a":3,"a b":1,"a!":2}"#
         );
         assert_eq!(canonical(r#"{"a":3,"a b":1}"#), r#"{"a":3,"a b":1}"#);
+    }
+
+    #[test]
+    fn decimals_that_are_already_canonical_are_copied() {
+        for (text, canonical_text) in [
+            ("12.5", "12.5"),
+            ("-0.000001", "-0.000001"),
+            ("0.0000001", "1e-7"),
+            ("1.50", "1.5"),
+            ("0.0", "0"),
+            ("-0.0", "0"),
+            ("123456789012.345", "123456789012.345"),
+            ("1234567890123.4567", "1234567890123.4568"),
+            ("0.30000000000000004", "0.30000000000000004"),
+        ] {
+            assert_eq!(canonical(text), canonical_text, "{text}");
+            let value: f64 = text.parse().expect("a number");
+            let mut out = Vec::new();
+            write_number(value, &mut out);
+            assert_eq!(
+                String::from_utf8(out).expect("ASCII"),
+                canonical_text,
+                "{text}"
+            );
+        }
     }
 
     #[test]

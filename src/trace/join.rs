@@ -331,7 +331,9 @@ fn time_of(text: &str) -> Result<Timestamp, String> {
         at = skip_ws(bytes, at, end);
         let value_end = value_end(bytes, at, end);
         if is_time {
+            // Recorders write `time` first, as a rule: stop there.
             found = text.get(at..value_end);
+            break;
         }
         at = skip_ws(bytes, value_end, end);
         if at < end && bytes[at] == b',' {
