@@ -74,12 +74,12 @@ impl Sealer {
             .ok_or(SealError::NotAnObject)?;
         let bytes = &self.scratch;
         let members = &object.members;
-        for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
-            if members
-                .iter()
-                .any(|m| &bytes[m.name.clone()] == quoted.as_bytes())
-            {
-                return Err(SealError::AlreadySealed { field });
+        for member in members {
+            let name = &bytes[member.name.clone()];
+            for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
+                if name.len() == quoted.len() && name == quoted.as_bytes() {
+                    return Err(SealError::AlreadySealed { field });
+                }
             }
         }
         // The hashed form is the canonical record with `prev` in its place: hashed as
@@ -87,9 +87,7 @@ impl Sealer {
         let prev = self.prev.json();
         let at = members
             .iter()
-            .position(|m| {
-                canonical::compare_names(QUOTED_PREV.as_bytes(), &bytes[m.name.clone()]).is_lt()
-            })
+            .position(|m| sorts_before(QUOTED_PREV, &bytes[m.name.clone()]))
             .unwrap_or(members.len());
         let split = match (at.checked_sub(1), members.get(at)) {
             (Some(before), _) => members[before].value.end,
@@ -144,9 +142,7 @@ fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &[u8])], out: &mut Ve
     };
     for member in members {
         let name = &bytes[member.name.clone()];
-        while let Some(added) =
-            extra.next_if(|(added, _)| canonical::compare_names(added.as_bytes(), name).is_lt())
-        {
+        while let Some(added) = extra.next_if(|(added, _)| sorts_before(added, name)) {
             comma(out);
             write_extra(out, added);
         }
@@ -158,6 +154,18 @@ fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &[u8])], out: &mut Ve
         write_extra(out, added);
     }
     out.push(b'}');
+}
+
+/// Whether the chain member `quoted` (`"hash"` or `"prev"`) sorts before the canonical
+/// name `name`. Their names are ASCII letters, so comparing unquoted bytes is exact: an
+/// escape in `name` (a backslash, 0x5C) stands for a character below the letters too,
+/// and a byte from 0x80 on sorts after them in UTF-16 as well.
+fn sorts_before(quoted: &str, name: &[u8]) -> bool {
+    fn unquote(name: &[u8]) -> &[u8] {
+        name.get(1..name.len().saturating_sub(1))
+            .unwrap_or_default()
+    }
+    unquote(quoted.as_bytes()) < unquote(name)
 }
 
 /// Where and why sealing stopped.
