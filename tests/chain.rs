@@ -259,6 +259,85 @@ fn a_replaced_tail_is_caught_by_the_pinned_head_only() {
 }
 
 #[test]
+fn a_signed_head_is_checked_with_the_public_key() {
+    // RFC 8032 §7.1, test 1.
+    let secret = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+    let public = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("secret.key"), format!("{secret}\n")).unwrap();
+    std::fs::write(path("public.key"), public).unwrap();
+    std::fs::write(path("other.key"), "11".repeat(32)).unwrap();
+    std::fs::write(path("plain.jsonl"), RECORDS.join("\n")).unwrap();
+    let sealed = run(&[
+        "seal",
+        &path("plain.jsonl"),
+        "-o",
+        &path("log.jsonl"),
+        "--key",
+        &path("secret.key"),
+    ]);
+    assert_eq!(sealed.status.code(), Some(0), "{sealed:?}");
+    let signature: Value =
+        serde_json::from_str(&std::fs::read_to_string(path("log.jsonl.sig")).unwrap()).unwrap();
+    assert_eq!(signature["public_key"], public);
+
+    let verify_with = |key: &str| {
+        let output = run(&[
+            "verify",
+            &path("log.jsonl"),
+            "--key",
+            &path(key),
+            "--output",
+            "json",
+        ]);
+        let chain: Value = stdout(&output)
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|value| value["type"] == "chain")
+            .unwrap();
+        (output.status.code(), chain["kind"].clone())
+    };
+    assert_eq!(verify_with("public.key"), (Some(0), Value::Null));
+    assert_eq!(
+        verify_with("other.key"),
+        (Some(1), Value::from("bad-signature"))
+    );
+
+    // A cut log still links up, but its head is not the signed one.
+    let log = std::fs::read_to_string(path("log.jsonl")).unwrap();
+    let cut: String = log
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(path("log.jsonl"), cut).unwrap();
+    assert_eq!(
+        verify_with("public.key"),
+        (Some(1), Value::from("head-mismatch"))
+    );
+    std::fs::write(path("log.jsonl"), &log).unwrap();
+
+    // A signature that is not the key's, or none at all.
+    let mut forged = signature.clone();
+    let text = forged["signature"].as_str().unwrap().to_string();
+    let flipped = if text.starts_with('0') { "1" } else { "0" };
+    forged["signature"] = Value::from(format!("{flipped}{}", &text[1..]));
+    std::fs::write(path("log.jsonl.sig"), forged.to_string()).unwrap();
+    assert_eq!(
+        verify_with("public.key"),
+        (Some(1), Value::from("bad-signature"))
+    );
+    std::fs::remove_file(path("log.jsonl.sig")).unwrap();
+    assert_eq!(
+        verify_with("public.key"),
+        (Some(1), Value::from("bad-signature"))
+    );
+    // Without --key, the chain alone is checked.
+    assert_eq!(run(&["verify", &path("log.jsonl")]).status.code(), Some(0));
+}
+
+#[test]
 fn seal_appends_continues_and_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();

@@ -13,6 +13,7 @@
 
 pub mod canonical;
 pub mod seal;
+pub mod sign;
 pub mod verify;
 
 use std::fmt;
@@ -149,6 +150,10 @@ pub enum ChainError {
     /// The record's content does not hash to its `hash`.
     #[error("modified record: its content hashes to {expected}, but its `hash` is {found}")]
     Modified { expected: Digest, found: Digest },
+    /// The signature over the head (`verify --key`) is missing, malformed or not the
+    /// key's.
+    #[error("bad signature: {reason}")]
+    BadSignature { reason: String },
     /// The last record's hash is not the pinned head: the log was cut short, or its
     /// tail replaced.
     #[error(
@@ -172,6 +177,7 @@ impl ChainError {
             ChainError::Relinked { .. } => "relinked",
             ChainError::Modified { .. } => "modified",
             ChainError::HeadMismatch { .. } => "head-mismatch",
+            ChainError::BadSignature { .. } => "bad-signature",
         }
     }
 

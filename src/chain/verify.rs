@@ -154,6 +154,8 @@ pub struct Verified {
     pub records: u64,
     /// The last verified record's hash.
     pub head: Option<Digest>,
+    /// Where the last verified record is (line 0 for none).
+    pub last: Location,
     /// The first break, if any.
     pub broken: Option<Broken>,
 }
@@ -185,6 +187,7 @@ pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verif
             return Ok(Verified {
                 records: verifier.records(),
                 head: verifier.head(),
+                last,
                 broken: Some(Broken { loc, error }),
             });
         }
@@ -193,10 +196,14 @@ pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verif
     let broken = options
         .head
         .and_then(|pinned| verifier.check_head(pinned).err())
-        .map(|error| Broken { loc: last, error });
+        .map(|error| Broken {
+            loc: last.clone(),
+            error,
+        });
     Ok(Verified {
         records: verifier.records(),
         head: verifier.head(),
+        last,
         broken,
     })
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::{Exit, OutputFormat, Report};
 use crate::chain::seal::{SealFailure, Sealer};
+use crate::chain::sign::{SecretKey, verify_head};
 use crate::chain::verify::{Broken, Verified, VerifyOptions};
 use crate::chain::{ChainError, Digest};
 use crate::check::{CheckOptions, Outcome};
@@ -34,6 +35,10 @@ pub struct SealArgs {
     /// Lines longer than this many bytes are refused, not read.
     #[arg(long, value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
+    /// Sign the head with this Ed25519 secret key (a file of 64 hex digits, the seed)
+    /// into OUT.sig.
+    #[arg(long, value_name = "SECRET_KEY_FILE", requires = "output")]
+    pub key: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -48,6 +53,10 @@ pub struct VerifyArgs {
     /// print it): catches a log cut short or with its tail replaced. One file only.
     #[arg(long, value_name = "HASH")]
     pub head: Option<String>,
+    /// Check FILE.sig, the signature `seal --key` wrote over each log's head, with this
+    /// Ed25519 public key (a file of 64 hex digits).
+    #[arg(long, value_name = "PUBLIC_KEY_FILE")]
+    pub key: Option<PathBuf>,
     /// Lines longer than this many bytes are reported, not read.
     #[arg(long, value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
@@ -95,6 +104,19 @@ pub fn seal(args: SealArgs, out: &mut dyn Write) -> io::Result<Exit> {
             return Ok(Exit::Error);
         }
     }
+    let secret = match &args.key {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|err| err.to_string())
+            .and_then(|text| SecretKey::parse(&text).map_err(|err| err.to_string()))
+        {
+            Ok(key) => Some(key),
+            Err(err) => {
+                eprintln!("error: cannot use the key `{}`: {err}", path.display());
+                return Ok(Exit::Error);
+            }
+        },
+    };
     let mut sealer = Sealer::new();
     if let (true, Some(output)) = (args.append, &args.output) {
         if output.exists() {
@@ -177,6 +199,22 @@ pub fn seal(args: SealArgs, out: &mut dyn Write) -> io::Result<Exit> {
         }
     }
     sink.flush()?;
+    if let (Some(secret), Some(output)) = (&secret, &args.output) {
+        let signature = SignatureFile {
+            head: sealer.head().hex(),
+            public_key: secret.public_hex(),
+            signature: secret.sign(sealer.head()),
+        };
+        std::fs::write(
+            signature_path(output),
+            format!("{}\n", to_json(&signature)?),
+        )?;
+        eprintln!(
+            "signed the head into `{}` (public key {})",
+            signature_path(output).display(),
+            signature.public_key
+        );
+    }
     eprintln!(
         "sealed {} record{}; head {}",
         sealer.records(),
@@ -184,6 +222,56 @@ pub fn seal(args: SealArgs, out: &mut dyn Write) -> io::Result<Exit> {
         sealer.head()
     );
     Ok(Exit::Success)
+}
+
+/// What `seal --key` writes beside the log: the head, the key that signed it and the
+/// signature over the head's 64 hex digits.
+#[derive(Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignatureFile {
+    head: String,
+    public_key: String,
+    signature: String,
+}
+
+/// Where the signature of the sealed log `log` is: `log` + `.sig`.
+fn signature_path(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".sig");
+    PathBuf::from(name)
+}
+
+/// Checks `log`'s signature file against `public` and the verified head.
+fn check_signature(log: &Path, public: &str, head: Option<Digest>) -> Result<(), ChainError> {
+    let bad = |reason: String| ChainError::BadSignature { reason };
+    let path = signature_path(log);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|err| bad(format!("cannot read `{}`: {err}", path.display())))?;
+    let file: SignatureFile = serde_json::from_str(&text).map_err(|err| {
+        bad(format!(
+            "`{}` is not a signature file: {err}",
+            path.display()
+        ))
+    })?;
+    let signed = Digest::parse(&file.head)
+        .ok_or_else(|| bad(format!("`{}` has no 64-hex-digit head", path.display())))?;
+    match verify_head(public, signed, &file.signature) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(bad(format!(
+                "`{}` is not signed by this key",
+                path.display()
+            )));
+        }
+        Err(err) => return Err(bad(err.to_string())),
+    }
+    if head != Some(signed) {
+        return Err(ChainError::HeadMismatch {
+            expected: signed,
+            found: head,
+        });
+    }
+    Ok(())
 }
 
 /// The diagnostic for a chain broken at `broken`, after `verified` good records.
@@ -196,6 +284,9 @@ fn broken_chain(path: &Path, broken: &Broken, verified: u64) -> Diagnostic {
     });
     let records = if verified == 1 { "record" } else { "records" };
     diagnostic.hint = Some(match broken.error {
+        ChainError::BadSignature { .. } => format!(
+            "all {verified} {records} link up, but nothing vouches for the head: sign it with `seal --key` and keep the public key apart from the log"
+        ),
         ChainError::HeadMismatch { .. } => format!(
             "all {verified} {records} link up, but the log does not end at the pinned head: records are missing at the end, or the tail was replaced"
         ),
@@ -242,6 +333,16 @@ pub fn verify(args: VerifyArgs, out: &mut dyn Write) -> io::Result<Exit> {
             }
         },
     };
+    let public = match &args.key {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(text.trim().to_string()),
+            Err(err) => {
+                eprintln!("error: cannot read the key `{}`: {err}", path.display());
+                return Ok(Exit::Error);
+            }
+        },
+    };
     if head.is_some() && args.files.len() > 1 {
         eprintln!("error: --head pins the head of one log; name one file");
         return Ok(Exit::Error);
@@ -269,6 +370,15 @@ pub fn verify(args: VerifyArgs, out: &mut dyn Write) -> io::Result<Exit> {
                 }
             };
         records += verified.records;
+        let mut verified = verified;
+        if let (None, Some(public)) = (&verified.broken, &public) {
+            if let Err(error) = check_signature(path, public, verified.head) {
+                verified.broken = Some(Broken {
+                    loc: verified.last.clone(),
+                    error,
+                });
+            }
+        }
         if let Some(broken) = &verified.broken {
             broken_files += 1;
             emit(out, &broken_chain(path, broken, verified.records))?;

@@ -653,8 +653,9 @@ A log sealed by `tracegate seal` (or any recorder that writes docs/chain-format.
 not verify: a record's content no longer hashes to its `hash` (modified), its `prev` is
 not the hash of the record before (deleted, inserted or reordered), the first `prev` is
 not 64 zeros (bad genesis), `prev` or `hash` is missing or not 64 lowercase hex digits,
-or the last hash is not the one pinned with `--head` (cut short or tail replaced). The
-report names the kind, the line, and the expected and found hash.
+the last hash is not the one pinned with `--head` or signed (cut short or tail
+replaced), or the head's signature does not check (`--key`). The report names the kind,
+the line, and the expected and found hash.
 
 ## Why it matters
 A check of an edited log proves nothing about what the agent did. Records from the
