@@ -436,6 +436,78 @@ fn verify_reports_in_human_and_json_and_exits_2_when_unreadable() {
     );
 }
 
+/// `verify --output json`: one `chain` object per log, then the summary.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ChainLine {
+    r#type: String,
+    file: String,
+    intact: bool,
+    records: u64,
+    head: Option<String>,
+    kind: Option<String>,
+    line: Option<u64>,
+    expected: Option<String>,
+    found: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct VerifySummary {
+    r#type: String,
+    files: u64,
+    records: u64,
+    broken: u64,
+    errors: u64,
+}
+
+#[test]
+fn verify_json_follows_the_contract() {
+    let sealed = Sealed::new(&RECORDS);
+    let mut broken = sealed.lines.clone();
+    broken.swap(1, 2);
+    let (_, chain) = sealed.verify(&broken, &[]);
+    let line: ChainLine = serde_json::from_value(chain).unwrap();
+    assert_eq!(line.r#type, "chain");
+    assert!(!line.intact);
+    assert_eq!(
+        (line.kind.as_deref(), line.line, line.records),
+        (Some("relinked"), Some(2), 1)
+    );
+    assert!(line.expected.is_some() && line.found.is_some() && line.head.is_some());
+    assert!(line.file.ends_with("copy.jsonl"));
+
+    let log = sealed.dir.path().join("log.jsonl");
+    let output = run(&[
+        "verify",
+        log.to_str().unwrap(),
+        "no/such.jsonl",
+        "--output",
+        "json",
+    ]);
+    let text = stdout(&output);
+    let summary: VerifySummary = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(summary.r#type, "summary");
+    assert_eq!(
+        (
+            summary.files,
+            summary.records,
+            summary.broken,
+            summary.errors
+        ),
+        (2, 4, 0, 1)
+    );
+    for line in text
+        .lines()
+        .filter(|line| line.contains("\"type\":\"chain\""))
+    {
+        let line: ChainLine = serde_json::from_str(line).unwrap();
+        assert!(line.intact && line.kind.is_none() && line.expected.is_none());
+    }
+}
+
 /// The shipped sealed example verifies, and checks clean with `--verify-chain`.
 fn shipped_sealed() -> PathBuf {
     root().join("traces/fixture_agrees_with_tool/pass/sealed-witnesses-agree.jsonl")

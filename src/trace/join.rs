@@ -209,6 +209,7 @@ impl<R: BufRead> Join<R> {
     }
 
     /// The next record in time order, or a problem; `None` when every input is done.
+    // Not `Iterator::next`: the record borrows the join's buffer until the next call.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Item<'_>> {
         if let Some(index) = self.refill.take() {
