@@ -608,7 +608,8 @@ fn member_name() -> impl Strategy<Value = String> {
 
 /// A record: an object without the chain's own members.
 fn json_record() -> impl Strategy<Value = Map<String, Value>> {
-    proptest::collection::btree_map("[a-z_é😀]{1,6}", json_value(), 0..5).prop_map(|map| {
+    let name = prop_oneof!["[a-z_é😀]{1,6}", member_name(), "(h|p|q)[a-z]{0,4}"];
+    proptest::collection::btree_map(name, json_value(), 0..5).prop_map(|map| {
         map.into_iter()
             .filter(|(name, _)| name != "prev" && name != "hash")
             .collect()
@@ -651,6 +652,17 @@ proptest! {
         prop_assert_eq!(verified.records, records.len() as u64);
 
         let mut lines: Vec<String> = sealed.lines().map(str::to_string).collect();
+        // Each hash is SHA-256 of the canonical record without `hash`, computed here the
+        // plain way, and each line is the canonical record.
+        for line in &lines {
+            let mut record: Map<String, Value> = serde_json::from_str(line).unwrap();
+            let hash = record.remove("hash").unwrap();
+            let mut canonical = Vec::new();
+            canonicalize(&serde_json::to_string(&record).unwrap(), &mut canonical).unwrap();
+            prop_assert_eq!(Value::from(Digest::of(&canonical).hex()), hash);
+            canonicalize(line, &mut canonical).unwrap();
+            prop_assert_eq!(canonical, line.as_bytes());
+        }
         let index = target % lines.len();
         let mut record: Map<String, Value> = serde_json::from_str(&lines[index]).unwrap();
         let own: Vec<String> = record

@@ -64,7 +64,11 @@ impl Verifier {
             })?;
         let bytes = &self.scratch;
         let members = &object.members;
-        let named = |name: &[u8]| members.iter().position(|m| &bytes[m.name.clone()] == name);
+        let named = |name: &[u8]| {
+            members
+                .iter()
+                .position(|m| m.name.len() == name.len() && &bytes[m.name.clone()] == name)
+        };
         let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
         let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
         let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
