@@ -45,6 +45,8 @@ pub struct Outcome {
     pub records: u64,
     /// Traces the input held.
     pub traces: u64,
+    /// Records that matched an event of at least one spec.
+    pub matched: u64,
 }
 
 /// One move of one instance, as an [`Observer`] sees it: in state `from`, `event`
@@ -157,7 +159,9 @@ pub fn check_path_observed(
             let detected = opened.detected().clone();
             let file: Arc<Path> = Arc::from(path);
             let mut outcome = check_input(specs, file.clone(), opened, options, observer);
-            if let Some(warning) = detected.warning.clone() {
+            // Records without `kind` or `tool` are fine when specs match them with
+            // `record` patterns; the warning is for a file no spec saw anything in.
+            if let (Some(warning), 0) = (detected.warning.clone(), outcome.matched) {
                 let warning = Diagnostic::from_problem(&file, warning);
                 outcome.diagnostics.insert(0, warning);
             }
@@ -209,10 +213,15 @@ pub struct Monitor<'s> {
     trace_index: FxHashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
     records: u64,
+    /// Records that matched an event of at least one spec.
+    matched: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
     ambiguous_seen: Vec<(usize, EventId, EventId)>,
     /// Scratch space for instance keys, reused across records.
     key: String,
+    /// Records come from several files (a join): `file` is the current record's, and
+    /// instances and open calls remember their own.
+    joined: bool,
     tools: rustc_hash::FxHashSet<Arc<str>>,
 }
 
@@ -367,6 +376,8 @@ impl OpenCalls {
 
 struct OpenCall {
     order: u64,
+    /// The call's file, in a joined stream.
+    file: Option<Arc<Path>>,
     /// Interned: a trace has few tools and many calls.
     tool: Option<Arc<str>>,
     args: Option<Arc<str>>,
@@ -384,10 +395,13 @@ struct Instance {
     key: Option<Box<str>>,
     state: StateId,
     stopped: bool,
-    path: VecDeque<(StateId, EventId, u64)>,
+    /// Moves: from state, on event, at line (of the file, in a joined stream).
+    path: VecDeque<(StateId, EventId, u64, Option<Arc<Path>>)>,
     elided: u64,
     /// The last event delivered to the instance, where an unaccepted end is reported.
     last: Location,
+    /// The file of `last`, in a joined stream.
+    last_file: Option<Arc<Path>>,
 }
 
 impl Monitor<'static> {
@@ -421,9 +435,11 @@ impl<'s> Monitor<'s> {
             trace_index: FxHashMap::default(),
             diagnostics: Vec::new(),
             records: 0,
+            matched: 0,
             ambiguous_seen: Vec::new(),
             key: String::new(),
             tools: Default::default(),
+            joined: false,
         }
     }
 
@@ -432,6 +448,23 @@ impl<'s> Monitor<'s> {
     /// this many.
     pub fn reported(&self) -> usize {
         self.diagnostics.len()
+    }
+
+    /// Checks the next record of a stream joined from several files (see
+    /// [`crate::trace::join`]); `file` is the record's own, and every report about it
+    /// names that file.
+    pub fn feed_from(&mut self, file: &Arc<Path>, record: Record<'_>) {
+        self.joined = true;
+        if !Arc::ptr_eq(&self.file, file) {
+            self.file = file.clone();
+        }
+        self.feed(record);
+    }
+
+    /// Adds a finding about the input that was made outside the checker (a join's
+    /// unplaceable records, say).
+    pub fn report(&mut self, diagnostic: Diagnostic) {
+        self.push(diagnostic);
     }
 
     /// Shows every move of every instance to `observer`.
@@ -537,6 +570,7 @@ impl<'s> Monitor<'s> {
                             path: VecDeque::new(),
                             elided: 0,
                             last: record.loc.clone(),
+                            last_file: None,
                         };
                         vec![&fresh]
                     }
@@ -555,7 +589,7 @@ impl<'s> Monitor<'s> {
                         key: instance.key.as_deref().map(str::to_string),
                         state: instance.state,
                         event: Some(event),
-                        path: instance.path.iter().copied().collect(),
+                        path: instance.path.iter().cloned().collect(),
                         elided: instance.elided,
                     };
                     return deny(self.violation(spec, name, &record.loc, found));
@@ -618,6 +652,7 @@ impl<'s> Monitor<'s> {
         let tool = record.tool.as_deref().map(|tool| self.intern(tool));
         let call = OpenCall {
             order: 0,
+            file: self.joined.then(|| self.file.clone()),
             tool,
             args: record
                 .fields
@@ -645,12 +680,17 @@ impl<'s> Monitor<'s> {
     }
 
     fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
+        let mut matched = false;
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
             let (first, second) = machine.first_two(record);
             let Some(event) = first else {
                 continue;
             };
+            if !matched {
+                matched = true;
+                self.matched += 1;
+            }
             if let Some(other) = second {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
@@ -670,24 +710,33 @@ impl<'s> Monitor<'s> {
                             path: VecDeque::new(),
                             elided: 0,
                             last: record.loc.clone(),
+                            last_file: None,
                         });
                         run.by_key.insert(self.key.as_str().into(), index);
                         index
                     }
                 };
                 let watch = (&mut self.observer, spec_index, trace, self.at_end);
+                let file = self.joined.then_some(&self.file);
                 found.extend(deliver(
                     machine,
                     &mut run.instances[index],
                     event,
-                    &record.loc,
+                    (&record.loc, file),
                     watch,
                 ));
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
                     let watch = (&mut self.observer, spec_index, trace, self.at_end);
-                    found.extend(deliver(machine, instance, event, &record.loc, watch));
+                    let file = self.joined.then_some(&self.file);
+                    found.extend(deliver(
+                        machine,
+                        instance,
+                        event,
+                        (&record.loc, file),
+                        watch,
+                    ));
                 }
             }
             for violation in found {
@@ -800,10 +849,11 @@ impl<'s> Monitor<'s> {
             path: found
                 .path
                 .into_iter()
-                .map(|(state, event, line)| Step {
+                .map(|(state, event, line, file)| Step {
                     state: state_name(state),
                     event: machine.events[event].name.clone(),
                     line,
+                    file,
                 })
                 .collect(),
             path_elided: found.elided,
@@ -827,6 +877,9 @@ impl<'s> Monitor<'s> {
                     fields.insert("call_id".into(), Value::String(id.into()));
                 }
                 fields.insert("status".into(), Value::String("missing".into()));
+                if let Some(file) = call.file {
+                    self.file = file;
+                }
                 let mut record = Record::new(Fields::Owned(fields), call.loc)
                     .expect("bug: a synthesized result is a valid record");
                 debug_assert_eq!(record.status, Some(Status::Missing));
@@ -841,11 +894,16 @@ impl<'s> Monitor<'s> {
                 for instance in &mut run.instances {
                     if !instance.stopped && !machine.state(instance.state).accepting {
                         let loc = instance.last.clone();
-                        found.push((spec, loc, instance.found(FoundKind::Unaccepted, None)));
+                        let file = instance.last_file.clone();
+                        let violation = instance.found(FoundKind::Unaccepted, None);
+                        found.push((spec, loc, file, violation));
                     }
                 }
             }
-            for (spec, loc, violation) in found {
+            for (spec, loc, file, violation) in found {
+                if let Some(file) = file {
+                    self.file = file;
+                }
                 let diagnostic = self.violation(spec, trace_name.as_deref(), &loc, violation);
                 self.push(diagnostic);
             }
@@ -854,6 +912,7 @@ impl<'s> Monitor<'s> {
             diagnostics: self.diagnostics,
             records: self.records,
             traces: self.traces.len() as u64,
+            matched: self.matched,
         }
     }
 }
@@ -864,7 +923,7 @@ struct Found {
     key: Option<String>,
     state: StateId,
     event: Option<EventId>,
-    path: Vec<(StateId, EventId, u64)>,
+    path: Vec<(StateId, EventId, u64, Option<Arc<Path>>)>,
     elided: u64,
 }
 
@@ -894,7 +953,7 @@ fn deliver(
     machine: &Machine,
     instance: &mut Instance,
     event: EventId,
-    loc: &Location,
+    (loc, file): (&Location, Option<&Arc<Path>>),
     (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
 ) -> Option<Found> {
     if instance.stopped {
@@ -913,13 +972,18 @@ fn deliver(
         });
     }
     instance.last = loc.clone();
+    if let Some(file) = file {
+        instance.last_file = Some(file.clone());
+    }
     let step = machine.step(instance.state, event);
     if let Move::Go { to, .. } = step {
         if instance.path.len() == PATH_LIMIT {
             instance.path.pop_front();
             instance.elided += 1;
         }
-        instance.path.push_back((instance.state, event, loc.line));
+        instance
+            .path
+            .push_back((instance.state, event, loc.line, file.cloned()));
         instance.state = to;
         return None;
     }
@@ -962,6 +1026,7 @@ mod tests {
     fn call(line: u64, tool: &str) -> OpenCall {
         OpenCall {
             order: 0,
+            file: None,
             tool: Some(Arc::from(tool)),
             args: None,
             loc: Location {

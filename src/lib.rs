@@ -127,6 +127,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chain;
 pub mod check;
 #[doc(hidden)]
 pub mod cli;
@@ -139,6 +140,7 @@ pub mod explore;
 pub mod export;
 pub mod files;
 pub mod ingest;
+pub mod joined;
 pub mod json;
 pub mod lint;
 pub mod machine;

@@ -77,7 +77,23 @@ fn example_args(code: Code) -> Option<Vec<String>> {
             } else {
                 "tests/fixtures/ok.jsonl".to_string()
             };
-            vec!["check".to_string(), dir, "--traces".to_string(), traces]
+            let mut args = vec![
+                "check".to_string(),
+                dir.clone(),
+                "--traces".to_string(),
+                traces,
+            ];
+            // Flags a fixture needs (`--join`, `--verify-chain`), one per line, as
+            // `spec_errors.rs` runs it.
+            let flags = std::fs::read_to_string(root().join(&dir).join("args")).unwrap_or_default();
+            args.extend(
+                flags
+                    .lines()
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(String::from),
+            );
+            args
         }
     };
     Some(args)

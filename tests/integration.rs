@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area. `util` holds the harness
 //! that runs the real executable.
 
+mod chain;
 mod cli;
 mod coding_agents;
 mod corpus;
@@ -12,6 +13,7 @@ mod fmt;
 mod formats;
 mod graph;
 mod human_output;
+mod join;
 mod json_contract;
 mod lint;
 mod malformed;

@@ -80,11 +80,10 @@ fn example_traces() -> Vec<(PathBuf, PathBuf)> {
     dirs.sort();
     for dir in dirs {
         for verdict in ["pass", "fail"] {
-            let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.join(verdict))
-                .expect("pass/ and fail/ exist")
-                .map(|entry| entry.expect("a directory entry").path())
-                .collect();
-            traces.sort();
+            // Walked as `check` walks them: trace files in sorted order, subdirectories
+            // (the pairs of logs that are checked joined) included.
+            let (traces, problems) = files::collect(&[dir.join(verdict)], files::is_trace_file);
+            assert!(problems.is_empty(), "pass/ and fail/ exist: {problems:?}");
             found.extend(traces.into_iter().map(|trace| (trace, dir.clone())));
         }
     }

@@ -32,9 +32,13 @@ fn codes_for(dir: &str) -> (Option<i32>, BTreeSet<String>, String) {
     } else {
         "tests/fixtures/ok.jsonl".to_string()
     };
-    let output = run(&[
+    // A fixture may need flags (`--join`, `--verify-chain`): one per line in `args`.
+    let flags = std::fs::read_to_string(path.join("args")).unwrap_or_default();
+    let mut args = vec![
         "check", &spec_arg, "--traces", &trace_arg, "--output", "json",
-    ]);
+    ];
+    args.extend(flags.lines().map(str::trim).filter(|flag| !flag.is_empty()));
+    let output = run(&args);
     let text = stdout(&output);
     let codes = text
         .lines()

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 use tracegate::check::{CheckOptions, Monitor as Engine};
-use tracegate::diagnostic::render::{human, json};
+use tracegate::diagnostic::render::{FileResolver, human, json};
 use tracegate::diagnostic::{Code, Diagnostic, TraceSite};
 use tracegate::machine::Machine;
 use tracegate::runtime;
@@ -181,7 +181,10 @@ fn spec_args(specs: &Bound<'_, PyAny>) -> PyResult<Vec<SpecArg>> {
 }
 
 fn spec_error(py: Python<'_>, errors: &[Diagnostic]) -> PyErr {
-    let text: String = errors.iter().map(|d| human::render(d, false)).collect();
+    let text: String = errors
+        .iter()
+        .map(|d| human::render(d, false, &FileResolver))
+        .collect();
     let err = SpecError::new_err(text.trim_end().to_string());
     let value = err.value(py);
     let attached = rows(py, errors).and_then(|rows| value.setattr("diagnostics", rows));
@@ -232,7 +235,7 @@ fn load(py: Python<'_>, specs: &Bound<'_, PyAny>) -> PyResult<Vec<Machine>> {
 
 fn trace_by(path: Option<&str>) -> PyResult<Option<Vec<tracegate::spec::ast::Segment>>> {
     path.map(|text| {
-        tracegate::spec::parser::parse_path(text)
+        tracegate::spec::parse_path(text)
             .map(|path| path.segments)
             .map_err(|message| PyValueError::new_err(format!("invalid trace_by path: {message}")))
     })

@@ -61,6 +61,13 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Draw a spec's machine as DOT, Mermaid, SVG or JSON.
     Graph(GraphArgs),
+    /// Seal JSONL logs into one hash-chained log (`prev` and `hash` on every record):
+    /// tamper evidence that `verify` checks offline.
+    Seal(SealArgs),
+    /// Verify sealed logs offline: exit 0 when every chain is intact, 1 at the first
+    /// broken link of a log (modified, deleted, inserted or reordered records, a bad
+    /// genesis or head), 2 when a log cannot be read.
+    Verify(VerifyArgs),
     /// Print help: `tracegate help spec` is the spec language reference; `tracegate
     /// help COMMAND` is a command's help.
     Help {
@@ -90,6 +97,55 @@ pub struct CheckArgs {
     pub jobs: Option<usize>,
     #[command(flatten)]
     pub input: InputArgs,
+    /// Merge every trace file (JSON Lines) into one stream ordered by each record's
+    /// RFC 3339 `time` (ties keep file order, then line order), split by `--trace-by`.
+    #[arg(long)]
+    pub join: bool,
+    /// Verify each trace file's hash chain (see `seal`) before checking it; a broken
+    /// or unsealed chain is an error.
+    #[arg(long)]
+    pub verify_chain: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SealArgs {
+    /// JSONL logs to seal, in order, into one chain (`-` reads standard input).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the sealed log to this file instead of standard output.
+    #[arg(long = "output", short = 'o', value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Continue the sealed log OUT (verified first) instead of starting a new one.
+    #[arg(long, requires = "output")]
+    pub append: bool,
+    /// Lines longer than this many bytes are refused, not read.
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+    /// Sign the head with this Ed25519 secret key (a file of 64 hex digits, the seed)
+    /// into OUT.sig.
+    #[arg(long, value_name = "SECRET_KEY_FILE", requires = "output")]
+    pub key: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Sealed logs; each is its own chain (`-` reads standard input).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    pub output: OutputFormat,
+    /// The hash the last record must have (64 hex digits, as `seal` and `verify`
+    /// print it): catches a log cut short or with its tail replaced. One file only.
+    #[arg(long, value_name = "HASH")]
+    pub head: Option<String>,
+    /// Check FILE.sig, the signature `seal --key` wrote over each log's head, with this
+    /// Ed25519 public key (a file of 64 hex digits).
+    #[arg(long, value_name = "PUBLIC_KEY_FILE")]
+    pub key: Option<PathBuf>,
+    /// Lines longer than this many bytes are reported, not read.
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
 }
 
 /// How trace files are read: `--format`, `--select`, `--verbose`.

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use super::args::{
     CheckArgs, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs, GraphArgs,
-    InputArgs, LintArgs, OutputFormat, ShrinkArgs,
+    InputArgs, LintArgs, OutputFormat, ShrinkArgs, VerifyArgs,
 };
+use crate::chain::Digest;
 use crate::check::CheckOptions;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::explore::{self, ShrinkOptions};
@@ -29,6 +30,8 @@ pub enum Config {
     Fmt(FmtConfig),
     Graph(GraphConfig),
     Help(HelpConfig),
+    Seal(SealConfig),
+    Verify(VerifyConfig),
 }
 
 /// How traces are read, shared by every command that reads them.
@@ -48,6 +51,35 @@ pub struct CheckConfig {
     pub input: Input,
     /// Worker threads; `None` for one per core.
     pub jobs: Option<usize>,
+    /// Merge the trace files into one stream by time (`--join`).
+    pub join: bool,
+    /// Verify each trace file's hash chain before checking it (`--verify-chain`).
+    pub verify_chain: bool,
+}
+
+/// `tracegate seal`.
+#[derive(Debug)]
+pub struct SealConfig {
+    pub files: Vec<PathBuf>,
+    /// The sealed log's file; standard output when `None`.
+    pub output: Option<PathBuf>,
+    /// Continue the sealed log `output` instead of starting a new one.
+    pub append: bool,
+    pub max_line_bytes: Option<usize>,
+    /// The Ed25519 secret key file that signs the head.
+    pub key: Option<PathBuf>,
+}
+
+/// `tracegate verify`.
+#[derive(Debug)]
+pub struct VerifyConfig {
+    pub files: Vec<PathBuf>,
+    pub output: OutputFormat,
+    /// The hash the last record of the one log must have.
+    pub head: Option<Digest>,
+    /// The Ed25519 public key file that checks each log's signature.
+    pub key: Option<PathBuf>,
+    pub max_line_bytes: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -158,6 +190,14 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
         Command::Fmt(args) => Config::Fmt(fmt(args, &mut problems)),
         Command::Graph(args) => Config::Graph(graph(args)),
         Command::Help { topic } => Config::Help(help(&topic, &mut problems)),
+        Command::Seal(args) => Config::Seal(SealConfig {
+            files: args.files,
+            output: args.output,
+            append: args.append,
+            max_line_bytes: args.max_line_bytes,
+            key: args.key,
+        }),
+        Command::Verify(args) => Config::Verify(verify(args, &mut problems)),
     };
     problems.or(config)
 }
@@ -254,6 +294,30 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
         },
         input,
         jobs: args.jobs,
+        join: args.join,
+        verify_chain: args.verify_chain,
+    }
+}
+
+fn verify(args: VerifyArgs, problems: &mut Problems) -> VerifyConfig {
+    let head = args.head.and_then(|text| {
+        let parsed = Digest::parse(&text.to_ascii_lowercase()).ok_or(());
+        problems.take(parsed, |()| {
+            (format!("--head must be 64 hex digits, got `{text}`"), None)
+        })
+    });
+    if head.is_some() && args.files.len() > 1 {
+        problems.0.push(usage(
+            "--head pins the head of one log, but several were named".to_string(),
+            Some("verify each log with its own head".to_string()),
+        ));
+    }
+    VerifyConfig {
+        files: args.files,
+        output: args.output,
+        head,
+        key: args.key,
+        max_line_bytes: args.max_line_bytes,
     }
 }
 

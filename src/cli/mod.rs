@@ -68,6 +68,8 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
         Config::Fmt(config) => commands::fmt::run(config, out),
         Config::Graph(config) => commands::graph::run(config, out),
         Config::Help(config) => commands::help::run(config, out),
+        Config::Seal(config) => commands::seal::run(config, out),
+        Config::Verify(config) => commands::verify::run(config, out),
     }
 }
 

@@ -119,6 +119,12 @@ codes! {
         "a command line that names something tracegate does not have or cannot do";
     UntypedRecords => "untyped-records", Warning,
         "a trace file read as native records in which no record has a `kind` or a `tool`";
+    BrokenChain => "broken-chain", Error,
+        "a sealed log whose hash chain does not verify";
+    UnusableTime => "unusable-time", Error,
+        "a record of a joined log without an RFC 3339 `time` to order it by";
+    TimeOutOfOrder => "time-out-of-order", Error,
+        "a joined log whose records are not in time order";
 }
 
 impl Code {

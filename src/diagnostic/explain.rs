@@ -44,6 +44,9 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnknownFormat => UNKNOWN_FORMAT,
         Code::UsageError => USAGE_ERROR,
         Code::UntypedRecords => UNTYPED_RECORDS,
+        Code::BrokenChain => BROKEN_CHAIN,
+        Code::UnusableTime => UNUSABLE_TIME,
+        Code::TimeOutOfOrder => TIME_OUT_OF_ORDER,
     }
 }
 
@@ -721,8 +724,9 @@ asked; so the mistake is an error (exit status 2), reported before any file is r
 
 const UNTYPED_RECORDS: &str = r##"## What it means
 A trace file was read as native JSONL records (one JSON object per line, detected from
-its content), but no record in it has a `kind` or a `tool` field. The warning names the
-formats its records look like, when they look like one tracegate reads.
+its content), but no record in it has a `kind` or a `tool` field, and none matched an
+event of any spec. The warning names the formats its records look like, when they look
+like one tracegate reads.
 
 ## Why it matters
 Specs match calls, results and messages by `kind` and `tool`: in a file with neither,
@@ -730,17 +734,77 @@ no such pattern matches, and a log in a format tracegate does not read would pas
 spec silently. (Specs that match such records with `record where …` still work.)
 
 ## Example
-    event start = record where event == "tool_start"
-    event end   = record where event == "tool_end"
+    event finished = record where event == "run_finished"
     initial idle
-    idle    -> running on start
-    running -> idle    on end
+    idle -> idle on finished
 
     {"ts":"2025-11-07T11:05:01Z","event":"tool_start","name":"create_record","input":{"request_id":"r1"}}
     {"ts":"2025-11-07T11:05:31Z","event":"tool_end","name":"create_record","error":"timed out"}
     {"ts":"2025-11-07T11:05:34Z","event":"tool_start","name":"create_record","input":{"request_id":"r2"}}
 
 Name the file's format with `--format NAME`, or give records `kind` and `tool`.
+"##;
+
+const BROKEN_CHAIN: &str = r##"## What it means
+A log sealed by `tracegate seal` (or any recorder that writes docs/chain-format.md) does
+not verify: a record's content no longer hashes to its `hash` (modified), its `prev` is
+not the hash of the record before (deleted, inserted or reordered), the first `prev` is
+not 64 zeros (bad genesis), `prev` or `hash` is missing or not 64 lowercase hex digits,
+the last hash is not the one pinned with `--head` or signed (cut short or tail
+replaced), or the head's signature does not check (`--key`). The report names the kind,
+the line, and the expected and found hash.
+
+## Why it matters
+A check of an edited log proves nothing about what the agent did. Records from the
+break on are unverified.
+
+## Example
+    tracegate check --verify-chain --traces trace.jsonl
+
+    {"args":{"city":"Oslo"},"call_id":"c1","hash":"b210614d0880b47cd6eae073834b1ca3e93ad398214b80aa09e7515b3d3efdde","kind":"call","prev":"0000000000000000000000000000000000000000000000000000000000000000","tool":"get_weather"}
+    {"call_id":"c1","hash":"dfe2dafcf718532e9a23f0a36b891afbf56f663cc8055b9c60cdd17b379c6da8","kind":"result","output":{"celsius":24},"prev":"b210614d0880b47cd6eae073834b1ca3e93ad398214b80aa09e7515b3d3efdde","status":"ok","tool":"get_weather"}
+
+The second record was edited after sealing (4 became 24): a modified record.
+Restore the original log; never re-seal an edited one.
+"##;
+
+const UNUSABLE_TIME: &str = r##"## What it means
+With `check --join`, records of several logs are merged by their `time` field, an
+RFC 3339 date-time such as "2025-04-12T10:18:03Z". This record has no `time`, or its
+`time` is not one (a date alone, no offset, a number), so it cannot be placed in the
+merged stream and is left out.
+
+## Why it matters
+A record left out, or put in the wrong place, can hide or invent a violation.
+
+## Example
+    tracegate check --join --trace-by id --traces trace.jsonl
+
+    {"time":"2025-04-12T10:18:03Z","id":"op-1","event":"dispatch_started"}
+    {"id":"op-1","event":"remote_committed"}
+    {"time":"2025-04-12","id":"op-1","event":"remote_committed"}
+    {"time":"2025-04-12T10:18:04Z","id":"op-1","event":"remote_committed"}
+
+Give every record a time with an offset: `"time":"2025-04-12T10:18:03Z"`.
+"##;
+
+const TIME_OUT_OF_ORDER: &str = r##"## What it means
+`check --join` merges logs that are each in time order, reading one line of each at a
+time. This record is earlier than the one before it in its own file, so records around
+it may have been checked out of order. Only the first such record of a file is reported.
+
+## Why it matters
+The verdicts for the keys near this point may be wrong.
+
+## Example
+    tracegate check --join --trace-by id --traces trace.jsonl
+
+    {"time":"2025-04-12T10:18:04Z","id":"op-1","event":"dispatch_started"}
+    {"time":"2025-04-12T10:18:03Z","id":"op-2","event":"dispatch_started"}
+    {"time":"2025-04-12T10:18:05Z","id":"op-1","event":"remote_committed"}
+    {"time":"2025-04-12T10:18:06Z","id":"op-2","event":"remote_committed"}
+
+Sort the file by `time` (a stable sort keeps equal times in line order) and join again.
 "##;
 
 #[cfg(test)]

@@ -162,6 +162,8 @@ pub struct Step {
     pub event: String,
     /// The trace line of the record.
     pub line: u64,
+    /// The file of `line`, when records come from several files (`check --join`).
+    pub file: Option<Arc<Path>>,
 }
 
 /// Whole-run counts, for the summary.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::Linted;
 use crate::diagnostic::{Code, Diagnostic, SpecSite, TraceSite};
-use crate::machine::ToolMatcher;
+use crate::machine::{Machine, ToolMatcher};
 use crate::spec::ast::{Expr, ItemKind, Segment, ToolPattern};
 use crate::suggest::did_you_mean;
 use crate::trace::adapters::InputOptions;
@@ -33,7 +33,10 @@ pub struct ToolUsage {
 /// Reads trace files (in any format tracegate reads) for the tool names their calls and
 /// results use. Elements that are not usable records are skipped (`check` reports
 /// them); a file that cannot be read is an `unreadable-input` diagnostic.
-pub fn scan(paths: &[PathBuf]) -> (ToolUsage, Vec<Diagnostic>) {
+///
+/// A file read as native records none of which has a `kind` or a `tool` gets the
+/// `untyped-records` warning when no record of it matches an event of `specs`.
+pub fn scan(paths: &[PathBuf], specs: &[Machine]) -> (ToolUsage, Vec<Diagnostic>) {
     let mut usage = ToolUsage::default();
     let mut errors = Vec::new();
     for path in paths {
@@ -46,14 +49,19 @@ pub fn scan(paths: &[PathBuf]) -> (ToolUsage, Vec<Diagnostic>) {
             }
         };
         usage.files += 1;
-        if let Some(warning) = opened.detected().warning.clone() {
-            errors.push(Diagnostic::from_problem(&file, warning));
-        }
+        let warning = opened.detected().warning.clone();
+        let mut matched = false;
         opened.for_each(|item| match item {
-            Item::Record(record) => usage.note(&record, &file),
+            Item::Record(record) => {
+                matched = matched || specs.iter().any(|m| m.first_two(&record).0.is_some());
+                usage.note(&record, &file)
+            }
             Item::Problem(_) => {}
             Item::Stopped(err) => errors.push(Diagnostic::unreadable(path, &err)),
         });
+        if let (Some(warning), false) = (warning, matched) {
+            errors.push(Diagnostic::from_problem(&file, warning));
+        }
     }
     (usage, errors)
 }

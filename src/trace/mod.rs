@@ -5,6 +5,7 @@
 #[allow(missing_docs)]
 pub mod adapters;
 pub mod input;
+pub mod join;
 pub(crate) mod json_index;
 pub mod native;
 pub mod reader;

@@ -50,8 +50,34 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
 fn find(config: &CheckConfig) -> io::Result<Found> {
     let (specs, spec_errors) = load_specs(&config.specs);
     let (trace_files, missing) = files::collect(&config.traces, files::is_trace_file);
+    let no_traces = (trace_files.is_empty() && missing.is_empty())
+        .then(|| no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
+    let chain_errors = if config.verify_chain {
+        super::chain::verify_chains(&trace_files, config.check.max_line_bytes)
+    } else {
+        Vec::new()
+    };
     // A spec that does not compile checks nothing: fail closed, before reading traces.
-    let checked = if spec_errors.is_empty() && !specs.is_empty() {
+    let checked = if spec_errors.is_empty() && !specs.is_empty() && config.join {
+        // One stream of every file, merged by time: its findings name each record's
+        // own file, and are reported as one input's.
+        let outcome = super::chain::check_join(&specs, &trace_files, &config.check);
+        let joined = Checked {
+            outcome,
+            detected: None,
+        };
+        let name = PathBuf::from(format!("{} files, joined", trace_files.len()));
+        return Ok(Found {
+            specs: specs.len(),
+            problems: spec_errors
+                .into_iter()
+                .chain(missing)
+                .chain(no_traces)
+                .chain(chain_errors)
+                .collect(),
+            checked: vec![(name, joined)],
+        });
+    } else if spec_errors.is_empty() && !specs.is_empty() {
         let run = || {
             crate::check::check_paths(&specs, &trace_files, &config.check, &config.input.options)
         };
@@ -66,14 +92,13 @@ fn find(config: &CheckConfig) -> io::Result<Found> {
     } else {
         Vec::new()
     };
-    let no_traces = (trace_files.is_empty() && missing.is_empty())
-        .then(|| no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
     Ok(Found {
         specs: specs.len(),
         problems: spec_errors
             .into_iter()
             .chain(missing)
             .chain(no_traces)
+            .chain(chain_errors)
             .collect(),
         checked: trace_files.into_iter().zip(checked).collect(),
     })

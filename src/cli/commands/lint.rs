@@ -56,7 +56,7 @@ fn find(config: &LintConfig) -> Found {
             .push(no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
     }
     found.diagnostics.extend(missing);
-    let (usage, unreadable) = lint::tools::scan(&trace_files);
+    let (usage, unreadable) = lint::tools::scan(&trace_files, &specs);
     found.trace_files = usage.files;
     found.records = usage.records;
     found.diagnostics.extend(unreadable);

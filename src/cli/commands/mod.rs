@@ -2,6 +2,7 @@
 //! in one place, and hands what came back to the [`Output`].
 //! What several commands share lives here: loading specs and the `no-input` finding.
 
+pub mod chain;
 pub mod check;
 pub mod convert;
 pub mod coverage;
@@ -11,7 +12,9 @@ pub mod fmt;
 pub mod graph;
 pub mod help;
 pub mod lint;
+pub mod seal;
 pub mod shrink;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 

@@ -181,11 +181,26 @@ fn path_text(detail: &crate::diagnostic::ViolationDetail) -> String {
         let _ = write!(out, "({} earlier moves) ", detail.path_elided);
     }
     for step in &detail.path {
-        let _ = write!(
-            out,
-            "{} --{} (line {})--> ",
-            step.state, step.event, step.line
-        );
+        match &step.file {
+            // A joined check: each step names its own file.
+            Some(file) => {
+                let _ = write!(
+                    out,
+                    "{} --{} ({}:{})--> ",
+                    step.state,
+                    step.event,
+                    file.display(),
+                    step.line
+                );
+            }
+            None => {
+                let _ = write!(
+                    out,
+                    "{} --{} (line {})--> ",
+                    step.state, step.event, step.line
+                );
+            }
+        }
     }
     out.push_str(&detail.state);
     if let Some(event) = &detail.event {

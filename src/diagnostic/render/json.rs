@@ -41,6 +41,9 @@ struct Step<'a> {
     state: &'a str,
     event: &'a str,
     line: u64,
+    /// Only in a joined check, where steps come from several files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -99,6 +102,7 @@ pub fn render(diagnostic: &Diagnostic) -> String {
                     state: &step.state,
                     event: &step.event,
                     line: step.line,
+                    file: step.file.as_ref().map(|file| file.display().to_string()),
                 })
                 .collect(),
             path_elided: detail.path_elided,

@@ -408,8 +408,9 @@ fn untyped(resembles: &[Format], first_line: Location) -> Problem {
     Problem {
         kind: ProblemKind::Untyped,
         loc: first_line,
-        message: "no record in this file has a `kind` or a `tool`: read as native records, \
-                  specs that match calls, results or messages will likely see nothing"
+        message: "no record in this file has a `kind` or a `tool`, and none matched an event \
+                  of any spec: read as native records, specs that match calls, results or \
+                  messages see nothing in it"
             .into(),
         hint: Some(hint),
     }

@@ -1,0 +1,793 @@
+//! RFC 8785 (JSON Canonicalization Scheme) straight from JSON text to canonical bytes.
+//!
+//! The canonical form has no whitespace, object members sorted by the UTF-16 code
+//! units of their names, strings with only the escapes RFC 8785 §3.2.2.2 requires, and
+//! numbers written as ECMAScript's `Number.prototype.toString` writes the IEEE 754
+//! double they denote (§3.2.2.3). Duplicate member names and lone surrogates are
+//! errors, as I-JSON (RFC 7493) requires.
+//!
+//! The text is never decoded into a `serde_json::Value`: a string without escapes and
+//! a short integer are already canonical and are copied as they are, which keeps
+//! `seal` and `verify` close to the speed of hashing itself.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+/// How deep arrays and objects may nest; deeper input is refused rather than risking
+/// the stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why a text has no canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CanonicalError {
+    /// The text is not JSON.
+    #[error("invalid JSON at byte {at}: {what}")]
+    Syntax {
+        /// Byte offset of the problem.
+        at: usize,
+        /// What was wrong there.
+        what: &'static str,
+    },
+    /// A number too large for a double, which RFC 8785 cannot write.
+    #[error("number `{text}` is not a finite IEEE 754 double")]
+    NumberOutOfRange {
+        /// The number as written.
+        text: String,
+    },
+    /// An object names one member twice, so it has no one canonical form.
+    #[error("member name {name} appears twice in one object")]
+    DuplicateKey {
+        /// The member name, as JSON.
+        name: String,
+    },
+    /// A `\uD800`-style escape with no partner: not a Unicode string.
+    #[error("string has a lone surrogate escape at byte {at}")]
+    LoneSurrogate {
+        /// Byte offset of the escape.
+        at: usize,
+    },
+    /// Arrays and objects nested deeper than the limit.
+    #[error("nesting deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+}
+
+/// A member of the top-level object, as written to the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// The member's canonical name, quotes included, in the output.
+    pub name: Range<usize>,
+    /// The canonical value, in the output.
+    pub value: Range<usize>,
+}
+
+/// A canonical object as written: its members in canonical order, and where it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    /// The members, in canonical order.
+    pub members: Vec<Member>,
+    /// Where the object ends in the output.
+    pub end: usize,
+}
+
+impl Member {
+    /// The whole member, `"name":value`, in the output.
+    pub fn range(&self) -> Range<usize> {
+        self.name.start..self.value.end
+    }
+}
+
+/// Writes the canonical form of `text`, a JSON value, to `out` (which is cleared).
+pub fn canonicalize(text: &str, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+    out.clear();
+    let mut parser = Parser::new(text);
+    parser.ws();
+    parser.value(out, 0)?;
+    parser.end()
+}
+
+/// Canonicalizes `text`, a JSON object, into `out` (cleared first) and returns its
+/// top-level members as written, in canonical order. `Ok(None)` when `text` is valid
+/// JSON but not an object.
+pub fn canonicalize_object(
+    text: &str,
+    out: &mut Vec<u8>,
+) -> Result<Option<Object>, CanonicalError> {
+    out.clear();
+    let mut parser = Parser::new(text);
+    parser.ws();
+    if parser.peek() != Some(b'{') {
+        parser.value(out, 0)?;
+        parser.end()?;
+        return Ok(None);
+    }
+    let object = parser.object(out, 0)?;
+    parser.end()?;
+    Ok(Some(object))
+}
+
+/// Compares two canonical member names (quoted, as written) by UTF-16 code units, as
+/// RFC 8785 §3.2.3 orders members.
+pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // Without their quotes: a closing quote (0x22) sorts above ` ` and `!`, which would
+    // put `"a b"` before `"a"`.
+    let (a, b) = (unquote(a), unquote(b));
+    // Escapes spell characters below U+0020 (and `"`, `\\`) with a higher byte: decode.
+    if a.contains(&b'\\') || b.contains(&b'\\') {
+        return name_units(a).cmp(name_units(b));
+    }
+    // UTF-8 byte order is code point order, which is UTF-16 order except between
+    // U+E000..U+FFFF (lead bytes EE, EF) and U+10000 and above (lead bytes F0..F4),
+    // whose surrogates sort lower. They can only differ at a lead byte.
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        Some((&x, &y)) if (0xEE..=0xEF).contains(&x) && y >= 0xF0 => std::cmp::Ordering::Greater,
+        Some((&x, &y)) if x >= 0xF0 && (0xEE..=0xEF).contains(&y) => std::cmp::Ordering::Less,
+        _ => a.cmp(b),
+    }
+}
+
+/// A canonical name without its quotes.
+fn unquote(name: &[u8]) -> &[u8] {
+    name.get(1..name.len().saturating_sub(1))
+        .unwrap_or_default()
+}
+
+/// The UTF-16 code units of a canonical name (unquoted, with canonical escapes only).
+fn name_units(name: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    // Canonical output is UTF-8 by construction.
+    let text = std::str::from_utf8(name).unwrap_or_default();
+    let mut chars = text.chars();
+    std::iter::from_fn(move || {
+        let c = chars.next()?;
+        if c != '\\' {
+            return Some(c);
+        }
+        Some(match chars.next()? {
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'u' => {
+                let hex: String = chars.by_ref().take(4).collect();
+                u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{0}')
+            }
+            other => other,
+        })
+    })
+    .flat_map(|c| {
+        let mut units = [0u16; 2];
+        let n = c.encode_utf16(&mut units).len();
+        units.into_iter().take(n)
+    })
+}
+
+/// The index of the first byte at or after `at` that ends a plain run of a string: a
+/// `"`, a `\\` or a control character (or the end). Eight bytes at a time, since most of
+/// a record's bytes are in strings.
+fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
+        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly those
+        // (bytes of 0x80 and above are excluded by `!word`).
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            return at + (stop.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !STRING_STOP[usize::from(bytes[at])] {
+        at += 1;
+    }
+    at
+}
+
+struct Parser<'t> {
+    text: &'t str,
+    bytes: &'t [u8],
+    pos: usize,
+}
+
+/// Bytes that end a run of a string that can be copied as it is.
+const STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+impl<'t> Parser<'t> {
+    fn new(text: &'t str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn error(&self, what: &'static str) -> CanonicalError {
+        CanonicalError::Syntax { at: self.pos, what }
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn end(&mut self) -> Result<(), CanonicalError> {
+        self.ws();
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(self.error("trailing characters after the value"))
+        }
+    }
+
+    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), CanonicalError> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.error(what))
+        }
+    }
+
+    fn value(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonicalError> {
+        match self.peek() {
+            Some(b'{') => self.object(out, depth).map(drop),
+            Some(b'[') => self.array(out, depth),
+            Some(b'"') => self.string(out),
+            Some(b'-' | b'0'..=b'9') => self.number(out),
+            Some(b't') => self.literal(out, b"true"),
+            Some(b'f') => self.literal(out, b"false"),
+            Some(b'n') => self.literal(out, b"null"),
+            Some(_) => Err(self.error("expected a value")),
+            None => Err(self.error("unexpected end of input")),
+        }
+    }
+
+    fn literal(&mut self, out: &mut Vec<u8>, word: &[u8]) -> Result<(), CanonicalError> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            out.extend_from_slice(word);
+            Ok(())
+        } else {
+            Err(self.error("expected `true`, `false` or `null`"))
+        }
+    }
+
+    fn array(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonicalError> {
+        if depth >= MAX_DEPTH {
+            return Err(CanonicalError::TooDeep);
+        }
+        self.pos += 1;
+        out.push(b'[');
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            out.push(b']');
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            self.value(out, depth + 1)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    out.push(b',');
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    out.push(b']');
+                    return Ok(());
+                }
+                _ => return Err(self.error("expected `,` or `]` in an array")),
+            }
+        }
+    }
+
+    /// An object, whose members are sorted after they are written.
+    fn object(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<Object, CanonicalError> {
+        if depth >= MAX_DEPTH {
+            return Err(CanonicalError::TooDeep);
+        }
+        self.pos += 1;
+        let start = out.len();
+        out.push(b'{');
+        let mut members: Vec<Member> = Vec::new();
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                self.ws();
+                if self.peek() != Some(b'"') {
+                    return Err(self.error("expected a member name"));
+                }
+                if !members.is_empty() {
+                    out.push(b',');
+                }
+                let name_start = out.len();
+                self.string(out)?;
+                let name = name_start..out.len();
+                self.ws();
+                self.expect(b':', "expected `:` after a member name")?;
+                out.push(b':');
+                self.ws();
+                let value_start = out.len();
+                self.value(out, depth + 1)?;
+                members.push(Member {
+                    name,
+                    value: value_start..out.len(),
+                });
+                self.ws();
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return Err(self.error("expected `,` or `}` in an object")),
+                }
+            }
+        }
+        // Names without escapes or characters from U+E000 on (nearly all) sort by their
+        // bytes, which is cheaper than decoding them on every comparison.
+        let bytewise = members
+            .iter()
+            .all(|m| out[m.name.clone()].iter().all(|&b| b != b'\\' && b < 0xEE));
+        let sorted = members.windows(2).all(|pair| {
+            let (a, b) = (&out[pair[0].name.clone()], &out[pair[1].name.clone()]);
+            if bytewise {
+                unquote(a) < unquote(b)
+            } else {
+                compare_names(a, b).is_lt()
+            }
+        });
+        if !sorted {
+            if bytewise {
+                members.sort_unstable_by(|a, b| {
+                    unquote(&out[a.name.clone()]).cmp(unquote(&out[b.name.clone()]))
+                });
+            } else {
+                members.sort_unstable_by(|a, b| {
+                    compare_names(&out[a.name.clone()], &out[b.name.clone()])
+                });
+            }
+            if let Some(pair) = members
+                .windows(2)
+                .find(|pair| out[pair[0].name.clone()] == out[pair[1].name.clone()])
+            {
+                let name = String::from_utf8_lossy(&out[pair[0].name.clone()]).into_owned();
+                return Err(CanonicalError::DuplicateKey { name });
+            }
+        }
+        if sorted {
+            // The common case: written in canonical order, commas and all.
+            out.push(b'}');
+            return Ok(Object {
+                members,
+                end: out.len(),
+            });
+        }
+        // Reorder: copy the written members aside and write them back in canonical order.
+        let body_start = start + 1;
+        let body = out.split_off(body_start);
+        let local = |r: &Range<usize>| r.start - body_start..r.end - body_start;
+        let mut rebuilt = Vec::with_capacity(members.len());
+        for member in &members {
+            if !rebuilt.is_empty() {
+                out.push(b',');
+            }
+            let name_start = out.len();
+            out.extend_from_slice(&body[local(&member.name)]);
+            out.push(b':');
+            let value_start = out.len();
+            out.extend_from_slice(&body[local(&member.value)]);
+            rebuilt.push(Member {
+                name: name_start..value_start - 1,
+                value: value_start..out.len(),
+            });
+        }
+        out.push(b'}');
+        Ok(Object {
+            members: rebuilt,
+            end: out.len(),
+        })
+    }
+
+    fn string(&mut self, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+        self.pos += 1;
+        out.push(b'"');
+        loop {
+            let run = self.pos;
+            self.pos = skip_plain(self.bytes, self.pos);
+            out.extend_from_slice(&self.bytes[run..self.pos]);
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    out.push(b'"');
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    let c = self.escape()?;
+                    write_char(c, out);
+                }
+                Some(_) => return Err(self.error("control character in a string")),
+                None => return Err(self.error("unterminated string")),
+            }
+        }
+    }
+
+    /// Decodes one escape sequence (at a `\`), joining surrogate pairs.
+    fn escape(&mut self) -> Result<char, CanonicalError> {
+        let at = self.pos;
+        self.pos += 1;
+        let c = match self.peek() {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let high = self.hex4()?;
+                return match high {
+                    0xD800..=0xDBFF => {
+                        if self.bytes[self.pos..].starts_with(b"\\u") {
+                            self.pos += 2;
+                            let low = self.hex4()?;
+                            if !(0xDC00..=0xDFFF).contains(&low) {
+                                return Err(CanonicalError::LoneSurrogate { at });
+                            }
+                            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                            char::from_u32(code).ok_or(CanonicalError::LoneSurrogate { at })
+                        } else {
+                            Err(CanonicalError::LoneSurrogate { at })
+                        }
+                    }
+                    0xDC00..=0xDFFF => Err(CanonicalError::LoneSurrogate { at }),
+                    code => char::from_u32(code).ok_or(CanonicalError::LoneSurrogate { at }),
+                };
+            }
+            _ => return Err(self.error("invalid escape in a string")),
+        };
+        self.pos += 1;
+        Ok(c)
+    }
+
+    fn hex4(&mut self) -> Result<u32, CanonicalError> {
+        let digits = self
+            .text
+            .get(self.pos..self.pos + 4)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| self.error("expected four hex digits after `\\u`"))?;
+        self.pos += 4;
+        u32::from_str_radix(digits, 16).map_err(|_| self.error("invalid `\\u` escape"))
+    }
+
+    fn number(&mut self, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(self.error("expected a digit")),
+        }
+        let int_end = self.pos;
+        let mut plain = true;
+        if self.peek() == Some(b'.') {
+            plain = false;
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("expected a digit after `.`"));
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            plain = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("expected a digit in an exponent"));
+            }
+            self.digits();
+        }
+        let text = &self.text[start..self.pos];
+        // An integer of at most 15 digits is exactly a double and is written as it is,
+        // except negative zero.
+        let digits = int_end - start - usize::from(text.starts_with('-'));
+        if plain && digits <= 15 {
+            if text == "-0" {
+                out.push(b'0');
+            } else {
+                out.extend_from_slice(text.as_bytes());
+            }
+            return Ok(());
+        }
+        if !plain && already_canonical_decimal(text) {
+            out.extend_from_slice(text.as_bytes());
+            return Ok(());
+        }
+        let value: f64 = text.parse().map_err(|_| self.error("invalid number"))?;
+        if !value.is_finite() {
+            return Err(CanonicalError::NumberOutOfRange {
+                text: text.to_string(),
+            });
+        }
+        write_number(value, out);
+        Ok(())
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+}
+
+/// Whether a JSON number with a fraction and no exponent (`12.5`, `-0.00025`) is
+/// already what ECMAScript writes for its double: at most 15 significant digits (so it
+/// is the shortest text that round-trips: no other decimal that short denotes the same
+/// double), no trailing zero in the fraction, and at least 10^-6 in magnitude (smaller
+/// ones are written with an exponent).
+fn already_canonical_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let Some((int, frac)) = digits.split_once('.') else {
+        return false;
+    };
+    if frac.ends_with('0') || frac.contains(['e', 'E']) {
+        return false;
+    }
+    let significant = if int == "0" {
+        let zeros = frac.len() - frac.trim_start_matches('0').len();
+        if zeros > 5 || zeros == frac.len() {
+            return false;
+        }
+        frac.len() - zeros
+    } else {
+        int.len() + frac.len()
+    };
+    significant <= 15
+}
+
+/// Writes `text` as a canonical JSON string.
+pub fn write_string(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for c in text.chars() {
+        write_char(c, out);
+    }
+    out.push(b'"');
+}
+
+fn write_char(c: char, out: &mut Vec<u8>) {
+    match c {
+        '"' => out.extend_from_slice(b"\\\""),
+        '\\' => out.extend_from_slice(b"\\\\"),
+        '\u{8}' => out.extend_from_slice(b"\\b"),
+        '\u{c}' => out.extend_from_slice(b"\\f"),
+        '\n' => out.extend_from_slice(b"\\n"),
+        '\r' => out.extend_from_slice(b"\\r"),
+        '\t' => out.extend_from_slice(b"\\t"),
+        c if (c as u32) < 0x20 => {
+            let mut escaped = String::with_capacity(6);
+            let _ = write!(escaped, "\\u{:04x}", c as u32);
+            out.extend_from_slice(escaped.as_bytes());
+        }
+        c => {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+}
+
+/// Writes a finite double as ECMAScript's `Number.prototype.toString` does
+/// (ECMA-262, Number::toString, radix 10), which RFC 8785 §3.2.2.3 adopts. `ryu-js`
+/// implements exactly that, including the choice of the even digit when two shortest
+/// candidates are equally close (where Rust's own formatting differs).
+pub fn write_number(value: f64, out: &mut Vec<u8>) {
+    let mut buffer = ryu_js::Buffer::new();
+    out.extend_from_slice(buffer.format_finite(value).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn canonical(text: &str) -> String {
+        let mut out = Vec::new();
+        canonicalize(text, &mut out).unwrap_or_else(|e| panic!("{text}: {e}"));
+        String::from_utf8(out).expect("canonical output is UTF-8")
+    }
+
+    fn number(value: f64) -> String {
+        let mut out = Vec::new();
+        write_number(value, &mut out);
+        String::from_utf8(out).expect("ASCII")
+    }
+
+    #[test]
+    fn numbers_follow_ecmascript() {
+        // RFC 8785 Appendix B, as IEEE 754 bit patterns and their canonical text.
+        let cases: &[(u64, &str)] = &[
+            (0x0000000000000000, "0"),
+            (0x8000000000000000, "0"),
+            (0x0000000000000001, "5e-324"),
+            (0x8000000000000001, "-5e-324"),
+            (0x7fefffffffffffff, "1.7976931348623157e+308"),
+            (0xffefffffffffffff, "-1.7976931348623157e+308"),
+            (0x4340000000000000, "9007199254740992"),
+            (0xc340000000000000, "-9007199254740992"),
+            (0x4430000000000000, "295147905179352830000"),
+            (0x44b52d02c7e14af5, "9.999999999999997e+22"),
+            (0x44b52d02c7e14af6, "1e+23"),
+            (0x44b52d02c7e14af7, "1.0000000000000001e+23"),
+            (0x444b1ae4d6e2ef4e, "999999999999999700000"),
+            (0x444b1ae4d6e2ef4f, "999999999999999900000"),
+            (0x444b1ae4d6e2ef50, "1e+21"),
+            (0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"),
+            (0x3eb0c6f7a0b5ed8d, "0.000001"),
+            (0x41b3de4355555553, "333333333.3333332"),
+            (0x41b3de4355555554, "333333333.33333325"),
+            (0x41b3de4355555555, "333333333.3333333"),
+            (0x41b3de4355555556, "333333333.3333334"),
+            (0x41b3de4355555557, "333333333.33333343"),
+            (0xbecbf647612f3696, "-0.0000033333333333333333"),
+            (0x43143ff3c1cb0959, "1424953923781206.2"),
+        ];
+        for &(bits, want) in cases {
+            assert_eq!(number(f64::from_bits(bits)), want, "bits {bits:#018x}");
+        }
+    }
+
+    #[test]
+    fn rfc_8785_example() {
+        // RFC 8785 §3.2.2, the example of its introduction.
+        let input = r#"{
+          "numbers": [333333333.33333329, 1E30, 4.50,
+                      2e-3, 0.000000000000000000000000001],
+          "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+          "literals": [null, true, false]
+        }"#;
+        let want = r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#;
+        assert_eq!(canonical(input), want);
+    }
+
+    #[test]
+    fn members_sort_by_utf16_code_units() {
+        // RFC 8785 §3.2.3: U+1F600 (surrogates D83D DE00) sorts before U+FB33.
+        let input = "{\"\u{20ac}\":1,\"\\r\":2,\"\u{fb33}\":3,\"1\":4,\"\u{1f600}\":5,\"\u{80}\":6,\"\u{f6}\":7}";
+        let want = "{\"\\r\":2,\"1\":4,\"\u{80}\":6,\"\u{f6}\":7,\"\u{20ac}\":1,\"\u{1f600}\":5,\"\u{fb33}\":3}";
+        assert_eq!(canonical(input), want);
+    }
+
+    #[test]
+    fn a_name_sorts_before_its_extensions() {
+        assert_eq!(
+            canonical(r#"{"a b":1,"a!":2,"a":3,"\u0001":4,"":5}"#),
+            r#"{"":5,"\u0001":4,"a":3,"a b":1,"a!":2}"#
+        );
+        assert_eq!(canonical(r#"{"a":3,"a b":1}"#), r#"{"a":3,"a b":1}"#);
+    }
+
+    #[test]
+    fn decimals_that_are_already_canonical_are_copied() {
+        for (text, canonical_text) in [
+            ("12.5", "12.5"),
+            ("-0.000001", "-0.000001"),
+            ("0.0000001", "1e-7"),
+            ("1.50", "1.5"),
+            ("0.0", "0"),
+            ("-0.0", "0"),
+            ("123456789012.345", "123456789012.345"),
+            ("1234567890123.4567", "1234567890123.4568"),
+            ("0.30000000000000004", "0.30000000000000004"),
+        ] {
+            assert_eq!(canonical(text), canonical_text, "{text}");
+            let value: f64 = text.parse().expect("a number");
+            let mut out = Vec::new();
+            write_number(value, &mut out);
+            assert_eq!(
+                String::from_utf8(out).expect("ASCII"),
+                canonical_text,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn short_integers_are_copied_and_long_ones_are_doubles() {
+        assert_eq!(
+            canonical("[-0, 10, 123456789012345]"),
+            "[0,10,123456789012345]"
+        );
+        assert_eq!(canonical("12345678901234567890"), "12345678901234567000");
+        assert_eq!(canonical("1.0"), "1");
+        assert_eq!(canonical("-1.5e3"), "-1500");
+    }
+
+    #[test]
+    fn refuses_what_has_no_canonical_form() {
+        let mut out = Vec::new();
+        for (text, want) in [
+            (
+                "{\"a\":1,\"a\":2}",
+                "member name \"a\" appears twice in one object",
+            ),
+            ("1e400", "number `1e400` is not a finite IEEE 754 double"),
+            (
+                "\"\\ud800\"",
+                "string has a lone surrogate escape at byte 1",
+            ),
+            (
+                "\"\\udc00x\"",
+                "string has a lone surrogate escape at byte 1",
+            ),
+            ("[1,]", "invalid JSON at byte 3: expected a value"),
+            (
+                "01",
+                "invalid JSON at byte 1: trailing characters after the value",
+            ),
+            (
+                "{\"a\" 1}",
+                "invalid JSON at byte 5: expected `:` after a member name",
+            ),
+        ] {
+            let have = canonicalize(text, &mut out).map_err(|e| e.to_string());
+            assert_eq!(have, Err(want.to_string()), "{text}");
+        }
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert_eq!(canonicalize(&deep, &mut out), Err(CanonicalError::TooDeep));
+    }
+
+    #[test]
+    fn objects_report_their_members_in_canonical_order() {
+        let mut out = Vec::new();
+        let object = canonicalize_object(r#"{"z": 1, "hash": "ab", "a": [1, 2]}"#, &mut out)
+            .expect("valid")
+            .expect("an object");
+        let names: Vec<&[u8]> = object
+            .members
+            .iter()
+            .map(|m| &out[m.name.clone()])
+            .collect();
+        assert_eq!(names, [&b"\"a\""[..], b"\"hash\"", b"\"z\""]);
+        assert_eq!(&out[..object.end], br#"{"a":[1,2],"hash":"ab","z":1}"#);
+        assert_eq!(&out[object.members[1].value.clone()], br#""ab""#);
+
+        let object = canonicalize_object(r#"{"a":2,"b":1}"#, &mut out)
+            .expect("valid")
+            .expect("an object");
+        assert_eq!(out, br#"{"a":2,"b":1}"#);
+        assert_eq!(&out[object.members[1].range()], br#""b":1"#);
+        assert_eq!(canonicalize_object("[1]", &mut out), Ok(None));
+    }
+}

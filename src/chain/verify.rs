@@ -1,0 +1,318 @@
+//! Offline verification of a sealed log: every link, in order, up to the first break.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use super::canonical;
+use super::{ChainError, Digest, GENESIS, HASH, PREV};
+use crate::trace::Location;
+use crate::trace::native::unreadable_line;
+use crate::trace::reader::{LineContent, LineReader};
+
+/// How many recent hashes are remembered to say which earlier record a wrong `prev`
+/// points at. Bounded, so memory does not grow with the log.
+const RECENT: usize = 64;
+
+/// Checks the records of one sealed log, one line at a time, in order.
+#[derive(Debug)]
+pub struct Verifier {
+    /// The hash the next record's `prev` must be.
+    expected: Digest,
+    records: u64,
+    /// The last few records' hashes and lines, newest last.
+    recent: VecDeque<(Digest, u64)>,
+    scratch: Vec<u8>,
+}
+
+impl Default for Verifier {
+    fn default() -> Self {
+        Verifier {
+            expected: GENESIS,
+            records: 0,
+            recent: VecDeque::with_capacity(RECENT),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl Verifier {
+    /// A verifier at the start of a log: the next record must link to the genesis.
+    pub fn new() -> Verifier {
+        Verifier::default()
+    }
+
+    /// Records verified so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The last verified record's hash; `None` before the first.
+    pub fn head(&self) -> Option<Digest> {
+        (self.records > 0).then_some(self.expected)
+    }
+
+    /// Verifies the next record, the JSON text of line `line`; returns its hash.
+    /// After an error the verifier is where it was before the call.
+    pub fn verify(&mut self, text: &str, line: u64) -> Result<Digest, ChainError> {
+        // The record is canonicalized whole; the hashed form is that without the
+        // `hash` member, fed to SHA-256 as the two slices around it.
+        let object = canonical::canonicalize_object(text, &mut self.scratch)
+            .map_err(|err| ChainError::MalformedRecord {
+                reason: err.to_string(),
+            })?
+            .ok_or_else(|| ChainError::MalformedRecord {
+                reason: "line is not a JSON object".into(),
+            })?;
+        let bytes = &self.scratch;
+        let members = &object.members;
+        let named = |name: &[u8]| {
+            members
+                .iter()
+                .position(|m| m.name.len() == name.len() && &bytes[m.name.clone()] == name)
+        };
+        let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
+        let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
+        let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
+        let stored = field_digest(&bytes[members[hash_at].value.clone()], HASH)?;
+        if prev != self.expected {
+            return Err(if self.records == 0 {
+                ChainError::BadGenesis {
+                    expected: GENESIS,
+                    found: prev,
+                }
+            } else {
+                ChainError::Relinked {
+                    expected: self.expected,
+                    found: prev,
+                    earlier: self
+                        .recent
+                        .iter()
+                        .find(|(hash, _)| *hash == prev)
+                        .map(|&(_, line)| line),
+                }
+            });
+        }
+        // Cut `"hash":…` and one comma next to it.
+        let cut = match (hash_at.checked_sub(1), members.get(hash_at + 1)) {
+            (Some(before), _) => members[before].value.end..members[hash_at].value.end,
+            (None, Some(after)) => members[hash_at].name.start..after.name.start,
+            (None, None) => members[hash_at].range(),
+        };
+        let computed = Digest::of_parts(&[&bytes[..cut.start], &bytes[cut.end..object.end]]);
+        if computed != stored {
+            return Err(ChainError::Modified {
+                expected: computed,
+                found: stored,
+            });
+        }
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((computed, line));
+        self.expected = computed;
+        self.records += 1;
+        Ok(computed)
+    }
+
+    /// Checks the head against a pinned hash, once every record is verified.
+    pub fn check_head(&self, pinned: Digest) -> Result<(), ChainError> {
+        match self.head() {
+            Some(head) if head == pinned => Ok(()),
+            found => Err(ChainError::HeadMismatch {
+                expected: pinned,
+                found,
+            }),
+        }
+    }
+}
+
+/// A chain field's canonical JSON value as a digest.
+fn field_digest(value: &[u8], field: &'static str) -> Result<Digest, ChainError> {
+    let digest = value
+        .strip_prefix(b"\"")
+        .and_then(|v| v.strip_suffix(b"\""))
+        .and_then(|hex| std::str::from_utf8(hex).ok())
+        .and_then(Digest::parse);
+    digest.ok_or_else(|| {
+        let shown = String::from_utf8_lossy(value);
+        let found = if shown.chars().count() > 80 {
+            format!("{}…", shown.chars().take(80).collect::<String>())
+        } else {
+            shown.into_owned()
+        };
+        ChainError::MalformedField { field, found }
+    })
+}
+
+/// Options for [`verify`].
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyOptions {
+    /// The hash the last record must have (catches a cut or replaced tail).
+    pub head: Option<Digest>,
+    /// Lines longer than this are a break, not read.
+    pub max_line_bytes: usize,
+}
+
+/// What verifying one log found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Records verified, up to the first break.
+    pub records: u64,
+    /// The last verified record's hash.
+    pub head: Option<Digest>,
+    /// Where the last verified record is (line 0 for none).
+    pub last: Location,
+    /// The first break, if any.
+    pub broken: Option<Broken>,
+}
+
+/// The first broken link of a log: where, and what kind of break.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// The record where the chain breaks (for a head mismatch, the last record; line 0
+    /// for an empty log).
+    pub loc: Location,
+    /// The kind of break, with the hashes expected and found.
+    pub error: ChainError,
+}
+
+/// Verifies a sealed log read from `input`, stopping at the first break. Blank lines
+/// are skipped. Only a failure to read is an `Err`.
+pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verified> {
+    let mut reader = LineReader::with_max_line_bytes(input, options.max_line_bytes);
+    let mut verifier = Verifier::new();
+    let mut last = Location::default();
+    while let Some(line) = reader.next_line()? {
+        let loc = line.location();
+        let result = match line.content {
+            LineContent::Text(text) => verifier.verify(text, loc.line),
+            _ => Err(ChainError::MalformedRecord {
+                reason: unreadable_line(&line, options.max_line_bytes)
+                    .map(|err| err.to_string())
+                    .unwrap_or_default(),
+            }),
+        };
+        if let Err(error) = result {
+            return Ok(Verified {
+                records: verifier.records(),
+                head: verifier.head(),
+                last,
+                broken: Some(Broken { loc, error }),
+            });
+        }
+        last = loc;
+    }
+    let broken = options
+        .head
+        .and_then(|pinned| verifier.check_head(pinned).err())
+        .map(|error| Broken {
+            loc: last.clone(),
+            error,
+        });
+    Ok(Verified {
+        records: verifier.records(),
+        head: verifier.head(),
+        last,
+        broken,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::seal::{Sealer, seal};
+
+    fn sealed(lines: &[&str]) -> Vec<String> {
+        let mut out = Vec::new();
+        seal(
+            lines.join("\n").as_bytes(),
+            &mut out,
+            &mut Sealer::new(),
+            1 << 20,
+        )
+        .expect("seals");
+        String::from_utf8(out)
+            .expect("UTF-8")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn run(lines: &[String], head: Option<Digest>) -> Verified {
+        let text = lines.join("\n");
+        let options = VerifyOptions {
+            head,
+            max_line_bytes: 1 << 20,
+        };
+        verify(text.as_bytes(), &options).expect("reads")
+    }
+
+    #[test]
+    fn an_intact_log_verifies_to_its_head() {
+        let lines = sealed(&[r#"{"a":1}"#, r#"{"b":[true,null]}"#, r#"{"c":"x"}"#]);
+        let verified = run(&lines, None);
+        assert_eq!(verified.records, 3);
+        assert!(verified.broken.is_none());
+        let head = verified.head.expect("a head");
+        assert!(lines[2].contains(&head.hex()));
+        assert!(run(&lines, Some(head)).broken.is_none());
+    }
+
+    #[test]
+    fn each_break_has_its_kind_and_line() {
+        let lines = sealed(&[r#"{"a":1}"#, r#"{"a":2}"#, r#"{"a":3}"#]);
+        let kind_at = |lines: &[String], head: Option<Digest>| {
+            let verified = run(lines, head);
+            let broken = verified.broken.expect("broken");
+            (broken.error.kind(), broken.loc.line)
+        };
+        let mut modified = lines.clone();
+        modified[1] = modified[1].replace("\"a\":2", "\"a\":5");
+        assert_eq!(kind_at(&modified, None), ("modified", 2));
+
+        let deleted = vec![lines[0].clone(), lines[2].clone()];
+        assert_eq!(kind_at(&deleted, None), ("relinked", 2));
+
+        let reordered = vec![lines[0].clone(), lines[2].clone(), lines[1].clone()];
+        assert_eq!(kind_at(&reordered, None), ("relinked", 2));
+
+        let duplicated = vec![lines[0].clone(), lines[1].clone(), lines[1].clone()];
+        let verified = run(&duplicated, None);
+        match verified.broken.expect("broken").error {
+            ChainError::Relinked { earlier, .. } => assert_eq!(earlier, Some(1)),
+            other => panic!("{other}"),
+        }
+
+        let tail = vec![lines[1].clone(), lines[2].clone()];
+        assert_eq!(kind_at(&tail, None), ("bad-genesis", 1));
+
+        let head = run(&lines, None).head;
+        let truncated = lines[..2].to_vec();
+        assert!(run(&truncated, None).broken.is_none());
+        assert_eq!(kind_at(&truncated, head), ("head-mismatch", 2));
+        assert_eq!(kind_at(&[], head), ("head-mismatch", 0));
+
+        let mut no_hash = lines.clone();
+        no_hash[0] = r#"{"a":1,"prev":"00"}"#.to_string();
+        assert_eq!(kind_at(&no_hash, None), ("missing-field", 1));
+        let mut bad_prev = lines.clone();
+        bad_prev[0] = format!(r#"{{"a":1,"hash":"{}","prev":7}}"#, GENESIS);
+        assert_eq!(kind_at(&bad_prev, None), ("malformed-field", 1));
+        let mut junk = lines.clone();
+        junk[2] = "not json".into();
+        assert_eq!(kind_at(&junk, None), ("malformed-record", 3));
+    }
+
+    #[test]
+    fn whitespace_and_member_order_do_not_count() {
+        let lines = sealed(&[r#"{"a":1,"b":{"y":2,"x":1}}"#, r#"{"c":3}"#]);
+        let value: serde_json::Value = serde_json::from_str(&lines[0]).expect("JSON");
+        let pretty = vec![
+            serde_json::to_string_pretty(&value)
+                .expect("serializes")
+                .replace('\n', " "),
+            lines[1].clone(),
+        ];
+        assert!(run(&pretty, None).broken.is_none());
+    }
+}
