@@ -33,6 +33,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format a synthetic trace can be written in.
     pub const ALL: [Format; 5] = [
         Format::Native,
         Format::Openai,
@@ -41,6 +42,7 @@ impl Format {
         Format::Otel,
     ];
 
+    /// The name `explore --format` takes.
     pub fn name(self) -> &'static str {
         match self {
             Format::Native => "native",

@@ -69,6 +69,7 @@ pub fn explore(machine: &Machine, max_depth: usize) -> Exploration {
 /// The allowed paths of one spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed {
+    /// The paths, shortest first.
     pub paths: Vec<AllowedPath>,
     /// Whether the enumeration stopped at the limit.
     pub truncated: bool,
