@@ -29,6 +29,7 @@ use crate::spec::ast::{Otherwise, Segment, Span};
 /// The violation a synthetic trace must make the checker report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectedViolation {
+    /// The violation's code.
     pub code: Code,
     /// Index of the record the violation is located at (0-based; its line in native
     /// JSONL is one more).
@@ -44,6 +45,7 @@ pub struct ExpectedViolation {
 /// A generated trace: normalized records, and the verdict the checker gives them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticTrace {
+    /// The records, in order.
     pub records: Vec<JsonRecord>,
     /// `None`: the trace conforms.
     pub expected: Option<ExpectedViolation>,
@@ -69,6 +71,7 @@ impl SyntheticTrace {
 pub struct SynthError {
     /// The event no record could be found for, when that is the reason.
     pub event: Option<String>,
+    /// Why, for people.
     pub message: String,
 }
 
@@ -593,7 +596,8 @@ pub fn read_back(
     records: &[JsonRecord],
     expected: Option<&ExpectedViolation>,
 ) -> Result<(), String> {
-    use crate::trace::adapters::{self, Entry, InputOptions};
+    use crate::trace::adapters::{self, InputOptions};
+    use crate::trace::input::{Item, TraceInput};
     let reader = match format {
         Format::Native => return Ok(()),
         Format::Openai => adapters::Format::OpenAi,
@@ -612,30 +616,32 @@ pub fn read_back(
             other => other,
         });
     }
-    let reading = adapters::read_text(
+    let input = TraceInput::read(adapters::read_text(
         &text,
         &InputOptions {
             format: Some(reader),
             select: None,
         },
-    );
-    let trace_by = (reading.traces > 1).then(|| vec![Segment::Key("trace".into())]);
+    ));
+    let trace_by = (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]);
     let mut monitor = crate::check::Monitor::new(
         std::slice::from_ref(machine),
         Arc::from(Path::new("synthetic")),
         trace_by,
     );
-    for entry in reading.entries {
-        match entry {
-            Entry::Record(record) => monitor.feed(record),
-            Entry::Problem(problem) => {
-                return Err(format!(
-                    "the {format} reader rejects it: {}",
-                    problem.message
-                ));
-            }
+    // The first problem decides: a record the reader rejects is a trace it cannot
+    // express, whatever the checker would say about the rest.
+    input.try_for_each(|item| match item {
+        Item::Record(record) => {
+            monitor.feed(record);
+            Ok(())
         }
-    }
+        Item::Problem(problem) => Err(format!(
+            "the {format} reader rejects it: {}",
+            problem.message
+        )),
+        Item::Stopped(err) => Err(format!("the {format} reader stopped: {err}")),
+    })?;
     let diagnostics = monitor.finish().diagnostics;
     judge(&diagnostics, expected, None)
         .map_err(|why| format!("read back by the {format} reader, {why}"))?;
