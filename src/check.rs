@@ -310,6 +310,13 @@ struct Instance {
     last: Location,
 }
 
+/// A record without the field `--trace-by` splits traces by.
+#[derive(Debug, thiserror::Error)]
+#[error("record has no `{path}` field to split traces by (--trace-by)")]
+struct NoTraceField {
+    path: crate::spec::ast::Path,
+}
+
 impl<'s> Monitor<'s> {
     /// A monitor for one input named `file`, checking it against `specs`, with one
     /// trace per value of `trace_by` (the whole input when `None`).
@@ -359,7 +366,7 @@ impl<'s> Monitor<'s> {
     pub fn feed(&mut self, mut record: Record<'_>) {
         let trace = match self.trace_of(&record) {
             Ok(trace) => trace,
-            Err(message) => return self.malformed(record.loc.clone(), message),
+            Err(error) => return self.malformed(record.loc.clone(), error.to_string()),
         };
         self.records += 1;
         match record.kind {
@@ -370,7 +377,7 @@ impl<'s> Monitor<'s> {
         self.dispatch(trace, &record);
     }
 
-    fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, String> {
+    fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, NoTraceField> {
         let Some(path) = &self.trace_by else {
             // The whole input is one trace.
             if self.traces.is_empty() {
@@ -378,14 +385,11 @@ impl<'s> Monitor<'s> {
             }
             return Ok(0);
         };
-        let value = record.lookup(path).ok_or_else(|| {
-            format!(
-                "record has no `{}` field to split traces by (--trace-by)",
-                crate::spec::ast::Path {
-                    segments: path.clone(),
-                    span: Span::default(),
-                }
-            )
+        let value = record.lookup(path).ok_or_else(|| NoTraceField {
+            path: crate::spec::ast::Path {
+                segments: path.clone(),
+                span: Span::default(),
+            },
         })?;
         let name = match value.as_str() {
             Some(text) => text.into_owned(),

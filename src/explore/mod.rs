@@ -35,7 +35,7 @@ pub use build::{
     ExpectedViolation, SynthError, SyntheticTrace, allowed_trace, counterexample_trace,
 };
 pub use coverage::{Coverage, SpecCoverage, coverage, coverage_reader};
-pub use emit::{Format, RecordSite};
+pub use emit::{Format, Inexpressible, RecordSite};
 pub use paths::{AllowedPath, Counterexample, Step, Unreached, Violation};
 pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, Written, shrink, shrink_file};
 

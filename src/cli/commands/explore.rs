@@ -109,7 +109,7 @@ fn emit(
     trace: Result<SyntheticTrace, String>,
 ) -> Emitted {
     let written = trace.and_then(|trace| {
-        let text = trace.write(config.format)?;
+        let text = trace.write(config.format).map_err(|err| err.to_string())?;
         let dir = dir.join(&machine.name).join(kind);
         let file = dir.join(format!("{name}.{}", config.format.extension()));
         std::fs::create_dir_all(&dir)

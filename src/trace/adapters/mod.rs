@@ -49,7 +49,7 @@ use serde_json::Value;
 use detect::sniff;
 use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
-pub use select::Selector;
+pub use select::{Selector, SelectorError};
 use shared::Map;
 
 use crate::trace::json_index::child_pointer;
