@@ -417,6 +417,13 @@ impl Monitor<'static> {
     }
 }
 
+/// A record without the field `--trace-by` splits traces by.
+#[derive(Debug, thiserror::Error)]
+#[error("record has no `{path}` field to split traces by (--trace-by)")]
+struct NoTraceField {
+    path: crate::spec::ast::Path,
+}
+
 impl<'s> Monitor<'s> {
     /// A monitor for one input named `file`, checking it against `specs`, with one
     /// trace per value of `trace_by` (the whole input when `None`).
@@ -517,7 +524,8 @@ impl<'s> Monitor<'s> {
                     .get(&name)
                     .map(|&index| &self.traces[index]),
                 Err(message) => {
-                    let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message);
+                    let mut diagnostic =
+                        Diagnostic::new(Code::MalformedRecord, message.to_string());
                     diagnostic.trace = Some(self.site(None, &record.loc));
                     return deny(diagnostic);
                 }
@@ -602,7 +610,7 @@ impl<'s> Monitor<'s> {
     fn check_record(&mut self, mut record: Record<'_>) {
         let trace = match self.trace_of(&record) {
             Ok(trace) => trace,
-            Err(message) => return self.malformed(record.loc.clone(), message),
+            Err(error) => return self.malformed(record.loc.clone(), error.to_string()),
         };
         self.records += 1;
         match record.kind {
@@ -613,7 +621,7 @@ impl<'s> Monitor<'s> {
         self.dispatch(trace, &record);
     }
 
-    fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, String> {
+    fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, NoTraceField> {
         let Some(path) = &self.trace_by else {
             // The whole input is one trace.
             if self.traces.is_empty() {
@@ -1003,15 +1011,12 @@ fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
 }
 
 /// The name of the trace a record belongs to, when traces are split by `path`.
-fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, String> {
-    let value = record.lookup(path).ok_or_else(|| {
-        format!(
-            "record has no `{}` field to split traces by (--trace-by)",
-            crate::spec::ast::Path {
-                segments: path.to_vec(),
-                span: Span::default(),
-            }
-        )
+fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, NoTraceField> {
+    let value = record.lookup(path).ok_or_else(|| NoTraceField {
+        path: crate::spec::ast::Path {
+            segments: path.to_vec(),
+            span: Span::default(),
+        },
     })?;
     Ok(match value.as_str() {
         Some(text) => text.into_owned(),

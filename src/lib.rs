@@ -132,11 +132,7 @@ pub mod check;
 #[doc(hidden)]
 pub mod cli;
 pub mod diagnostic;
-// The explorer's and the exports' insides are being reshaped module by module; until
-// each item there is documented, their missing docs are not reported.
-#[allow(missing_docs)]
 pub mod explore;
-#[allow(missing_docs)]
 pub mod export;
 pub mod files;
 pub mod ingest;

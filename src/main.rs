@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use tracegate::cli::{self, Exit};
 
 fn main() -> ExitCode {
-    let exit = cli::run(cli::args::parse());
+    let exit = cli::run(cli::parse());
     ExitCode::from(match exit {
         Exit::Success => 0,
         Exit::Violations => 1,

@@ -447,3 +447,20 @@ proptest! {
         prop_assert_eq!(&again, &formatted, "\n--- source\n{}", text);
     }
 }
+
+#[test]
+fn a_spec_that_is_not_utf8_is_unreadable_input_named_in_the_message_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.tg");
+    std::fs::write(&path, b"event a = call x\n\xff\n").unwrap();
+    let output = run(&["fmt", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "error[unreadable-input]: cannot read `{}`: stream did not contain valid UTF-8\n = help: spec files are UTF-8 text\n\n",
+            path.display()
+        )
+    );
+}

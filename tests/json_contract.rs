@@ -942,12 +942,11 @@ fn graph_json_highlights_every_shipped_trace() {
             assert_eq!(highlight.trace, trace);
             assert!(!highlight.instances.is_empty(), "{trace}");
             for instance in &highlight.instances {
-                // The steps chain from the initial state (unless elided), each at a
-                // later line than the one before.
-                if instance.elided == 0 {
-                    if let Some(first) = instance.steps.first() {
-                        assert_eq!(first.from, graph.initial, "{trace}");
-                    }
+                // Every move is shown: the steps chain from the initial state, each
+                // at a later line than the one before.
+                assert_eq!(instance.elided, 0, "{trace}");
+                if let Some(first) = instance.steps.first() {
+                    assert_eq!(first.from, graph.initial, "{trace}");
                 }
                 for w in instance.steps.windows(2) {
                     assert_eq!(w[0].to, w[1].from, "{trace}");

@@ -1,17 +1,18 @@
-//! The command line, in layers: [`args`] (the flags as clap parses them) →
-//! [`config`] (a validated configuration per command, usage problems as diagnostics) →
-//! [`commands`] (one module per command: configuration → library → data) →
-//! [`output`] (the one writer of stdout and stderr, which also keeps the exit status).
-//! This is the only part of the crate that prints.
+//! The command line, in layers: `args` (the flags as clap parses them) →
+//! `config` (a validated configuration per command, usage problems as diagnostics) →
+//! `commands` (one module per command: configuration → library → data) →
+//! `output` (the one writer of stdout and stderr, which also keeps the exit status).
+//! This is the only part of the crate that prints; the binary needs only [`parse`] and
+//! [`run`], so nothing else here is public.
 
-pub mod args;
-pub mod commands;
-pub mod config;
-pub mod output;
+pub(crate) mod args;
+pub(crate) mod commands;
+pub(crate) mod config;
+pub(crate) mod output;
 
 use std::io::{self, ErrorKind};
 
-pub use args::Cli;
+pub use args::{Cli, parse};
 use config::Config;
 use output::Output;
 
@@ -39,7 +40,7 @@ pub fn run(cli: Cli) -> Exit {
 /// Runs a parsed command line, writing through `output`. A closed pipe ends the run
 /// quietly, with the status of what it had found; any other I/O failure (a file that
 /// cannot be written, standard input that cannot be read) is an error.
-pub fn run_with(cli: Cli, output: &mut Output<'_>) -> Exit {
+pub(crate) fn run_with(cli: Cli, output: &mut Output<'_>) -> Exit {
     let ran = match config::config(cli) {
         Ok(config) => dispatch(config, output),
         Err(problems) => problems.iter().try_for_each(|p| output.problem(p)),

@@ -19,9 +19,11 @@ macro_rules! codes {
     ($($variant:ident => $name:literal, $category:ident, $summary:literal;)*) => {
         /// A stable kebab-case diagnostic code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        #[allow(missing_docs)] // Each code's meaning is its `summary` and its explanation.
         pub enum Code {
-            $($variant,)*
+            $(
+                #[doc = concat!("`", $name, "`: ", $summary)]
+                $variant,
+            )*
         }
 
         impl Code {

@@ -53,16 +53,22 @@ impl Diagnostic {
     /// An input that could not be read: `cannot read `path`: why`, located at the
     /// start of the file.
     pub fn unreadable(path: &Path, err: &std::io::Error) -> Diagnostic {
-        let mut diagnostic = Diagnostic::new(
-            Code::UnreadableInput,
-            format!("cannot read `{}`: {err}", path.display()),
-        );
+        let mut diagnostic = Diagnostic::unreadable_unlocated(path, err);
         diagnostic.trace = Some(TraceSite {
             file: Arc::from(path),
             trace: None,
             loc: Location::default(),
         });
         diagnostic
+    }
+
+    /// [`Diagnostic::unreadable`] located nowhere: for a spec file `fmt` reads whole,
+    /// whose human output names the file in the message alone.
+    pub(crate) fn unreadable_unlocated(path: &Path, err: &std::io::Error) -> Diagnostic {
+        Diagnostic::new(
+            Code::UnreadableInput,
+            format!("cannot read `{}`: {err}", path.display()),
+        )
     }
 
     /// A problem a trace input has (a malformed element, no known format), located in

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::emit::{Format, RecordSite, native_line};
+use super::emit::{Format, Inexpressible, RecordSite, native_line};
 use super::paths::{AllowedPath, Counterexample, Step};
 use super::synth::{
     JsonRecord, any_result, as_record, classify, last_key, neutral_result, records_for, set_path,
@@ -29,6 +29,7 @@ use crate::spec::ast::{Otherwise, Segment, Span};
 /// The violation a synthetic trace must make the checker report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectedViolation {
+    /// The violation's code.
     pub code: Code,
     /// Index of the record the violation is located at (0-based; its line in native
     /// JSONL is one more).
@@ -44,6 +45,7 @@ pub struct ExpectedViolation {
 /// A generated trace: normalized records, and the verdict the checker gives them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticTrace {
+    /// The records, in order.
     pub records: Vec<JsonRecord>,
     /// `None`: the trace conforms.
     pub expected: Option<ExpectedViolation>,
@@ -51,7 +53,7 @@ pub struct SyntheticTrace {
 
 impl SyntheticTrace {
     /// The trace as text in `format`.
-    pub fn write(&self, format: Format) -> Result<String, String> {
+    pub fn write(&self, format: Format) -> Result<String, Inexpressible> {
         format.write(&self.records)
     }
 
@@ -69,6 +71,7 @@ impl SyntheticTrace {
 pub struct SynthError {
     /// The event no record could be found for, when that is the reason.
     pub event: Option<String>,
+    /// Why, for people.
     pub message: String,
 }
 
@@ -277,6 +280,7 @@ fn no_record(machine: &Machine, event: EventId, format: Format) -> SynthError {
     let mut reasons: Vec<String> = Vec::new();
     for record in &any {
         if let Err(why) = format.accepts(record) {
+            let why = why.to_string();
             if !reasons.contains(&why) {
                 reasons.push(why);
             }
@@ -342,7 +346,7 @@ impl Builder<'_> {
     /// when not, `why` says what it matches instead.
     fn exact(&mut self, record: &JsonRecord, inherited: Option<&Value>, event: EventId) -> bool {
         if let Err(why) = self.format.accepts(record) {
-            self.why = Some(why);
+            self.why = Some(why.to_string());
             return false;
         }
         match classify(self.machine, record, inherited) {
@@ -355,7 +359,7 @@ impl Builder<'_> {
                 false
             }
             Err(why) => {
-                self.why = Some(why);
+                self.why = Some(why.to_string());
                 false
             }
         }
@@ -583,17 +587,59 @@ impl Builder<'_> {
     }
 }
 
+/// Why a synthetic trace does not give the verdict it was built for.
+#[derive(Debug, thiserror::Error)]
+enum Disagreement {
+    /// The format cannot write the records.
+    #[error(transparent)]
+    Inexpressible(#[from] Inexpressible),
+    /// The checker gives another verdict on the records as native JSONL.
+    #[error(transparent)]
+    Verdict(#[from] Verdict),
+    #[error("the {format} reader rejects it: {message}")]
+    Rejected { format: Format, message: String },
+    #[error("the {format} reader stopped: {error}")]
+    Stopped {
+        format: Format,
+        error: std::io::Error,
+    },
+    /// The checker gives another verdict on the records the format's reader gives.
+    #[error("read back by the {format} reader, {verdict}")]
+    ReadBack { format: Format, verdict: Verdict },
+    /// The right verdict, at another place in the written text.
+    #[error("read back by the {format} reader, the violation is at `{have}`, not at `{want}`")]
+    Moved {
+        format: Format,
+        have: String,
+        want: String,
+    },
+}
+
+/// What the checker reports instead of the expected verdict.
+#[derive(Debug, thiserror::Error)]
+enum Verdict {
+    #[error("the checker reports no finding")]
+    NoFinding,
+    /// One finding, not the expected one (or one where none was expected).
+    #[error("the checker reports {0}")]
+    Other(String),
+    /// Several findings, listed.
+    #[error("the checker reports {1} findings instead of one: {0}")]
+    Several(String, usize),
+}
+
 /// Writes `records` in `format`, reads the text back with that format's reader, checks
 /// the records it gives with the real checker, and compares the verdict with
 /// `expected` (its code, rule, state and event; the location is the reader's). Native
 /// traces are [`verify`]'s business.
-pub fn read_back(
+fn read_back(
     machine: &Machine,
     format: Format,
     records: &[JsonRecord],
     expected: Option<&ExpectedViolation>,
-) -> Result<(), String> {
-    use crate::trace::adapters::{self, Entry, InputOptions};
+) -> Result<(), Disagreement> {
+    use crate::trace::adapters::{self, InputOptions};
+    use crate::trace::input::{Item, TraceInput};
     let reader = match format {
         Format::Native => return Ok(()),
         Format::Openai => adapters::Format::OpenAi,
@@ -612,35 +658,35 @@ pub fn read_back(
             other => other,
         });
     }
-    let reading = adapters::read_text(
+    let input = TraceInput::read(adapters::read_text(
         &text,
         &InputOptions {
             format: Some(reader),
             select: None,
         },
-    );
-    let trace_by = (reading.traces > 1).then(|| vec![Segment::Key("trace".into())]);
+    ));
+    let trace_by = (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]);
     let mut monitor = crate::check::Monitor::new(
         std::slice::from_ref(machine),
         Arc::from(Path::new("synthetic")),
         trace_by,
     );
-    for entry in reading.entries {
-        match entry {
-            Entry::Record(record) => {
-                monitor.feed(record);
-            }
-            Entry::Problem(problem) => {
-                return Err(format!(
-                    "the {format} reader rejects it: {}",
-                    problem.message
-                ));
-            }
+    // The first problem decides: a record the reader rejects is a trace it cannot
+    // express, whatever the checker would say about the rest.
+    input.try_for_each(|item| match item {
+        Item::Record(record) => {
+            monitor.feed(record);
+            Ok(())
         }
-    }
+        Item::Problem(problem) => Err(Disagreement::Rejected {
+            format,
+            message: problem.message,
+        }),
+        Item::Stopped(error) => Err(Disagreement::Stopped { format, error }),
+    })?;
     let diagnostics = monitor.finish().diagnostics;
     judge(&diagnostics, expected, None)
-        .map_err(|why| format!("read back by the {format} reader, {why}"))?;
+        .map_err(|verdict| Disagreement::ReadBack { format, verdict })?;
     if let (Some(RecordSite::Pointer(want)), Some(found)) = (site, diagnostics.first()) {
         let have = found
             .trace
@@ -648,9 +694,11 @@ pub fn read_back(
             .map(|t| &*t.loc.pointer)
             .unwrap_or_default();
         if have != want {
-            return Err(format!(
-                "read back by the {format} reader, the violation is at `{have}`, not at `{want}`"
-            ));
+            return Err(Disagreement::Moved {
+                format,
+                have: have.to_string(),
+                want,
+            });
         }
     }
     Ok(())
@@ -658,11 +706,11 @@ pub fn read_back(
 
 /// Runs the real checker on `records` (as native JSONL) and compares its verdict with
 /// `expected`; the error says what the checker reported instead.
-pub fn verify(
+fn verify(
     machine: &Machine,
     records: &[JsonRecord],
     expected: Option<&ExpectedViolation>,
-) -> Result<(), String> {
+) -> Result<(), Disagreement> {
     let text: String = records.iter().map(native_line).collect();
     let outcome = check_reader(
         std::slice::from_ref(machine),
@@ -671,16 +719,16 @@ pub fn verify(
         &CheckOptions::default(),
     );
     let line = expected.map(|e| e.record as u64 + 1);
-    judge(&outcome.diagnostics, expected, line)
+    Ok(judge(&outcome.diagnostics, expected, line)?)
 }
 
 /// Compares a checker's findings with the expected verdict. `line`, when given, is the
 /// line the violation must be located at.
-pub fn judge(
+fn judge(
     diagnostics: &[Diagnostic],
     expected: Option<&ExpectedViolation>,
     line: Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), Verdict> {
     let describe = |d: &Diagnostic| {
         format!(
             "`{}` at line {}: {}",
@@ -692,21 +740,20 @@ pub fn judge(
     let Some(expected) = expected else {
         return match diagnostics.first() {
             None => Ok(()),
-            Some(d) => Err(format!("the checker reports {}", describe(d))),
+            Some(d) => Err(Verdict::Other(describe(d))),
         };
     };
     if diagnostics.is_empty() {
-        return Err("the checker reports no finding".to_string());
+        return Err(Verdict::NoFinding);
     }
     let [found] = diagnostics else {
-        return Err(format!(
-            "the checker reports {} findings instead of one: {}",
-            diagnostics.len(),
+        return Err(Verdict::Several(
             diagnostics
                 .iter()
                 .map(describe)
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join("; "),
+            diagnostics.len(),
         ));
     };
     let detail = found.violation.as_deref();
@@ -717,10 +764,10 @@ pub fn judge(
     if same {
         Ok(())
     } else {
-        Err(format!(
-            "the checker reports {}{}",
+        Err(Verdict::Other(format!(
+            "{}{}",
             describe(found),
             detail.map_or(String::new(), |d| format!(" in state `{}`", d.state))
-        ))
+        )))
     }
 }

@@ -25,7 +25,9 @@ use crate::trace::input::TraceInput;
 pub struct Coverage {
     /// One per spec, in the order the specs were given.
     pub specs: Vec<SpecCoverage>,
+    /// Records read.
     pub records: u64,
+    /// Traces read (a file of several transcripts counts each).
     pub traces: u64,
     /// Inputs that could not be read, and records that are not records: what was
     /// counted is short of them. Reported as `check` reports them.
@@ -35,6 +37,7 @@ pub struct Coverage {
 /// What a corpus exercised of one spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecCoverage {
+    /// The spec's name.
     pub spec: String,
     /// Every state, in declaration order.
     pub states: Vec<StateCoverage>,
@@ -45,29 +48,40 @@ pub struct SpecCoverage {
     pub forbidden: Vec<ForbiddenCoverage>,
 }
 
+/// How often a corpus visited one state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateCoverage {
+    /// The state.
     pub state: StateId,
     /// How many times an instance started in the state or moved into it.
     pub visits: u64,
 }
 
+/// How often a corpus made one allowed transition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransitionCoverage {
+    /// The state it leaves.
     pub from: StateId,
+    /// The event that triggers it.
     pub event: EventId,
+    /// The state it enters.
     pub to: StateId,
     /// The transition or `path` statement that allows it.
     pub rule: Span,
+    /// How many times the corpus made it.
     pub count: u64,
 }
 
+/// How often a corpus made one forbidden move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForbiddenCoverage {
+    /// The state the rule forbids the event in.
     pub state: StateId,
+    /// The forbidden event.
     pub event: EventId,
     /// Index into [`Machine::forbids`].
     pub rule: usize,
+    /// How many times the corpus made the move.
     pub count: u64,
     /// For a move the corpus never made: the shortest path that makes it (`None`
     /// when it was made, or when no path reaches its state).
@@ -77,7 +91,9 @@ pub struct ForbiddenCoverage {
 /// A count of exercised items out of all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ratio {
+    /// Items exercised at least once.
     pub covered: usize,
+    /// All items.
     pub total: usize,
 }
 
@@ -93,14 +109,17 @@ impl Ratio {
 }
 
 impl SpecCoverage {
+    /// States visited, out of all states.
     pub fn states_ratio(&self) -> Ratio {
         ratio(self.states.iter().map(|s| s.visits))
     }
 
+    /// Allowed transitions made, out of all of them.
     pub fn transitions_ratio(&self) -> Ratio {
         ratio(self.transitions.iter().map(|t| t.count))
     }
 
+    /// Forbidden moves made, out of all of them.
     pub fn forbidden_ratio(&self) -> Ratio {
         ratio(self.forbidden.iter().map(|f| f.count))
     }

@@ -32,7 +32,14 @@ pub enum Format {
     Otel,
 }
 
+/// What a format cannot express, so records cannot be written in it (the message
+/// names the format and the record's trouble).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Inexpressible(String);
+
 impl Format {
+    /// Every format a synthetic trace can be written in.
     pub const ALL: [Format; 5] = [
         Format::Native,
         Format::Openai,
@@ -41,6 +48,7 @@ impl Format {
         Format::Otel,
     ];
 
+    /// The name `explore --format` takes.
     pub fn name(self) -> &'static str {
         match self {
             Format::Native => "native",
@@ -124,31 +132,35 @@ impl Format {
 
     /// Whether the format can express `record` so that it reads back as the same
     /// normalized record; the error says what it cannot express.
-    pub fn accepts(self, record: &JsonRecord) -> Result<(), String> {
+    pub fn accepts(self, record: &JsonRecord) -> Result<(), Inexpressible> {
         if self == Format::Native {
             return Ok(());
         }
         let format = self.name();
-        let only = |allowed: &[&str]| -> Result<(), String> {
+        let only = |allowed: &[&str]| -> Result<(), Inexpressible> {
             match record.keys().find(|k| !allowed.contains(&k.as_str())) {
-                Some(field) => Err(format!(
+                Some(field) => Err(Inexpressible(format!(
                     "{format} cannot carry a field `{field}` on this record"
-                )),
+                ))),
                 None => Ok(()),
             }
         };
         let status = record.get("status").and_then(Value::as_str);
         match record.get("kind").and_then(Value::as_str) {
-            None => Err(format!("{format} has no records without a `kind`")),
+            None => Err(Inexpressible(format!(
+                "{format} has no records without a `kind`"
+            ))),
             Some("call") => {
                 only(&["kind", "tool", "call_id", "args"])?;
                 if !record.get("tool").is_some_and(Value::is_string) {
-                    return Err(format!("{format} cannot express a call without a tool"));
+                    return Err(Inexpressible(format!(
+                        "{format} cannot express a call without a tool"
+                    )));
                 }
                 if !record.get("args").is_some_and(Value::is_object) {
-                    return Err(format!(
+                    return Err(Inexpressible(format!(
                         "{format} calls always carry an object of arguments"
-                    ));
+                    )));
                 }
                 Ok(())
             }
@@ -171,7 +183,7 @@ impl Format {
                         Some(status) => format!("status `{status}`"),
                         None => "no status".to_string(),
                     };
-                    return Err(format!(
+                    return Err(Inexpressible(format!(
                         "{format} cannot express a tool result with {what}{}",
                         match (status, has("output"), has("error")) {
                             (Some("ok"), false, _) => " and no output",
@@ -181,7 +193,7 @@ impl Format {
                             (Some("error"), _, false) => " and no error",
                             _ => "",
                         }
-                    ));
+                    )));
                 }
                 only(&["kind", "tool", "call_id", "status", "output", "error"])?;
                 if self == Format::Otel {
@@ -193,9 +205,9 @@ impl Format {
                     for field in ["output", "error"] {
                         if let Some(value) = record.get(field) {
                             if as_text(value).is_none() {
-                                return Err(format!(
+                                return Err(Inexpressible(format!(
                                     "{format} carries a tool's {field} as text, which reads back as a string or as the object or array it spells, not as {value}"
-                                ));
+                                )));
                             }
                         }
                     }
@@ -206,7 +218,11 @@ impl Format {
                 let roles: &[&str] = match self {
                     Format::Openai => &["user", "assistant", "system", "developer"],
                     Format::Anthropic => &["user", "assistant"],
-                    _ => return Err(format!("{format} carries no conversation messages")),
+                    _ => {
+                        return Err(Inexpressible(format!(
+                            "{format} carries no conversation messages"
+                        )));
+                    }
                 };
                 only(&["kind", "role", "text"])?;
                 match (
@@ -214,19 +230,19 @@ impl Format {
                     record.get("text"),
                 ) {
                     (Some(role), Some(Value::String(_))) if roles.contains(&role) => Ok(()),
-                    _ => Err(format!(
+                    _ => Err(Inexpressible(format!(
                         "{format} messages have a role ({}) and a text",
                         roles.join(", ")
-                    )),
+                    ))),
                 }
             }
-            Some(other) => Err(format!("{format} has no `{other}` records")),
+            Some(other) => Err(Inexpressible(format!("{format} has no `{other}` records"))),
         }
     }
 
     /// The text of a trace file holding `records`, in order. Fails when a record cannot
     /// be expressed, or a result answers no call written before it.
-    pub fn write(self, records: &[JsonRecord]) -> Result<String, String> {
+    pub fn write(self, records: &[JsonRecord]) -> Result<String, Inexpressible> {
         for record in records {
             if !(self.has_turns() && implied(record)) {
                 self.accepts(record)?;
@@ -368,7 +384,7 @@ fn call_id(record: &JsonRecord) -> String {
 
 /// Checks that every result answers a call written before it (by `call_id`), and
 /// returns each result's call index.
-fn answered_calls(records: &[JsonRecord], format: Format) -> Result<(), String> {
+fn answered_calls(records: &[JsonRecord], format: Format) -> Result<(), Inexpressible> {
     let mut open: Vec<String> = Vec::new();
     for record in records
         .iter()
@@ -379,9 +395,9 @@ fn answered_calls(records: &[JsonRecord], format: Format) -> Result<(), String> 
             "result" => {
                 let id = call_id(record);
                 let Some(index) = open.iter().position(|open| *open == id) else {
-                    return Err(format!(
+                    return Err(Inexpressible(format!(
                         "{format} cannot express a tool result that answers no call (`call_id` {id:?})"
-                    ));
+                    )));
                 };
                 open.remove(index);
             }
@@ -394,17 +410,17 @@ fn answered_calls(records: &[JsonRecord], format: Format) -> Result<(), String> 
             if str_of(&pair[1], "kind") == "result"
                 && !(str_of(&pair[0], "kind") == "call" && call_id(&pair[0]) == call_id(&pair[1]))
             {
-                return Err(
+                return Err(Inexpressible(
                     "otel cannot express a result that does not directly follow its call (a span is both)"
                         .to_string(),
-                );
+                ));
             }
         }
     }
     if format.answers_every_call() && !open.is_empty() {
-        return Err(format!(
+        return Err(Inexpressible(format!(
             "{format} cannot express a call that gets no reply (every span ends)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -441,7 +457,7 @@ fn pretty(value: &Value) -> String {
     text
 }
 
-fn openai(records: &[JsonRecord]) -> Result<String, String> {
+fn openai(records: &[JsonRecord]) -> Result<String, Inexpressible> {
     answered_calls(records, Format::Openai)?;
     let mut messages = Vec::new();
     for record in records.iter().filter(|r| !implied(r)) {
@@ -469,7 +485,7 @@ fn openai(records: &[JsonRecord]) -> Result<String, String> {
     Ok(pretty(&json!({ "messages": messages })))
 }
 
-fn anthropic(records: &[JsonRecord]) -> Result<String, String> {
+fn anthropic(records: &[JsonRecord]) -> Result<String, Inexpressible> {
     answered_calls(records, Format::Anthropic)?;
     let mut messages = Vec::new();
     for record in records.iter().filter(|r| !implied(r)) {
@@ -518,7 +534,7 @@ fn jsonrpc_error(error: &Value) -> bool {
             .all(|k| ["code", "message", "data"].contains(&k.as_str()))
 }
 
-fn mcp(records: &[JsonRecord]) -> Result<String, String> {
+fn mcp(records: &[JsonRecord]) -> Result<String, Inexpressible> {
     answered_calls(records, Format::Mcp)?;
     let mut out = String::new();
     for record in records {
@@ -568,12 +584,12 @@ fn mcp(records: &[JsonRecord]) -> Result<String, String> {
 /// A span's error attributes and status message for a normalized error: an object
 /// whose `message` (a string) is the status message and whose other fields, scalars,
 /// are `error.*` attributes (`type` is `error.type`), as the reader gathers them back.
-fn otel_error(error: &Value) -> Result<(Vec<Value>, Option<&str>), String> {
+fn otel_error(error: &Value) -> Result<(Vec<Value>, Option<&str>), Inexpressible> {
     let shape = || {
         "otel cannot express this error: a span carries an error as `error.*` attributes and a status message, so it must be an object of strings, numbers and booleans".to_string()
     };
     let Value::Object(map) = error else {
-        return Err(shape());
+        return Err(Inexpressible(shape()));
     };
     let mut attributes = Vec::new();
     let mut message = None;
@@ -587,7 +603,7 @@ fn otel_error(error: &Value) -> Result<(Vec<Value>, Option<&str>), String> {
             Value::Bool(b) => json!({"boolValue": b}),
             Value::Number(n) if n.is_i64() || n.is_u64() => json!({"intValue": n.to_string()}),
             Value::Number(n) => json!({"doubleValue": n}),
-            _ => return Err(shape()),
+            _ => return Err(Inexpressible(shape())),
         };
         attributes.push(json!({"key": format!("error.{key}"), "value": typed}));
     }
@@ -598,7 +614,7 @@ fn attribute(key: &str, value: &str) -> Value {
     json!({"key": key, "value": {"stringValue": value}})
 }
 
-fn otel(records: &[JsonRecord]) -> Result<String, String> {
+fn otel(records: &[JsonRecord]) -> Result<String, Inexpressible> {
     answered_calls(records, Format::Otel)?;
     // One millisecond per record from a fixed start, so order and times are stable.
     const START_NANOS: u64 = 1_700_000_000_000_000_000;
@@ -698,7 +714,7 @@ mod tests {
         assert!(Format::Anthropic.accepts(&error_result).is_ok());
         let err = Format::Openai.accepts(&error_result).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "openai cannot express a tool result with status `error`"
         );
         // Spans carry errors as flat `error.*` attributes.
@@ -718,6 +734,7 @@ mod tests {
             Format::Openai
                 .accepts(&number)
                 .unwrap_err()
+                .to_string()
                 .contains("as text")
         );
         let orphan = [record(
@@ -728,6 +745,7 @@ mod tests {
             Format::Openai
                 .write(&orphan)
                 .unwrap_err()
+                .to_string()
                 .contains("answers no call")
         );
     }

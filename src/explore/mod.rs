@@ -5,10 +5,11 @@
 //! trace files it is given, as [`crate::check::check_path`] does, through
 //! [`crate::trace::input`]).
 //!
-//! The parts: [`paths`] (shortest paths, allowed paths), [`synth`] (records that match
-//! exactly one event), [`build`] (whole traces, verified by the checker and, for other
-//! formats, by their readers), [`emit`] (the writers), [`shrink()`], [`coverage()`],
-//! [`render`] (the reports' text).
+//! The parts: [`paths`] (shortest paths, allowed paths), `synth` (records that match
+//! exactly one event), `build` (whole traces, verified by the checker and, for other
+//! formats, by their readers), `emit` (the writers), [`shrink()`], [`coverage()`],
+//! `render` (the reports' text, for the CLI). Only `paths`, `coverage` and `shrink` are
+//! public modules; what a library user needs of the others is re-exported here.
 //!
 //! - [`explore`]: for every violation the spec can report — every forbidden move, every
 //!   state a trace may not end in, and (under `otherwise reject`) every event a state
@@ -23,19 +24,19 @@
 //!   to the smallest trace that still yields the same violation at the same rule.
 //! - [`coverage()`]: which states, transitions and forbidden moves a corpus exercised.
 
-pub mod build;
+pub(crate) mod build;
 pub mod coverage;
-pub mod emit;
+pub(crate) mod emit;
 pub mod paths;
-pub mod render;
+pub(crate) mod render;
 pub mod shrink;
-pub mod synth;
+pub(crate) mod synth;
 
 pub use build::{
     ExpectedViolation, SynthError, SyntheticTrace, allowed_trace, counterexample_trace,
 };
 pub use coverage::{Coverage, SpecCoverage, coverage, coverage_reader};
-pub use emit::{Format, RecordSite};
+pub use emit::{Format, Inexpressible, RecordSite};
 pub use paths::{AllowedPath, Counterexample, Step, Unreached, Violation};
 pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, Written, shrink, shrink_file};
 
@@ -69,6 +70,7 @@ pub fn explore(machine: &Machine, max_depth: usize) -> Exploration {
 /// The allowed paths of one spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed {
+    /// The paths, shortest first.
     pub paths: Vec<AllowedPath>,
     /// Whether the enumeration stopped at the limit.
     pub truncated: bool,

@@ -16,9 +16,13 @@ use crate::spec::ast::{Otherwise, Span};
 /// `otherwise ignore` skips is a move with `to == from` and `ignored` set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
+    /// The state before the move.
     pub from: StateId,
+    /// The event.
     pub event: EventId,
+    /// The state after the move.
     pub to: StateId,
+    /// `otherwise ignore` skipped the event.
     pub ignored: bool,
 }
 
@@ -34,6 +38,7 @@ pub enum Violation {
 }
 
 impl Violation {
+    /// The diagnostic code the checker reports it with.
     pub fn code(self) -> Code {
         match self {
             Violation::Forbidden(_) => Code::ForbiddenTransition,
@@ -55,6 +60,7 @@ impl Violation {
 /// one violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counterexample {
+    /// What the checker reports.
     pub violation: Violation,
     /// The allowed moves that lead to `state`, in order.
     pub steps: Vec<Step>,
@@ -65,6 +71,7 @@ pub struct Counterexample {
 }
 
 impl Counterexample {
+    /// The diagnostic code the checker reports it with.
     pub fn code(&self) -> Code {
         self.violation.code()
     }
@@ -145,8 +152,11 @@ pub fn path_text(machine: &Machine, steps: &[Step]) -> String {
 /// A violation the spec declares but no path of at most `max_depth` events reaches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreached {
+    /// What the checker would report.
     pub violation: Violation,
+    /// The state the violation would happen in.
     pub state: StateId,
+    /// The offending event; `None` for an unaccepted end.
     pub event: Option<EventId>,
     /// `true` when the state is reachable, only by a path longer than `max_depth`.
     pub beyond_depth: bool,
@@ -155,12 +165,10 @@ pub struct Unreached {
 /// Shortest paths from the initial state: breadth-first over allowed moves, events in
 /// declaration order, so ties go to the earlier-declared event.
 #[derive(Debug, Clone)]
-pub struct ShortestPaths {
+pub(crate) struct ShortestPaths {
     /// `parent[state]`: the move that first reached it.
     parent: Vec<Option<Step>>,
     reached: Vec<bool>,
-    /// `depth[state]`: the length of the shortest path to it.
-    depth: Vec<usize>,
     initial: StateId,
 }
 
@@ -170,7 +178,6 @@ impl ShortestPaths {
         let mut paths = ShortestPaths {
             parent: vec![None; count],
             reached: vec![false; count],
-            depth: vec![0; count],
             initial: machine.initial,
         };
         let mut queue = VecDeque::new();
@@ -181,7 +188,6 @@ impl ShortestPaths {
                 if let Move::Go { to, .. } = machine.step(from, event) {
                     if !paths.reached[to.index()] {
                         paths.reached[to.index()] = true;
-                        paths.depth[to.index()] = paths.depth[from.index()] + 1;
                         paths.parent[to.index()] = Some(Step {
                             from,
                             event,
@@ -199,11 +205,6 @@ impl ShortestPaths {
     /// Whether any path reaches `state` (the initial state is reached by the empty one).
     pub fn reaches(&self, state: StateId) -> bool {
         self.reached[state.index()]
-    }
-
-    /// The length of the shortest path to `state`, if it is reachable.
-    pub fn depth(&self, state: StateId) -> Option<usize> {
-        self.reaches(state).then(|| self.depth[state.index()])
     }
 
     /// The shortest path to `state` (empty for the initial state).
@@ -339,10 +340,12 @@ pub fn counterexamples(
 /// An allowed path: a trace of these moves conforms to the spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowedPath {
+    /// The moves, in order.
     pub steps: Vec<Step>,
 }
 
 impl AllowedPath {
+    /// The events of the path, in order.
     pub fn events(&self) -> Vec<EventId> {
         self.steps.iter().map(|step| step.event).collect()
     }

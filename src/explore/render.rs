@@ -18,7 +18,12 @@ use crate::spec::ast::Span;
 pub enum Emitted {
     /// Written to this file; the checker locates the violation `at` this line or JSON
     /// pointer.
-    Written { file: String, at: Option<String> },
+    Written {
+        /// The file's name.
+        file: String,
+        /// The line or JSON pointer the checker locates the violation at.
+        at: Option<String>,
+    },
     /// Could not be built or expressed; why.
     Failed(String),
 }

@@ -37,6 +37,7 @@ use crate::trace::{Fields, Kind, Location, Record, native};
 /// Which violation to keep, and how to read the trace.
 #[derive(Debug, Clone, Default)]
 pub struct ShrinkOptions {
+    /// How the checker reads and checks each candidate trace.
     pub check: CheckOptions,
     /// Keep the violation with this code (the first one, if several).
     pub code: Option<Code>,
@@ -49,10 +50,13 @@ pub struct ShrinkOptions {
 pub struct Shrunk {
     /// The shrunk trace file, as [`Shrunk::written`] says.
     pub text: Vec<u8>,
+    /// What the file holds.
     pub written: Written,
     /// Records in the input and in the result.
     pub before: usize,
+    /// Records in the result.
     pub after: usize,
+    /// The input's size, in bytes.
     pub bytes_before: usize,
     /// The violation as the checker reports it on the shrunk trace.
     pub violation: Diagnostic,
@@ -72,7 +76,10 @@ pub enum Written {
     /// The normalized records of an input with no element that can be removed on its
     /// own, as native JSONL; `left_out` elements of the input were not records, and are
     /// left out.
-    Records { left_out: usize },
+    Records {
+        /// Elements of the input that were not records.
+        left_out: usize,
+    },
 }
 
 impl Shrunk {
@@ -86,14 +93,24 @@ impl Shrunk {
     }
 }
 
+/// Why a trace cannot be shrunk.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShrinkError {
+    /// The checker reports nothing on the trace.
     #[error("the trace yields no violation; there is nothing to shrink")]
     NoViolation,
+    /// The checker reports no violation with the code asked for.
     #[error("the trace yields no `{0}` violation")]
     NoSuchCode(Code),
+    /// Fewer violations than the index asked for.
     #[error("the trace yields {found} matching violations; there is no violation number {wanted}")]
-    NoSuchViolation { found: usize, wanted: usize },
+    NoSuchViolation {
+        /// How many violations match.
+        found: usize,
+        /// The index asked for (0-based).
+        wanted: usize,
+    },
 }
 
 /// What makes two findings the same for shrinking: code, spec and rule.

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::json::{json_cmp, json_eq};
 use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher};
 use crate::spec::ast::{CompareOp, JsonType, PatternKind, Segment};
+use crate::trace::record::RecordError;
 use crate::trace::{Fields, Location, Record};
 
 /// The most alternatives a disjunction is expanded to; the rest are not tried.
@@ -192,9 +193,8 @@ fn pattern_dnf(matcher: &Matcher, positive: bool) -> Vec<Conj<'_>> {
 pub fn as_record(
     fields: &JsonRecord,
     inherited_args: Option<&Value>,
-) -> Result<Record<'static>, String> {
-    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())
-        .map_err(|err| err.to_string())?;
+) -> Result<Record<'static>, RecordError> {
+    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())?;
     if !fields.contains_key("args") {
         record.inherited_args = inherited_args.map(|args| args.to_string().into());
     }
@@ -206,7 +206,7 @@ pub fn classify(
     machine: &Machine,
     fields: &JsonRecord,
     inherited_args: Option<&Value>,
-) -> Result<Vec<EventId>, String> {
+) -> Result<Vec<EventId>, RecordError> {
     Ok(machine.classify(&as_record(fields, inherited_args)?))
 }
 

@@ -31,9 +31,6 @@ pub struct InstanceWalk {
     pub key: Option<String>,
     /// Every move it made, oldest first.
     pub steps: Vec<WalkStep>,
-    /// Moves made before `steps[0]` that are not shown; always 0, as the observer
-    /// sees every move.
-    pub elided: u64,
     /// How the walk ended.
     pub end: End,
 }
@@ -189,7 +186,6 @@ pub fn trace_walk(machine: &Machine, trace: &Path) -> Result<Walk, Box<Diagnosti
             InstanceWalk {
                 key: f.key,
                 steps: f.steps,
-                elided: 0,
                 end,
             }
         })
@@ -225,7 +221,6 @@ mod tests {
             panic!("one instance, got {:?}", walk.instances);
         };
         assert_eq!(instance.steps.len(), 100);
-        assert_eq!(instance.elided, 0);
         let lines: Vec<u64> = instance.steps.iter().map(|s| s.line).collect();
         assert_eq!(lines, (1..=100).collect::<Vec<u64>>());
         assert!(matches!(

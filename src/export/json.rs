@@ -188,7 +188,9 @@ fn highlight<'m>(machine: &'m Machine, walk: &'m Walk) -> Highlight<'m> {
                         line: step.line,
                     })
                     .collect(),
-                elided: instance.elided,
+                // The contract keeps `elided`: every move is highlighted, so none is
+                // left out.
+                elided: 0,
                 end: end(machine, instance.end),
             })
             .collect(),

@@ -12,7 +12,9 @@ use dagre::{EdgeLabel, GraphLabel, LayoutOptions, NodeLabel};
 /// A box's width and height, in pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Size {
+    /// Width, in pixels.
     pub width: f64,
+    /// Height, in pixels.
     pub height: f64,
 }
 
@@ -20,7 +22,9 @@ pub struct Size {
 /// of their label (zero for none).
 #[derive(Debug, Clone, Default)]
 pub struct Input {
+    /// Each box's size.
     pub nodes: Vec<Size>,
+    /// Each edge: its source, its target and its label's size.
     pub edges: Vec<(usize, usize, Size)>,
 }
 
@@ -29,11 +33,15 @@ pub struct Input {
 pub struct Layout {
     /// Each node's centre.
     pub nodes: Vec<(f64, f64)>,
+    /// Each edge's route, in the order of [`Input::edges`].
     pub edges: Vec<EdgePath>,
+    /// The drawing's width, in pixels.
     pub width: f64,
+    /// The drawing's height, in pixels.
     pub height: f64,
 }
 
+/// Where an edge goes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgePath {
     /// From the source's border to the target's border.

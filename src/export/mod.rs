@@ -10,12 +10,12 @@
 //! transitions labelled with their events, forbidden moves as red dashed edges to a
 //! violation node that carries the rule's message, and `otherwise ignore` as a note.
 
-pub mod dot;
+pub(crate) mod dot;
 pub mod highlight;
-pub mod json;
+pub(crate) mod json;
 pub mod layout;
-pub mod mermaid;
-pub mod svg;
+pub(crate) mod mermaid;
+pub(crate) mod svg;
 
 use std::collections::BTreeMap;
 
@@ -37,6 +37,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `graph --format` lists them.
     pub const ALL: [Format; 4] = [Format::Dot, Format::Mermaid, Format::Svg, Format::Json];
 
     /// The name `graph --format` takes.
@@ -63,28 +64,38 @@ pub fn render(machine: &Machine, format: Format, walk: Option<&Walk>) -> String 
 /// A machine as something to draw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Drawing {
+    /// The spec's name, the drawing's title.
     pub spec: String,
+    /// The spec's `about` text, if it has one.
     pub about: Option<String>,
     /// Lines shown under the title: `otherwise ignore`, `per`, the highlighted trace.
     pub notes: Vec<String>,
+    /// The boxes: the start dot, the states, the rules' messages, the markers.
     pub nodes: Vec<Node>,
+    /// The arrows between them.
     pub edges: Vec<Edge>,
 }
 
+/// One box of a drawing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     /// Unique among the nodes: a state's name, or `:start`, `:forbid0`, `:mark0` (no
     /// state name contains `:`).
     pub key: String,
+    /// The text in the box.
     pub label: String,
+    /// What the box stands for, which decides its shape.
     pub kind: NodeKind,
 }
 
+/// What a box of a drawing stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
     /// The dot the initial state's arrow starts from.
     Start,
+    /// A state of the machine.
     State {
+        /// The machine starts in it.
         initial: bool,
         /// May end a trace (double border); otherwise it is hot (filled).
         accepting: bool,
@@ -97,27 +108,39 @@ pub enum NodeKind {
         hit: bool,
     },
     /// Where the highlighted trace ended or was rejected (`ok` for a good end).
-    Marker { ok: bool },
+    Marker {
+        /// The trace ended where it may end.
+        ok: bool,
+    },
 }
 
+/// One arrow of a drawing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edge {
     /// Indexes into [`Drawing::nodes`].
     pub from: usize,
+    /// Index into [`Drawing::nodes`] of the box it points to.
     pub to: usize,
+    /// The event (or events) it is labelled with; empty for none.
     pub label: String,
+    /// What the arrow stands for, which decides its style.
     pub kind: EdgeKind,
     /// The highlighted trace took it.
     pub taken: bool,
 }
 
+/// What an arrow of a drawing stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EdgeKind {
+    /// From the start dot to the initial state.
     Start,
+    /// A transition the spec allows.
     Allowed,
+    /// A `forbid` rule: from a state to the rule's message.
     Forbidden,
     /// To a highlight marker.
     Marker {
+        /// The marker is a good end.
         ok: bool,
     },
 }
@@ -192,14 +215,12 @@ fn notes(machine: &Machine, walk: Option<&Walk>) -> Vec<String> {
             instances,
             if instances == 1 { "" } else { "s" }
         ));
-        if walk.instances.iter().any(|i| i.elided > 0) {
-            notes.push("only the last 64 moves of each instance are highlighted".into());
-        }
     }
     notes
 }
 
 impl Drawing {
+    /// The drawing of `machine`, with the walk of a trace marked on it if given.
     pub fn new(machine: &Machine, walk: Option<&Walk>) -> Drawing {
         let trail = Trail::new(machine, walk);
         let mut drawing = Drawing {

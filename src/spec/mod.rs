@@ -15,7 +15,7 @@ use crate::diagnostic::{Code, Diagnostic, SpecSite};
 use crate::source::{Span, SpecSource};
 
 pub use analyzer::compile;
-pub use parser::{parse, parse_path};
+pub use parser::{PathError, parse, parse_path};
 
 /// One finding located in a spec: an error that keeps it from compiling (from the
 /// parser or the analyzer) or a doubtful construct `lint` warns about; its [`Code`]

@@ -1,8 +1,5 @@
 //! Reading traces: streaming line reader, format adapters, the normalized record.
 
-// The adapters are being split by format; until each item there is documented, their
-// missing docs are not reported.
-#[allow(missing_docs)]
 pub mod adapters;
 pub mod input;
 pub mod join;

@@ -11,7 +11,7 @@ use crate::cli::args::OutputFormat;
 use crate::cli::config::ExploreConfig;
 use crate::cli::output::{Output, Stream};
 use crate::explore::render::{self, Emitted};
-use crate::explore::{self, SyntheticTrace};
+use crate::explore::{self, SynthError, SyntheticTrace};
 use crate::machine::Machine;
 
 pub fn run(config: ExploreConfig, out: &mut Output<'_>) -> io::Result<()> {
@@ -48,8 +48,7 @@ fn counterexamples(config: &ExploreConfig, machine: &Machine) -> (String, bool) 
                 name.push_str(&machine.events[event].name);
             }
             let emitted = config.emit.as_deref().map(|dir| {
-                let trace = explore::counterexample_trace(machine, c, config.format)
-                    .map_err(|e| e.to_string());
+                let trace = explore::counterexample_trace(machine, c, config.format);
                 emit(config, dir, machine, "fail", &file_name(&name), trace)
             });
             failed |= matches!(emitted, Some(Emitted::Failed(_)));
@@ -83,8 +82,7 @@ fn allowed(config: &ExploreConfig, machine: &Machine) -> (String, bool) {
                     .map(|&e| machine.events[e].name.as_str())
                     .collect();
                 let name = file_name(&format!("{:0width$}-{}", i + 1, events.join("-")));
-                let trace =
-                    explore::allowed_trace(machine, path, config.format).map_err(|e| e.to_string());
+                let trace = explore::allowed_trace(machine, path, config.format);
                 emit(config, dir, machine, "pass", &name, trace)
             });
             failed |= matches!(emitted, Some(Emitted::Failed(_)));
@@ -106,10 +104,10 @@ fn emit(
     machine: &Machine,
     kind: &str,
     name: &str,
-    trace: Result<SyntheticTrace, String>,
+    trace: Result<SyntheticTrace, SynthError>,
 ) -> Emitted {
-    let written = trace.and_then(|trace| {
-        let text = trace.write(config.format)?;
+    let written = trace.map_err(|err| err.to_string()).and_then(|trace| {
+        let text = trace.write(config.format).map_err(|err| err.to_string())?;
         let dir = dir.join(&machine.name).join(kind);
         let file = dir.join(format!("{name}.{}", config.format.extension()));
         std::fs::create_dir_all(&dir)

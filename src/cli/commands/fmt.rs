@@ -2,7 +2,7 @@
 //! a diff on stdout for each file that is not. Problems go to stderr.
 
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::no_input;
@@ -10,7 +10,7 @@ use crate::cli::Exit;
 use crate::cli::args::OutputFormat;
 use crate::cli::config::{FmtConfig, FmtTarget};
 use crate::cli::output::{Output, Stream};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::Diagnostic;
 use crate::files;
 use crate::machine::SpecSource;
 use crate::spec::fmt::{format_source, unified_diff};
@@ -50,7 +50,9 @@ fn files(config: &FmtConfig, paths: &[PathBuf], out: &mut Output<'_>) -> io::Res
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) => {
-                out.problem(&unreadable(path, &err))?;
+                let mut diagnostic = Diagnostic::unreadable_unlocated(path, &err);
+                diagnostic.hint = Some("spec files are UTF-8 text".into());
+                out.problem(&diagnostic)?;
                 continue;
             }
         };
@@ -99,13 +101,4 @@ fn diff(out: &mut Output<'_>, name: &str, text: &str, formatted: &str) -> io::Re
     }
     out.raise(Exit::Violations);
     out.data(unified_diff(name, text, formatted))
-}
-
-fn unreadable(path: &Path, err: &io::Error) -> Diagnostic {
-    let mut diagnostic = Diagnostic::new(
-        Code::UnreadableInput,
-        format!("cannot read `{}`: {err}", path.display()),
-    );
-    diagnostic.hint = Some("spec files are UTF-8 text".into());
-    diagnostic
 }

@@ -65,26 +65,52 @@ pub fn parse(source: &str) -> Result<SpecFile, Vec<SpecError>> {
     }
 }
 
+/// Why a record path given on its own (`--trace-by`) does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The text is empty or starts a comment.
+    #[error("expected a path")]
+    Missing,
+    /// Something follows a whole path.
+    #[error("unexpected `{tail}` after the path `{path}`")]
+    Trailing {
+        /// What follows the path.
+        tail: String,
+        /// The path, as written.
+        path: String,
+    },
+    /// A malformed path, as the spec parser describes it.
+    #[error("{0}")]
+    Malformed(String),
+    /// The text does not start like a path.
+    #[error("expected a path, like `args.request_id`")]
+    NotAPath,
+}
+
 /// Parses a record path on its own (`args.request_id`, `output["odd key"][0]`), as
 /// written outside a spec, e.g. on the command line. Spans are offsets into `text`.
-pub fn parse_path(text: &str) -> Result<Path, String> {
+pub fn parse_path(text: &str) -> Result<Path, PathError> {
     let parser = Parser {
         source: text,
         comments: RefCell::default(),
     };
     let start = text.trim_start_matches([' ', '\t']);
     if start.starts_with('#') {
-        return Err("expected a path".to_owned());
+        return Err(PathError::Missing);
     }
     match parser.path(start) {
         Ok((rest, path)) => match rest.trim() {
             "" => Ok(path),
-            tail => Err(format!("unexpected `{tail}` after the path `{path}`")),
+            tail => Err(PathError::Trailing {
+                tail: tail.to_string(),
+                path: path.to_string(),
+            }),
         },
         Err(nom::Err::Failure(Fail::Report(error)) | nom::Err::Error(Fail::Report(error))) => {
-            Err(error.message)
+            Err(PathError::Malformed(error.message))
         }
-        Err(_) => Err("expected a path, like `args.request_id`".to_owned()),
+        Err(_) => Err(PathError::NotAPath),
     }
 }
 

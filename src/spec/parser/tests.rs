@@ -955,16 +955,17 @@ fn standalone_paths() {
     let have = parse_path("output[\"odd key\"][0].id").map(|path| path.to_string());
     assert_eq!(have.as_deref(), Ok("output[\"odd key\"][0].id"));
     assert_eq!(parse_path(" args.id ").map(|p| p.segments.len()), Ok(2));
+    let error = |text: &str| parse_path(text).map(|_| ()).map_err(|e| e.to_string());
     assert_eq!(
-        parse_path("a b"),
+        error("a b"),
         Err("unexpected `b` after the path `a`".to_owned())
     );
     assert_eq!(
-        parse_path("a."),
+        error("a."),
         Err("expected a field name after `.`".to_owned())
     );
-    assert!(parse_path("").is_err());
-    assert!(parse_path("#a").is_err());
+    assert_eq!(parse_path(""), Err(PathError::NotAPath));
+    assert_eq!(parse_path("#a"), Err(PathError::Missing));
 }
 
 #[test]

@@ -16,24 +16,25 @@
 
 use serde_json::Value;
 
-use super::shared::{Map, Pairer, Target, describe, fields, put, put_content, str_of};
+use super::shared::{
+    Map, Pairer, Target, describe, element_object, fields, put, put_content, put_invalid,
+    read_messages, str_of,
+};
 use super::{Element, Out, Site};
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut pairer = Pairer::new("no tool_result before the next assistant message");
-    for element in elements {
-        message(element, &mut pairer);
-    }
-    pairer.finish(out);
+    read_messages(
+        elements,
+        out,
+        "no tool_result before the next assistant message",
+        message,
+    );
 }
 
 fn message(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
-    let Value::Object(map) = element.value else {
-        return pairer.problem(
-            site.clone(),
-            format!("message is {}, expected an object", describe(element.value)),
-        );
+    let Some(map) = element_object(element, "message", pairer) else {
+        return;
     };
     let Some(role) = str_of(map, "role") else {
         return pairer.problem(site.clone(), "message has no string `role`");
@@ -132,12 +133,7 @@ fn result(map: &Map) -> Map {
             put_content(&mut record, "output", content);
         }
         Some(other) => {
-            put(&mut record, "status", "invalid");
-            put(
-                &mut record,
-                "invalid_reason",
-                format!("`is_error` is {}, expected a boolean", describe(other)),
-            );
+            put_invalid(&mut record, "is_error", Some(other), "a boolean");
             put_content(&mut record, "output", content);
         }
     }

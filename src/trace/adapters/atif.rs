@@ -18,8 +18,8 @@
 use serde_json::Value;
 
 use super::shared::{
-    Map, Pairer, Target, describe, fields, id_text, message_text, put, put_args, put_content,
-    str_of,
+    Map, Pairer, Target, describe, element_object, fields, id_text, message_text, put, put_args,
+    put_content, str_of,
 };
 use super::{Element, Out, Site};
 
@@ -36,11 +36,8 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
 
 fn step(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
-    let Value::Object(map) = element.value else {
-        return pairer.problem(
-            site.clone(),
-            format!("step is {}, expected an object", describe(element.value)),
-        );
+    let Some(map) = element_object(element, "step", pairer) else {
+        return;
     };
     let time = map.get("timestamp").filter(|t| !t.is_null()).cloned();
     let stamp = |record: &mut Map| {

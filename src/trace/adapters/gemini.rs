@@ -19,8 +19,8 @@
 use serde_json::Value;
 
 use super::shared::{
-    Map, Pairer, Target, describe, fields, id_text, message_text, put, put_args, put_content,
-    str_of,
+    Map, Pairer, Target, describe, element_object, fields, id_text, message_text, put, put_args,
+    put_content, put_invalid, read_messages, str_of,
 };
 use super::{Element, Out, Site};
 
@@ -39,20 +39,18 @@ pub fn is_message(map: &Map) -> bool {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut pairer = Pairer::new("no result before the next model turn");
-    for element in elements {
-        message(element, &mut pairer);
-    }
-    pairer.finish(out);
+    read_messages(
+        elements,
+        out,
+        "no result before the next model turn",
+        message,
+    );
 }
 
 fn message(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
-    let Value::Object(map) = element.value else {
-        return pairer.problem(
-            site.clone(),
-            format!("message is {}, expected an object", describe(element.value)),
-        );
+    let Some(map) = element_object(element, "message", pairer) else {
+        return;
     };
     let Some(ty) = str_of(map, "type") else {
         return pairer.problem(site.clone(), "message has no string `type`");
@@ -154,15 +152,7 @@ fn result(map: &Map) -> Option<Map> {
             _ => return None,
         },
         other => {
-            put(&mut record, "status", "invalid");
-            put(
-                &mut record,
-                "invalid_reason",
-                format!(
-                    "`status` is {}, expected a string",
-                    other.map_or("absent", describe)
-                ),
-            );
+            put_invalid(&mut record, "status", other, "a string");
         }
     }
     if let Some(display) = map.get("resultDisplay").filter(|d| !d.is_null()) {

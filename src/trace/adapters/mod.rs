@@ -21,23 +21,23 @@
 //! elements into records, and gives every record its trace, position and location.
 //! This module holds the types they share and the entry points.
 
-pub mod anthropic;
-pub mod atif;
-pub mod claude_code;
-pub mod codex;
+pub(crate) mod anthropic;
+pub(crate) mod atif;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
 mod detect;
 mod document;
-pub mod gemini;
-pub mod mcp;
-pub mod openai;
-pub mod otel;
+pub(crate) mod gemini;
+pub(crate) mod mcp;
+pub(crate) mod openai;
+pub(crate) mod otel;
 mod pieces;
-pub mod responses;
+pub(crate) mod responses;
 mod search;
-pub mod select;
+pub(crate) mod select;
 mod shared;
-pub mod toolbench;
-pub mod unanswered;
+pub(crate) mod toolbench;
+pub(crate) mod unanswered;
 
 use std::fmt;
 use std::io;
@@ -49,7 +49,7 @@ use serde_json::Value;
 use detect::sniff;
 use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
-pub use select::Selector;
+pub use select::{Selector, SelectorError};
 use shared::Map;
 
 use crate::trace::json_index::child_pointer;
@@ -58,20 +58,32 @@ use crate::trace::{Location, Record};
 /// A trace format tracegate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Format {
+    /// tracegate's own JSONL records (DESIGN.md §2).
     Native,
+    /// OpenAI Chat Completions messages.
     OpenAi,
+    /// OpenAI Responses items.
     Responses,
+    /// Anthropic Messages.
     Anthropic,
+    /// MCP / JSON-RPC messages.
     Mcp,
+    /// OpenTelemetry GenAI spans (OTLP JSON).
     Otel,
+    /// ATIF trajectories.
     Atif,
+    /// ToolBench search trees.
     ToolBench,
+    /// Claude Code session logs.
     ClaudeCode,
+    /// Codex CLI rollouts.
     Codex,
+    /// Gemini CLI sessions.
     Gemini,
 }
 
 impl Format {
+    /// Every format, in the order `--format` lists them.
     pub const ALL: [Format; 11] = [
         Format::Native,
         Format::OpenAi,
@@ -103,6 +115,7 @@ impl Format {
         }
     }
 
+    /// The format `--format NAME` names, if any.
     pub fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
@@ -136,6 +149,7 @@ impl fmt::Display for Format {
 pub struct InputOptions {
     /// `None` detects the format from the content.
     pub format: Option<Format>,
+    /// Where in a document the transcripts are (`--select`); `None` searches for them.
     pub select: Option<Selector>,
 }
 
@@ -155,6 +169,7 @@ pub enum Layout {
 /// What was recognized in a file, for `--verbose`.
 #[derive(Debug, Clone)]
 pub struct Detected {
+    /// How the file is laid out.
     pub layout: Layout,
     /// The formats read, in the order first met.
     pub formats: Vec<Format>,
@@ -208,25 +223,34 @@ pub enum ProblemKind {
     Untyped,
 }
 
+/// A problem with an input: an unusable element, no known format, or a doubtful file.
 #[derive(Debug, Clone)]
 pub struct Problem {
+    /// What kind of problem it is, which decides its diagnostic code.
     pub kind: ProblemKind,
+    /// Where in the file it is.
     pub loc: Location,
+    /// What is wrong, for people.
     pub message: String,
+    /// How to fix it, when there is a likely fix.
     pub hint: Option<String>,
 }
 
 /// One normalized record or one problem, in input order.
 #[derive(Debug)]
 pub enum Entry {
+    /// A normalized record.
     Record(Record<'static>),
+    /// An element that is not a usable record, or an input in no known format.
     Problem(Problem),
 }
 
 /// An input read through an adapter.
 #[derive(Debug)]
 pub struct Reading {
+    /// What was recognized in the input.
     pub detected: Detected,
+    /// The records and problems, in input order.
     pub entries: Vec<Entry>,
     /// Distinct traces among the records. With more than one, every record has a
     /// `trace` field naming its trace.
@@ -258,17 +282,21 @@ pub struct Piece {
 pub enum Opened {
     /// Native JSONL: the caller streams the file.
     Native(Detected),
+    /// Any other format, read whole by its adapter.
     Read(Reading),
 }
 
 /// A place in the input: a document (the file, or one line) and a JSON pointer in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
+pub(crate) struct Site {
+    /// The document's index among the documents read.
     pub doc: usize,
+    /// The JSON pointer of the value in the document.
     pub pointer: String,
 }
 
 impl Site {
+    /// The site of `token` (a key or an index) under this one.
     pub fn child(&self, token: impl fmt::Display) -> Site {
         Site {
             doc: self.doc,
@@ -279,14 +307,16 @@ impl Site {
 
 /// One element of a transcript.
 #[derive(Debug, Clone)]
-pub struct Element<'v> {
+pub(crate) struct Element<'v> {
+    /// The element's JSON value.
     pub value: &'v Value,
+    /// Where it is.
     pub site: Site,
 }
 
 /// What adapters write: records (a field map) and problems, each at a site.
 #[derive(Debug, Default)]
-pub struct Out {
+pub(crate) struct Out {
     items: Vec<Emitted>,
 }
 
@@ -305,6 +335,7 @@ enum Emit {
 }
 
 impl Out {
+    /// A record of the transcript, at `site`.
     pub fn record(&mut self, site: &Site, fields: Map) {
         self.record_in(None, site, fields);
     }
@@ -318,6 +349,7 @@ impl Out {
         });
     }
 
+    /// A problem (`malformed-record`) at `site`.
     pub fn problem(&mut self, site: &Site, message: impl Into<String>) {
         self.items.push(Emitted {
             site: site.clone(),

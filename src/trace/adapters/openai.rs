@@ -22,26 +22,24 @@
 use serde_json::Value;
 
 use super::shared::{
-    Map, Pairer, Target, describe, fields, id_text, message_record, message_text, put, put_args,
-    put_content, str_of,
+    Map, Pairer, Target, describe, element_object, fields, id_text, message_record, message_text,
+    put, put_args, put_content, read_messages, str_of,
 };
 use super::{Element, Out};
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut pairer = Pairer::new("no result before the next assistant message");
-    for element in elements {
-        message(element, &mut pairer);
-    }
-    pairer.finish(out);
+    read_messages(
+        elements,
+        out,
+        "no result before the next assistant message",
+        message,
+    );
 }
 
 fn message(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
-    let Value::Object(map) = element.value else {
-        return pairer.problem(
-            site.clone(),
-            format!("message is {}, expected an object", describe(element.value)),
-        );
+    let Some(map) = element_object(element, "message", pairer) else {
+        return;
     };
     let role = match map.get("role") {
         Some(Value::String(role)) => role.as_str(),

@@ -132,8 +132,8 @@ fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
         None => Map::new(),
         Some(value) => match attributes(value) {
             Ok(attrs) => attrs,
-            Err(message) => {
-                out.problem(&span.site.child("attributes"), message);
+            Err(error) => {
+                out.problem(&span.site.child("attributes"), error.to_string());
                 return None;
             }
         },
@@ -257,15 +257,24 @@ fn error_of(attrs: &Map, status: Option<&Map>, events: Option<&Value>) -> Map {
     error
 }
 
+/// Why an `attributes` field cannot be decoded.
+#[derive(Debug, thiserror::Error)]
+enum AttributesError {
+    #[error("attribute has no string `key`")]
+    NoKey,
+    #[error("field `attributes` is {0}, expected an array")]
+    NotAList(&'static str),
+}
+
 /// Decodes an OTLP attribute list (`[{"key", "value": {typed}}]`), or a plain object
 /// of attributes as some exporters write them.
-fn attributes(value: &Value) -> Result<Map, String> {
+fn attributes(value: &Value) -> Result<Map, AttributesError> {
     match value {
         Value::Array(items) => {
             let mut map = Map::new();
             for item in items {
                 let Some(key) = item.get("key").and_then(Value::as_str) else {
-                    return Err("attribute has no string `key`".to_string());
+                    return Err(AttributesError::NoKey);
                 };
                 let value = item.get("value").map_or(Value::Null, any_value);
                 map.insert(key.to_string(), value);
@@ -273,10 +282,7 @@ fn attributes(value: &Value) -> Result<Map, String> {
             Ok(map)
         }
         Value::Object(map) => Ok(map.iter().map(|(k, v)| (k.clone(), any_value(v))).collect()),
-        other => Err(format!(
-            "field `attributes` is {}, expected an array",
-            describe(other)
-        )),
+        other => Err(AttributesError::NotAList(describe(other))),
     }
 }
 

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::shared::{
     Map, Pairer, Target, describe, fields, id_text, message_record, message_text, put, put_args,
-    put_content, str_of,
+    put_content, put_invalid, str_of,
 };
 use super::{Element, Out};
 
@@ -133,15 +133,7 @@ pub(super) fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: 
                     output.insert("approved".into(), Value::Bool(*approve));
                 }
                 other => {
-                    put(&mut record, "status", "invalid");
-                    put(
-                        &mut record,
-                        "invalid_reason",
-                        format!(
-                            "`approve` is {}, expected a boolean",
-                            other.map_or("absent", describe)
-                        ),
-                    );
+                    put_invalid(&mut record, "approve", other, "a boolean");
                 }
             }
             if let Some(reason) = map.get("reason").filter(|r| !r.is_null()) {

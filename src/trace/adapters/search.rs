@@ -21,6 +21,11 @@ pub(super) struct Found<'v> {
 /// Whether a document holds a transcript somewhere (for telling a JSON Lines file of
 /// runs from native records).
 pub(super) fn has_transcripts(value: &Value) -> bool {
+    !search_all(value).is_empty()
+}
+
+/// Every transcript a search finds in `value`, read as the document at index 0.
+fn search_all(value: &Value) -> Vec<Found<'_>> {
     let mut found = Vec::new();
     Search {
         doc: 0,
@@ -29,7 +34,7 @@ pub(super) fn has_transcripts(value: &Value) -> bool {
         found: &mut found,
     }
     .find(value, "", None, 0);
-    !found.is_empty()
+    found
 }
 
 /// Keys that name a run, tried in this order.
@@ -215,15 +220,7 @@ mod tests {
     use super::*;
 
     fn formats_of(value: &Value) -> Vec<(Format, String, usize)> {
-        let mut found = Vec::new();
-        Search {
-            doc: 0,
-            format: None,
-            prefix: "",
-            found: &mut found,
-        }
-        .find(value, "", None, 0);
-        found
+        search_all(value)
             .into_iter()
             .map(|f| (f.format, f.name, f.elements.len()))
             .collect()

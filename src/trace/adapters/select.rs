@@ -31,9 +31,46 @@ impl fmt::Display for Selector {
     }
 }
 
+/// Why a `--select` path does not parse; columns count characters from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectorError {
+    /// A `.` with no key after it.
+    #[error("expected a key after `.` at column {column}")]
+    MissingKey {
+        /// Where the `.` is.
+        column: usize,
+    },
+    /// A `[` with no `]`.
+    #[error("unclosed `[` at column {column}")]
+    Unclosed {
+        /// Where the `[` is.
+        column: usize,
+    },
+    /// A `["…"]` whose inside is not a JSON string.
+    #[error("`[{inside}]` at column {column} is not a quoted key")]
+    BadQuotedKey {
+        /// What stands between the brackets.
+        inside: String,
+        /// Where the `[` is.
+        column: usize,
+    },
+    /// Brackets holding something other than `*`, an index or a quoted key.
+    #[error("`[{inside}]` at column {column} is not `[*]`, an index or a quoted key")]
+    BadBracket {
+        /// What stands between the brackets.
+        inside: String,
+        /// Where the `[` is.
+        column: usize,
+    },
+    /// The path ends with a `.`.
+    #[error("the path ends with `.`")]
+    TrailingDot,
+}
+
 impl Selector {
     /// Parses a path; the error says what is wrong and where.
-    pub fn parse(text: &str) -> Result<Selector, String> {
+    pub fn parse(text: &str) -> Result<Selector, SelectorError> {
         let trimmed = text.trim();
         let steps = if trimmed.starts_with('/') {
             pointer_tokens(trimmed)
@@ -93,7 +130,7 @@ impl Selector {
     }
 }
 
-fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
+fn parse_dotted(text: &str) -> Result<Vec<Step>, SelectorError> {
     let chars: Vec<char> = text.chars().collect();
     let mut steps = Vec::new();
     let mut at = 0;
@@ -105,7 +142,7 @@ fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
         match chars[at] {
             '.' => {
                 if need_key || at + 1 == chars.len() {
-                    return Err(format!("expected a key after `.` at column {}", at + 1));
+                    return Err(SelectorError::MissingKey { column: at + 1 });
                 }
                 need_key = true;
                 at += 1;
@@ -115,7 +152,7 @@ fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
                     .iter()
                     .position(|&c| c == ']')
                     .map(|i| at + i)
-                    .ok_or_else(|| format!("unclosed `[` at column {}", at + 1))?;
+                    .ok_or(SelectorError::Unclosed { column: at + 1 })?;
                 let inside: String = chars[at + 1..close].iter().collect();
                 let inside = inside.trim();
                 let step = if inside == "*" {
@@ -124,13 +161,16 @@ fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
                     Step::Index(index)
                 } else if inside.starts_with('"') {
                     Step::Key(serde_json::from_str::<String>(inside).map_err(|_| {
-                        format!("`[{inside}]` at column {} is not a quoted key", at + 1)
+                        SelectorError::BadQuotedKey {
+                            inside: inside.to_string(),
+                            column: at + 1,
+                        }
                     })?)
                 } else {
-                    return Err(format!(
-                        "`[{inside}]` at column {} is not `[*]`, an index or a quoted key",
-                        at + 1
-                    ));
+                    return Err(SelectorError::BadBracket {
+                        inside: inside.to_string(),
+                        column: at + 1,
+                    });
                 };
                 steps.push(step);
                 need_key = false;
@@ -152,7 +192,7 @@ fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
         }
     }
     if need_key {
-        return Err("the path ends with `.`".to_string());
+        return Err(SelectorError::TrailingDot);
     }
     Ok(steps)
 }
@@ -189,9 +229,14 @@ mod tests {
 
     #[test]
     fn reports_bad_paths() {
-        assert!(Selector::parse("a[").unwrap_err().contains("unclosed"));
-        assert!(Selector::parse("a.").unwrap_err().contains("after `.`"));
-        assert!(Selector::parse("a[x]").unwrap_err().contains("`[x]`"));
-        assert!(Selector::parse("a..b").is_err());
+        let error = |text: &str| Selector::parse(text).unwrap_err();
+        assert_eq!(error("a["), SelectorError::Unclosed { column: 2 });
+        assert_eq!(error("a[").to_string(), "unclosed `[` at column 2");
+        assert_eq!(error("a."), SelectorError::MissingKey { column: 2 });
+        assert_eq!(
+            error("a[x]").to_string(),
+            "`[x]` at column 2 is not `[*]`, an index or a quoted key"
+        );
+        assert_eq!(error("a..b"), SelectorError::MissingKey { column: 3 });
     }
 }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::{Out, Site};
+use super::{Element, Out, Site};
 
 pub type Map = serde_json::Map<String, Value>;
 
@@ -142,6 +142,55 @@ fn part_text(part: &Value) -> Option<&str> {
 
 /// A `message` record with its role, and its text and refusal where it has them;
 /// `None` for a message with neither (nothing a spec could read).
+/// Marks a result `invalid`: its `field` is `value` (`None`: absent), not the
+/// `expected` kind of value that says how the call went.
+pub fn put_invalid(record: &mut Map, field: &str, value: Option<&Value>, expected: &str) {
+    put(record, "status", "invalid");
+    put(
+        record,
+        "invalid_reason",
+        format!(
+            "`{field}` is {}, expected {expected}",
+            value.map_or("absent", describe)
+        ),
+    );
+}
+
+/// Reads a transcript whose elements are messages, one at a time, pairing each result
+/// with its call; a call no result answers gets a `missing` result saying
+/// `why_missing`.
+pub fn read_messages(
+    elements: &[Element<'_>],
+    out: &mut Out,
+    why_missing: &'static str,
+    message: fn(&Element<'_>, &mut Pairer),
+) {
+    let mut pairer = Pairer::new(why_missing);
+    for element in elements {
+        message(element, &mut pairer);
+    }
+    pairer.finish(out);
+}
+
+/// The element's object, or `None` after a problem saying that the `what` (a message,
+/// a step) is not one.
+pub fn element_object<'v>(
+    element: &Element<'v>,
+    what: &str,
+    pairer: &mut Pairer,
+) -> Option<&'v Map> {
+    match element.value {
+        Value::Object(map) => Some(map),
+        other => {
+            pairer.problem(
+                element.site.clone(),
+                format!("{what} is {}, expected an object", describe(other)),
+            );
+            None
+        }
+    }
+}
+
 pub fn message_record(role: &str, text: Option<String>, refusal: Option<&str>) -> Option<Map> {
     if text.is_none() && refusal.is_none() {
         return None;
