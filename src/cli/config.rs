@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use super::args::{
-    CheckArgs, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs, GraphArgs,
-    InputArgs, LintArgs, OutputFormat, ShrinkArgs,
+    CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
+    GraphArgs, InputArgs, LintArgs, OutputFormat, Shell, ShrinkArgs,
 };
+use super::project::{self, Project};
 use crate::check::CheckOptions;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::explore::{self, ShrinkOptions};
@@ -29,6 +30,10 @@ pub enum Config {
     Fmt(FmtConfig),
     Graph(GraphConfig),
     Help(HelpConfig),
+    /// A shell's completion script.
+    Completions(Shell),
+    /// The manual page.
+    Man,
 }
 
 /// How traces are read, shared by every command that reads them.
@@ -43,7 +48,14 @@ pub struct Input {
 pub struct CheckConfig {
     pub specs: Vec<PathBuf>,
     pub traces: Vec<PathBuf>,
-    pub output: OutputFormat,
+    /// The project file's scopes, when no spec or trace was named and one was found:
+    /// then they, not `specs` × `traces`, say what is checked.
+    pub project: Option<Project>,
+    pub output: CheckOutput,
+    /// What SARIF file URIs are relative to; `None` for the working directory.
+    pub sarif_root: Option<PathBuf>,
+    /// Where the HTML report goes, if anywhere.
+    pub report: Option<PathBuf>,
     pub check: CheckOptions,
     pub input: Input,
     /// Worker threads; `None` for one per core.
@@ -158,6 +170,8 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
         Command::Fmt(args) => Config::Fmt(fmt(args, &mut problems)),
         Command::Graph(args) => Config::Graph(graph(args)),
         Command::Help { topic } => Config::Help(help(&topic, &mut problems)),
+        Command::Completions { shell } => Config::Completions(shell),
+        Command::Man => Config::Man,
     };
     problems.or(config)
 }
@@ -244,10 +258,36 @@ fn code_named(name: &str, problems: &mut Problems) -> Option<Code> {
 
 fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
     let input = input(args.input, problems);
+    // The project file decides only when the command line names nothing to check.
+    let project = if args.specs.is_empty() && args.traces.is_empty() {
+        std::env::current_dir().ok().and_then(|cwd| {
+            let file = project::find(&cwd)?;
+            let loaded = project::load(&file, &cwd);
+            problems.take(loaded, |messages| {
+                (
+                    messages.join("\n"),
+                    Some(format!(
+                        "see `{}` in the README; name specs and --traces to check without it",
+                        project::FILE_NAME
+                    )),
+                )
+            })
+        })
+    } else {
+        None
+    };
+    if args.sarif_root.is_some() && args.output != CheckOutput::Sarif {
+        problems
+            .0
+            .push(usage("--sarif-root applies to --output sarif".into(), None));
+    }
     CheckConfig {
         specs: or_default(args.specs, "specs"),
         traces: or_default(args.traces, "traces"),
+        project,
         output: args.output,
+        sarif_root: args.sarif_root,
+        report: args.report,
         check: CheckOptions {
             trace_by: trace_by(args.trace_by, problems),
             max_line_bytes: args.max_line_bytes,

@@ -8,6 +8,7 @@ pub mod args;
 pub mod commands;
 pub mod config;
 pub mod output;
+pub mod project;
 
 use std::io::{self, ErrorKind};
 
@@ -32,7 +33,7 @@ pub fn run(cli: Cli) -> Exit {
     let stdout = io::stdout();
     let mut stdout = io::BufWriter::new(stdout.lock());
     let mut stderr = io::stderr();
-    let mut output = Output::new(&mut stdout, &mut stderr);
+    let mut output = Output::new(&mut stdout, &mut stderr, cli.color);
     run_with(cli, &mut output)
 }
 
@@ -40,6 +41,9 @@ pub fn run(cli: Cli) -> Exit {
 /// quietly, with the status of what it had found; any other I/O failure (a file that
 /// cannot be written, standard input that cannot be read) is an error.
 pub fn run_with(cli: Cli, output: &mut Output<'_>) -> Exit {
+    if cli.quiet {
+        output.quiet();
+    }
     let ran = match config::config(cli) {
         Ok(config) => dispatch(config, output),
         Err(problems) => problems.iter().try_for_each(|p| output.problem(p)),
@@ -68,6 +72,8 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
         Config::Fmt(config) => commands::fmt::run(config, out),
         Config::Graph(config) => commands::graph::run(config, out),
         Config::Help(config) => commands::help::run(config, out),
+        Config::Completions(shell) => commands::completions::run(shell, out),
+        Config::Man => commands::completions::man(out),
     }
 }
 

@@ -1,80 +1,388 @@
-//! `tracegate check`: traces against specs, a report on stdout.
+//! `tracegate check`: traces against specs, a report on stdout (and, with `--report`,
+//! an HTML file).
+//!
+//! What is checked is either every spec named against every trace named, or, when the
+//! command line names neither and a project file is found, the pairs its scopes make.
 
-use std::io;
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 
 use super::{load_specs, no_input, say_format};
+use crate::check::CheckOptions;
+use crate::cli::args::{CheckOutput, OutputFormat};
 use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
+use crate::cli::project::FILE_NAME;
 use crate::diagnostic::Diagnostic;
+use crate::diagnostic::render::run::{FileRun, Paths, Run};
+use crate::diagnostic::render::{github, html, junit, sarif};
 use crate::files;
 use crate::ingest::Checked;
+use crate::machine::Machine;
+use crate::trace::adapters::InputOptions;
+
+/// A run shorter than this shows no progress bar.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 /// What a check found, in report order.
 struct Found {
-    specs: usize,
+    specs: Vec<Machine>,
     /// Spec errors, unreadable trace paths, no trace files.
     problems: Vec<Diagnostic>,
-    /// Each trace file and what checking it gave.
-    checked: Vec<(PathBuf, Checked)>,
+    /// Each trace file checked and what checking it gave.
+    checked: Vec<FileChecked>,
+    /// With a project file: what was left unchecked, as notes for `-v`.
+    unscoped: Vec<String>,
+}
+
+struct FileChecked {
+    path: PathBuf,
+    /// Indexes into [`Found::specs`].
+    specs: Vec<usize>,
+    seconds: f64,
+    checked: Checked,
+}
+
+/// One group of specs checked against one list of files, read one way.
+struct Group<'a> {
+    specs: std::ops::Range<usize>,
+    files: Vec<PathBuf>,
+    check: &'a CheckOptions,
+    input: &'a InputOptions,
 }
 
 pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
-    let found = find(&config)?;
+    let progress = out.progress;
+    let found = find(&config, progress)?;
     // Everything is counted before anything is written, so that a run cut short by a
     // closed pipe still exits with the status of all it found.
-    out.summary.specs = found.specs;
+    out.summary.specs = found.specs.len();
     found.problems.iter().for_each(|d| out.tally(d));
-    for (_, checked) in &found.checked {
-        out.summary.records += checked.outcome.records;
-        out.summary.traces += checked.outcome.traces;
-        checked
+    for file in &found.checked {
+        out.summary.records += file.checked.outcome.records;
+        out.summary.traces += file.checked.outcome.traces;
+        file.checked
             .outcome
             .diagnostics
             .iter()
             .for_each(|d| out.tally(d));
     }
-    for diagnostic in &found.problems {
-        out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
-    }
-    for (path, checked) in &found.checked {
-        say_format(out, &config.input, path, checked.detected.as_ref())?;
-        for diagnostic in &checked.outcome.diagnostics {
-            out.write_diagnostic(Stream::Stdout, config.output, diagnostic)?;
+    if config.input.verbose {
+        for note in &found.unscoped {
+            out.note(note)?;
         }
     }
-    out.summary(SummaryKind::Check, config.output)
+    let cwd = std::env::current_dir()?;
+    let paths = Paths {
+        root: config.sarif_root.clone().unwrap_or_else(|| cwd.clone()),
+        base: cwd,
+    };
+    let run = Run {
+        version: env!("CARGO_PKG_VERSION"),
+        specs: &found.specs,
+        problems: &found.problems,
+        files: found
+            .checked
+            .iter()
+            .map(|file| FileRun {
+                path: &file.path,
+                specs: file.specs.clone(),
+                seconds: file.seconds,
+                diagnostics: &file.checked.outcome.diagnostics,
+            })
+            .collect(),
+        summary: out.summary,
+        paths: &paths,
+    };
+    // The HTML file first: a closed stdout must not cost the reviewer their report.
+    if let Some(report) = &config.report {
+        let snippets = read_snippets(&run);
+        let page = html::render(&run, &snippets);
+        if let Err(err) = std::fs::write(report, page) {
+            return out.failure(&format!("cannot write `{}`: {err}", report.display()));
+        }
+    }
+    match config.output {
+        CheckOutput::Human | CheckOutput::Json => {
+            let format = if config.output == CheckOutput::Human {
+                OutputFormat::Human
+            } else {
+                OutputFormat::Json
+            };
+            for diagnostic in &found.problems {
+                out.write_diagnostic(Stream::Stdout, format, diagnostic)?;
+            }
+            for file in &found.checked {
+                say_format(
+                    out,
+                    &config.input,
+                    &file.path,
+                    file.checked.detected.as_ref(),
+                )?;
+                for diagnostic in &file.checked.outcome.diagnostics {
+                    out.write_diagnostic(Stream::Stdout, format, diagnostic)?;
+                }
+            }
+            out.summary(SummaryKind::Check, format)
+        }
+        CheckOutput::Sarif => out.data(sarif::render(&run)),
+        CheckOutput::Junit => out.data(junit::render(&run)),
+        CheckOutput::Github => {
+            for diagnostic in run.diagnostics() {
+                out.data(github::render(diagnostic, &paths))?;
+            }
+            out.data(github::render_summary(&run.summary))?;
+            // The step summary is GitHub's page for the job: appended, as each step adds
+            // its own part.
+            if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+                let written = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&file)
+                    .and_then(|mut f| f.write_all(github::step_summary(&run).as_bytes()));
+                if let Err(err) = written {
+                    let name = Path::new(&file).display().to_string();
+                    return out.failure(&format!("cannot write `{name}`: {err}"));
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The library's part: load specs, find trace files, check them.
-fn find(config: &CheckConfig) -> io::Result<Found> {
-    let (specs, spec_errors) = load_specs(&config.specs);
-    let (trace_files, missing) = files::collect(&config.traces, files::is_trace_file);
-    // A spec that does not compile checks nothing: fail closed, before reading traces.
-    let checked = if spec_errors.is_empty() && !specs.is_empty() {
-        let run = || {
-            crate::ingest::check_paths(&specs, &trace_files, &config.check, &config.input.options)
-        };
-        match config.jobs {
-            Some(jobs) => rayon::ThreadPoolBuilder::new()
-                .num_threads(jobs.max(1))
-                .build()
-                .map_err(io::Error::other)?
-                .install(run),
-            None => run(),
+fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
+    let mut specs = Vec::new();
+    let mut problems = Vec::new();
+    let mut groups = Vec::new();
+    let mut unscoped = Vec::new();
+    let mut spec_failed = false;
+    match &config.project {
+        None => {
+            let (loaded, errors) = load_specs(&config.specs);
+            spec_failed = !errors.is_empty();
+            let (trace_files, missing) = files::collect(&config.traces, files::is_trace_file);
+            if trace_files.is_empty() && missing.is_empty() {
+                problems.push(no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
+            }
+            problems.splice(0..0, errors.into_iter().chain(missing));
+            groups.push(Group {
+                specs: 0..loaded.len(),
+                files: trace_files,
+                check: &config.check,
+                input: &config.input.options,
+            });
+            specs = loaded;
         }
-    } else {
-        Vec::new()
-    };
-    let no_traces = (trace_files.is_empty() && missing.is_empty())
-        .then(|| no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
+        Some(project) => {
+            let mut walked = std::collections::BTreeSet::new();
+            let mut missing = Vec::new();
+            for scope in &project.scopes {
+                let (loaded, errors) = load_specs(&scope.specs);
+                spec_failed |= !errors.is_empty();
+                problems.extend(errors);
+                let (found, unreadable) = files::collect(&scope.roots, files::is_trace_file);
+                missing.extend(unreadable);
+                walked.extend(found.iter().cloned());
+                let start = specs.len();
+                specs.extend(loaded);
+                groups.push(Group {
+                    specs: start..specs.len(),
+                    files: found.into_iter().filter(|f| scope.contains(f)).collect(),
+                    check: &scope.check,
+                    input: &scope.input,
+                });
+            }
+            if groups.iter().all(|g| g.files.is_empty()) && missing.is_empty() {
+                let roots: Vec<PathBuf> = project
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.roots.iter().cloned())
+                    .collect();
+                problems.push(no_input("trace", &roots, "`*.jsonl` or `*.json`"));
+            }
+            problems.extend(missing);
+            unscoped = unscoped_notes(&specs, &groups, &walked, &project.file);
+        }
+    }
+    // A spec that does not compile checks nothing: fail closed, before reading traces.
+    if !spec_failed && !specs.is_empty() {
+        let checked = check_groups(&specs, &groups, config.jobs, progress)?;
+        return Ok(Found {
+            specs,
+            problems,
+            checked,
+            unscoped,
+        });
+    }
     Ok(Found {
-        specs: specs.len(),
-        problems: spec_errors
-            .into_iter()
-            .chain(missing)
-            .chain(no_traces)
-            .collect(),
-        checked: trace_files.into_iter().zip(checked).collect(),
+        specs,
+        problems,
+        checked: Vec::new(),
+        unscoped,
     })
+}
+
+/// Checks every group's files against its specs, in parallel, timing each file.
+fn check_groups(
+    specs: &[Machine],
+    groups: &[Group<'_>],
+    jobs: Option<usize>,
+    progress: bool,
+) -> io::Result<Vec<FileChecked>> {
+    let total: usize = groups.iter().map(|g| g.files.len()).sum();
+    let bar = Progress::new(total as u64, progress);
+    let run = || {
+        groups
+            .iter()
+            .flat_map(|group| group.files.iter().map(move |file| (group, file)))
+            .collect::<Vec<_>>()
+            .par_iter()
+            .map(|&(group, file)| {
+                let started = Instant::now();
+                let checked = crate::ingest::check_path(
+                    &specs[group.specs.clone()],
+                    file,
+                    group.check,
+                    group.input,
+                );
+                bar.tick();
+                FileChecked {
+                    path: file.clone(),
+                    specs: group.specs.clone().collect(),
+                    seconds: started.elapsed().as_secs_f64(),
+                    checked,
+                }
+            })
+            .collect()
+    };
+    let checked = match jobs {
+        Some(jobs) => rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs.max(1))
+            .build()
+            .map_err(io::Error::other)?
+            .install(run),
+        None => run(),
+    };
+    bar.finish();
+    Ok(checked)
+}
+
+/// With a project file, what `-v` says was not checked: each trace file found under a
+/// scope's directories, with the specs it was not checked against.
+fn unscoped_notes(
+    specs: &[Machine],
+    groups: &[Group<'_>],
+    walked: &std::collections::BTreeSet<PathBuf>,
+    project: &Path,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut names: Vec<&str> = specs.iter().map(|m| m.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for file in walked {
+        let mut checked: Vec<&str> = groups
+            .iter()
+            .filter(|g| g.files.contains(file))
+            .flat_map(|g| specs[g.specs.clone()].iter().map(|m| m.name.as_str()))
+            .collect();
+        checked.sort_unstable();
+        checked.dedup();
+        let left: Vec<String> = names
+            .iter()
+            .filter(|name| !checked.contains(name))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        if checked.is_empty() {
+            notes.push(format!(
+                "tracegate: {}: not checked: outside every scope of `{}`\n",
+                file.display(),
+                project.display()
+            ));
+        } else if !left.is_empty() {
+            notes.push(format!(
+                "tracegate: {}: not checked against {}: outside their scopes in `{FILE_NAME}`\n",
+                file.display(),
+                left.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+/// Reads the trace lines the HTML report shows, each cut to
+/// [`SNIPPET_CHARS`](crate::diagnostic::render::SNIPPET_CHARS) and masked. A file that
+/// cannot be read shows no lines.
+fn read_snippets(run: &Run<'_>) -> html::Snippets {
+    use crate::diagnostic::render::SNIPPET_CHARS;
+    use std::io::BufRead;
+    let mut snippets = html::Snippets::default();
+    for (file, lines) in html::Snippets::wanted(run) {
+        let Ok(handle) = std::fs::File::open(&file) else {
+            continue;
+        };
+        let mut wanted = lines.iter().copied().peekable();
+        let mut reader = io::BufReader::new(handle);
+        let mut buffer = Vec::new();
+        let mut number = 0u64;
+        while let Some(&next) = wanted.peek() {
+            buffer.clear();
+            match reader.read_until(b'\n', &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => number += 1,
+            }
+            if number == next {
+                wanted.next();
+                let text = String::from_utf8_lossy(&buffer);
+                let text = text.trim_end_matches(['\n', '\r']);
+                let mut cut: String = text.chars().take(SNIPPET_CHARS).collect();
+                if cut.len() < text.len() {
+                    cut.push('…');
+                }
+                let masked = crate::redact::redact(&cut).into_owned();
+                snippets.lines.insert((file.clone(), number), masked);
+            }
+        }
+    }
+    snippets
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal and only once the
+/// run has taken longer than [`PROGRESS_AFTER`], so short runs and piped or CI output
+/// never see it. It is cleared before the report is written.
+struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(total: u64, enabled: bool) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} trace files {elapsed}")
+        {
+            bar.set_style(style);
+        }
+        Progress {
+            bar,
+            started: Instant::now(),
+            enabled,
+        }
+    }
+
+    fn tick(&self) {
+        self.bar.inc(1);
+        if self.enabled && self.bar.is_hidden() && self.started.elapsed() > PROGRESS_AFTER {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }

@@ -3,6 +3,7 @@
 //! What several commands share lives here: loading specs and the `no-input` finding.
 
 pub mod check;
+pub mod completions;
 pub mod convert;
 pub mod coverage;
 pub mod explain;

@@ -1,8 +1,13 @@
 //! Renderers: one per output format. Each turns [`Diagnostic`](crate::diagnostic::Diagnostic)s into text and nothing
 //! else; the CLI decides where the text goes.
 
+pub mod github;
+pub mod html;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod run;
+pub mod sarif;
 
 use std::io::{Read, Seek, SeekFrom};
 
