@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area. `util` holds the harness
 //! that runs the real executable.
 
+mod ci_outputs;
 mod cli;
 mod corpus;
 mod coverage;
@@ -14,6 +15,7 @@ mod human_output;
 mod json_contract;
 mod lint;
 mod malformed;
+mod project;
 mod properties;
 mod readme;
 mod semantics;

@@ -99,13 +99,7 @@ pub fn load(file: &Path, cwd: &Path) -> Result<Project, Vec<String>> {
             .unwrap_or_default();
         vec![format!("{name}{at}: {}", err.message())]
     })?;
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let dir = dir.strip_prefix(cwd).unwrap_or(dir);
-    let dir = if dir.as_os_str().is_empty() {
-        PathBuf::new()
-    } else {
-        dir.to_path_buf()
-    };
+    let dir = relative(file.parent().unwrap_or(Path::new(".")), cwd);
     let mut problems = Vec::new();
     if parsed.scope.is_empty() {
         problems.push(format!(
@@ -182,6 +176,24 @@ pub fn load(file: &Path, cwd: &Path) -> Result<Project, Vec<String>> {
     }
 }
 
+/// `dir` relative to `cwd` (`../..` for an ancestor), when both are absolute; else
+/// `dir` as it is.
+fn relative(dir: &Path, cwd: &Path) -> PathBuf {
+    if !(dir.is_absolute() && cwd.is_absolute()) {
+        return dir.to_path_buf();
+    }
+    let (dirs, cwds): (Vec<_>, Vec<_>) = (dir.components().collect(), cwd.components().collect());
+    let common = dirs.iter().zip(&cwds).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..cwds.len() {
+        out.push("..");
+    }
+    for part in &dirs[common..] {
+        out.push(part);
+    }
+    out
+}
+
 /// The leading components of a glob that hold no glob syntax: the directory to walk.
 fn literal_prefix(pattern: &str) -> PathBuf {
     let mut prefix = PathBuf::new();
@@ -246,6 +258,22 @@ mod tests {
         );
         let problems = project("[[scope]]\nspecs = [\"a\"]\nspec = 1\n").expect_err("unknown key");
         assert!(problems[0].contains(":3: "), "{problems:?}");
+    }
+
+    #[test]
+    fn the_directory_is_named_from_the_working_directory() {
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b/c/d")),
+            PathBuf::from("../..")
+        );
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b")),
+            PathBuf::new()
+        );
+        assert_eq!(
+            relative(Path::new("/a/x"), Path::new("/a/b")),
+            PathBuf::from("../x")
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Paths {
     /// with `.` and `..` resolved), else absolute; `/`-separated either way.
     pub fn name(&self, path: &Path) -> String {
         let absolute = normalize(&self.base.join(path));
-        let root = normalize(&self.root.join(""));
+        let root = normalize(&self.base.join(&self.root));
         let shown = absolute.strip_prefix(&root).unwrap_or(&absolute);
         let parts: Vec<String> = shown
             .components()
