@@ -601,6 +601,20 @@ mod tests {
     }
 
     #[test]
+    fn sarif_root_goes_with_sarif_output() {
+        assert_eq!(
+            problems(&["check", "--sarif-root", "."]),
+            ["--sarif-root applies to --output sarif"]
+        );
+        match configure(&["check", "--output", "sarif", "--sarif-root", "/repo"]) {
+            Ok(Config::Check(config)) => {
+                assert_eq!(config.sarif_root, Some(PathBuf::from("/repo")));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn paths_default_to_specs_and_traces() {
         match configure(&["check"]) {
             Ok(Config::Check(config)) => {

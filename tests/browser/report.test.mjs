@@ -103,6 +103,11 @@ test("the shipped library's report shows its counts, filters and explains a find
   assert.ok((await page.locator("#detail ol.timeline li").count()) >= 2, "the path, then the offending record");
   assert.ok(await page.locator("#detail .graph svg").count() === 1, "the spec's graph");
   assert.ok((await page.locator("#detail .graph .hl").count()) > 0, "the path is highlighted");
+
+  await page.selectOption("#f-code", "forbidden-transition");
+  await page.click("#rows tr");
+  assert.ok((await page.textContent("#detail .rule")).startsWith("rule: specs/seed_protocol.tg:"));
+  assert.equal(await page.locator("#detail .graph g.edge.hit").count(), 1, "the forbidden move is marked");
   assert.deepEqual(errors, []);
 });
 

@@ -18,7 +18,6 @@ use crate::diagnostic::{Category, Code, Diagnostic, SpecSite, TraceSite, explain
 use crate::redact::redact;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-const INFORMATION_URI: &str = "https://crates.io/crates/tracegate";
 /// The name of the fingerprint in `partialFingerprints`; the version changes only if
 /// what it is computed from changes.
 const FINGERPRINT: &str = "tracegate/v1";
@@ -51,7 +50,6 @@ struct Driver<'a> {
     name: &'static str,
     version: &'a str,
     semantic_version: &'a str,
-    information_uri: &'static str,
     rules: Vec<Rule>,
 }
 
@@ -234,7 +232,6 @@ pub fn render(run: &Run<'_>) -> String {
                     name: "tracegate",
                     version: run.version,
                     semantic_version: run.version,
-                    information_uri: INFORMATION_URI,
                     rules: Code::ALL.iter().map(|&code| rule(code)).collect(),
                 },
             },
