@@ -149,6 +149,30 @@ fn sarif_of_errors_validates_and_notifies_what_has_no_place() {
 }
 
 #[test]
+fn lint_warnings_are_sarif_warnings_and_github_warnings() {
+    let out = run(&["lint", "tests/fixtures/lint", "--output", "sarif"]);
+    assert_eq!(out.status.code(), Some(0));
+    let log = assert_valid_sarif(&stdout(&out));
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    for result in results {
+        assert_eq!(result["level"], "warning", "{result}");
+        let uri = &result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+        assert!(
+            uri.as_str()
+                .expect("a uri")
+                .starts_with("tests/fixtures/lint/")
+        );
+    }
+    let github = stdout(&run(&["lint", "tests/fixtures/lint", "--output", "github"]));
+    let warnings = github
+        .lines()
+        .filter(|l| l.starts_with("::warning file="))
+        .count();
+    assert_eq!(warnings, results.len());
+}
+
+#[test]
 fn sarif_names_and_fingerprints_do_not_depend_on_where_it_ran() {
     let from_root = run(&[
         "check",

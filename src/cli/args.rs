@@ -258,8 +258,12 @@ pub struct LintArgs {
     #[arg(long, num_args = 1..)]
     pub traces: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
-    pub output: OutputFormat,
+    #[arg(long, value_enum, default_value_t = LintOutput::Human)]
+    pub output: LintOutput,
+    /// With `--output sarif`: file URIs are relative to this directory (default: the
+    /// working directory), e.g. the repository's root.
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
     /// `--deny warnings`: exit with status 1 when there are warnings.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub deny: Vec<Deny>,
@@ -318,6 +322,20 @@ pub enum CheckOutput {
     Sarif,
     /// JUnit XML: a test suite per spec, a test case per spec and trace file.
     Junit,
+    /// GitHub Actions workflow commands (annotations), and a Markdown summary appended
+    /// to $GITHUB_STEP_SUMMARY when it is set.
+    Github,
+}
+
+/// `lint --output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintOutput {
+    /// rustc-style report (colour on a terminal unless NO_COLOR is set).
+    Human,
+    /// JSON Lines: one object per finding, then a summary.
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
     /// GitHub Actions workflow commands (annotations), and a Markdown summary appended
     /// to $GITHUB_STEP_SUMMARY when it is set.
     Github,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::args::{
     CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
-    GraphArgs, InputArgs, LintArgs, OutputFormat, Shell, ShrinkArgs,
+    GraphArgs, InputArgs, LintArgs, LintOutput, OutputFormat, Shell, ShrinkArgs,
 };
 use super::project::{self, Project};
 use crate::check::CheckOptions;
@@ -114,7 +114,9 @@ pub struct LintConfig {
     pub specs: Vec<PathBuf>,
     /// Traces whose tools are compared with the specs'; empty for none.
     pub traces: Vec<PathBuf>,
-    pub output: OutputFormat,
+    pub output: LintOutput,
+    /// What SARIF file URIs are relative to; `None` for the working directory.
+    pub sarif_root: Option<PathBuf>,
     pub deny_warnings: bool,
 }
 
@@ -166,7 +168,7 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
         Command::Explain { code } => Config::Explain(ExplainConfig {
             code: code.and_then(|name| code_named(&name, &mut problems)),
         }),
-        Command::Lint(args) => Config::Lint(lint(args)),
+        Command::Lint(args) => Config::Lint(lint(args, &mut problems)),
         Command::Fmt(args) => Config::Fmt(fmt(args, &mut problems)),
         Command::Graph(args) => Config::Graph(graph(args)),
         Command::Help { topic } => Config::Help(help(&topic, &mut problems)),
@@ -370,11 +372,17 @@ fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
     }
 }
 
-fn lint(args: LintArgs) -> LintConfig {
+fn lint(args: LintArgs, problems: &mut Problems) -> LintConfig {
+    if args.sarif_root.is_some() && args.output != LintOutput::Sarif {
+        problems
+            .0
+            .push(usage("--sarif-root applies to --output sarif".into(), None));
+    }
     LintConfig {
         specs: or_default(args.specs, "specs"),
         traces: args.traces,
         output: args.output,
+        sarif_root: args.sarif_root,
         deny_warnings: args.deny.contains(&Deny::Warnings),
     }
 }

@@ -100,20 +100,11 @@ impl<'w> Output<'w> {
         }
     }
 
-    /// `--quiet`: from now on nothing is written to stdout; stderr still says what went
-    /// wrong, and the status is kept as before.
+    /// `--quiet`: from now on nothing is written to stdout and no progress is drawn;
+    /// stderr still says what went wrong, and the status is kept as before.
     pub fn quiet(&mut self) {
         self.quiet = true;
-    }
-
-    /// Whether `--quiet` silenced stdout.
-    pub fn is_quiet(&self) -> bool {
-        self.quiet
-    }
-
-    /// Whether reports on stdout are styled.
-    pub fn stdout_styled(&self) -> bool {
-        self.stdout.styled
+        self.progress = false;
     }
 
     /// Lint warnings fail the run from now on.

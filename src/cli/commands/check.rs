@@ -131,27 +131,31 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
         }
         CheckOutput::Sarif => out.data(sarif::render(&run)),
         CheckOutput::Junit => out.data(junit::render(&run)),
-        CheckOutput::Github => {
-            for diagnostic in run.diagnostics() {
-                out.data(github::render(diagnostic, &paths))?;
-            }
-            out.data(github::render_summary(&run.summary))?;
-            // The step summary is GitHub's page for the job: appended, as each step adds
-            // its own part.
-            if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-                let written = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&file)
-                    .and_then(|mut f| f.write_all(github::step_summary(&run).as_bytes()));
-                if let Err(err) = written {
-                    let name = Path::new(&file).display().to_string();
-                    return out.failure(&format!("cannot write `{name}`: {err}"));
-                }
-            }
-            Ok(())
+        CheckOutput::Github => github(&run, out),
+    }
+}
+
+/// `--output github`: a workflow command per finding, a closing notice, and the step
+/// summary appended to `$GITHUB_STEP_SUMMARY` when it is set.
+pub(super) fn github(run: &Run<'_>, out: &mut Output<'_>) -> io::Result<()> {
+    for diagnostic in run.diagnostics() {
+        out.data(github::render(diagnostic, run.paths))?;
+    }
+    out.data(github::render_summary(&run.summary))?;
+    // The step summary is GitHub's page for the job: appended, as each step adds its
+    // own part.
+    if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(github::step_summary(run).as_bytes()));
+        if let Err(err) = written {
+            let name = Path::new(&file).display().to_string();
+            return out.failure(&format!("cannot write `{name}`: {err}"));
         }
     }
+    Ok(())
 }
 
 /// The library's part: load specs, find trace files, check them.

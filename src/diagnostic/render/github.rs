@@ -76,10 +76,14 @@ pub fn render_summary(summary: &Summary) -> String {
 }
 
 fn counts(summary: &Summary) -> String {
-    format!(
+    let mut counts = format!(
         "{} specs, {} traces, {} records: {} violations, {} errors",
         summary.specs, summary.traces, summary.records, summary.violations, summary.errors
-    )
+    );
+    if summary.warnings > 0 {
+        counts.push_str(&format!(", {} warnings", summary.warnings));
+    }
+    counts
 }
 
 /// The Markdown summary of a run, for `$GITHUB_STEP_SUMMARY`: the counts, then a table
@@ -92,6 +96,8 @@ pub fn step_summary(run: &Run<'_>) -> String {
         "❌ errors"
     } else if summary.violations > 0 {
         "❌ violations"
+    } else if summary.warnings > 0 {
+        "⚠️ warnings"
     } else {
         "✅ every trace conforms"
     };

@@ -60,9 +60,17 @@ struct Rule {
     name: String,
     short_description: Text,
     full_description: Text,
-    help: Text,
+    help: Help,
     default_configuration: Configuration,
     properties: RuleProperties,
+}
+
+/// A rule's help: the `explain` text, which is Markdown as it is (its example is an
+/// indented code block).
+#[derive(Serialize)]
+struct Help {
+    text: String,
+    markdown: String,
 }
 
 #[derive(Serialize)]
@@ -259,8 +267,9 @@ fn rule(code: Code) -> Rule {
         full_description: Text {
             text: meaning(explanation),
         },
-        help: Text {
+        help: Help {
             text: explanation.to_string(),
+            markdown: explanation.to_string(),
         },
         default_configuration: Configuration { level: level(code) },
         properties: RuleProperties {
