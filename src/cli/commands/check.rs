@@ -239,7 +239,7 @@ fn check_groups(
     progress: bool,
 ) -> io::Result<Vec<FileChecked>> {
     let total: usize = groups.iter().map(|g| g.files.len()).sum();
-    let bar = Progress::new(total as u64, progress);
+    let bar = Progress::new(total as u64, progress, PROGRESS_AFTER);
     let run = || {
         groups
             .iter()
@@ -362,10 +362,13 @@ struct Progress {
     bar: ProgressBar,
     started: Instant,
     enabled: bool,
+    after: Duration,
+    /// Whether the bar was handed stderr to draw on.
+    shown: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
-    fn new(total: u64, enabled: bool) -> Progress {
+    fn new(total: u64, enabled: bool, after: Duration) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         if let Ok(style) =
             ProgressStyle::with_template("{bar:30} {pos}/{len} trace files {elapsed}")
@@ -376,17 +379,55 @@ impl Progress {
             bar,
             started: Instant::now(),
             enabled,
+            after,
+            shown: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     fn tick(&self) {
         self.bar.inc(1);
-        if self.enabled && self.bar.is_hidden() && self.started.elapsed() > PROGRESS_AFTER {
+        use std::sync::atomic::Ordering;
+        if self.enabled
+            && !self.shown.load(Ordering::Relaxed)
+            && self.started.elapsed() >= self.after
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
     }
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_is_drawn_only_when_enabled_and_once_the_run_is_long() {
+        use std::sync::atomic::Ordering;
+        let long = Progress::new(2, true, Duration::ZERO);
+        long.tick();
+        assert!(
+            long.shown.load(Ordering::Relaxed),
+            "a long run on a terminal shows progress"
+        );
+        long.finish();
+        let piped = Progress::new(2, false, Duration::ZERO);
+        piped.tick();
+        assert!(
+            !piped.shown.load(Ordering::Relaxed),
+            "never when stderr is not a terminal"
+        );
+        assert!(piped.bar.is_hidden());
+        let short = Progress::new(2, true, Duration::from_secs(3600));
+        short.tick();
+        assert!(
+            !short.shown.load(Ordering::Relaxed),
+            "not before the run has taken long"
+        );
+        assert_eq!(short.bar.position(), 1, "but it counts from the start");
     }
 }
