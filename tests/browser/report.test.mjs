@@ -140,3 +140,25 @@ test("ten thousand findings are shown a page at a time", async () => {
   assert.equal(await page.locator("#detail ol.timeline li").count(), 2);
   assert.deepEqual(errors, []);
 });
+
+test("the timeline shows the records between the moves, marked as not moves", async () => {
+  const dir = join(scratch, "between");
+  mkdirSync(join(dir, "specs"), { recursive: true });
+  mkdirSync(join(dir, "traces"), { recursive: true });
+  writeFileSync(
+    join(dir, "specs", "once.tg"),
+    'spec once\nevent go = call act\ninitial idle\nidle -> done on go\nforbid done on go: "twice"\n',
+  );
+  writeFileSync(
+    join(dir, "traces", "t.jsonl"),
+    ['{"kind":"call","tool":"act"}', '{"kind":"call","tool":"other"}', '{"kind":"call","tool":"act"}', ""].join("\n"),
+  );
+  const report = join(scratch, "between.html");
+  check(dir, [], report);
+  const { page, errors } = await open(report);
+  await page.click("#rows tr");
+  const items = page.locator("#detail ol.timeline li");
+  assert.deepEqual(await items.evaluateAll((lis) => lis.map((li) => li.className)), ["step", "other", "offending"]);
+  assert.ok((await items.nth(1).textContent()).includes('"tool":"other"'));
+  assert.deepEqual(errors, []);
+});

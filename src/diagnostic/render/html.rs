@@ -4,8 +4,9 @@
 //!
 //! It shows the run's counts; every finding in a list that filters by spec, code and
 //! file and is shown a page at a time (so ten thousand findings stay quick); and, for the
-//! finding opened, the timeline of its instance (each record of the path that led
-//! there, in order, then the offending record, and the spec rule) beside the spec's
+//! finding opened, the timeline of its instance (the records of the file in order from
+//! the path's first move to the offending record, the moves highlighted, and the spec
+//! rule) beside the spec's
 //! graph with that path highlighted. Each spec's graph is drawn once, by
 //! [`crate::export::svg`]; the script highlights a finding's states and moves on it.
 //!
@@ -43,6 +44,7 @@ impl Snippets {
             }
             if let Some(detail) = &diagnostic.violation {
                 lines.extend(detail.path.iter().map(|step| step.line));
+                lines.extend(window(detail, site.loc.line));
             }
         }
         for lines in wanted.values_mut() {
@@ -57,6 +59,20 @@ impl Snippets {
         self.lines
             .get(&(file.to_path_buf(), line))
             .map(String::as_str)
+    }
+}
+
+/// The most records a timeline shows between the first move of a path and the
+/// offending record, beside the moves themselves.
+const WINDOW: u64 = 50;
+
+/// The lines between a path's first move and the offending record (`line`), when there
+/// are at most [`WINDOW`] of them: the records in between that were not moves of this
+/// instance (ignored, or of another instance or trace).
+fn window(detail: &crate::diagnostic::ViolationDetail, line: u64) -> std::ops::Range<u64> {
+    match detail.path.first() {
+        Some(first) if line > first.line && line - first.line <= WINDOW => first.line..line,
+        _ => 0..0,
     }
 }
 
@@ -103,6 +119,8 @@ struct Finding {
     record: Option<String>,
     path: Vec<Move>,
     elided: u64,
+    /// The other records between the first move and the offending record: (line, text).
+    between: Vec<(u64, String)>,
 }
 
 #[derive(Serialize)]
@@ -248,6 +266,18 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
             })
             .collect()
     });
+    let moves: std::collections::BTreeSet<u64> = path.iter().map(|m| m.line).collect();
+    let between = match (detail, &diagnostic.trace) {
+        (Some(detail), Some(site)) => window(detail, site.loc.line)
+            .filter(|line| !moves.contains(line))
+            .filter_map(|line| {
+                snippets
+                    .get(&site.file, line)
+                    .map(|text| (line, text.to_string()))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Finding {
         code: diagnostic.code.as_str(),
         kind: if diagnostic.is_violation() {
@@ -272,6 +302,7 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
         record,
         path,
         elided: detail.map_or(0, |d| d.path_elided),
+        between,
     }
 }
 
@@ -306,6 +337,8 @@ nav { padding: 8px; display: flex; gap: 8px; align-items: center; }
 .meta { color: var(--muted); margin: 0 0 8px; font-family: ui-monospace, monospace; word-break: break-all; }
 ol.timeline { list-style: none; padding: 0; margin: 0 0 12px; border-left: 3px solid var(--blue); }
 ol.timeline li { padding: 4px 10px; margin: 0 0 4px; position: relative; }
+ol.timeline li.other { color: var(--muted); border-left: 3px solid var(--line); margin-left: -3px; }
+ol.timeline li.step { font-weight: 600; }
 ol.timeline li.offending { background: #fff5f5; border-left: 3px solid var(--red); margin-left: -3px; }
 ol.timeline .move { font-family: ui-monospace, monospace; }
 ol.timeline pre, .rule { margin: 2px 0 0; font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; background: #f8f9fa; padding: 4px 6px; }
@@ -383,10 +416,15 @@ const SCRIPT: &str = r#"
     if (f.hint) detail.append(el("p", {}, "help: " + f.hint));
     const list = el("ol", { class: "timeline" });
     if (f.elided) list.append(el("li", {}, "… " + f.elided + " earlier moves not kept"));
-    for (const m of f.path) {
-      const item = el("li", {});
-      item.append(el("div", { class: "move" }, "line " + m.line + ": in " + m.state + ", " + m.event));
-      if (m.record) item.append(el("pre", {}, m.record));
+    const steps = f.path.map((m) => ({ line: m.line, move: m }))
+      .concat(f.between.map(([line, record]) => ({ line, record })))
+      .sort((a, b) => a.line - b.line);
+    for (const step of steps) {
+      const m = step.move;
+      const item = el("li", { class: m ? "step" : "other" });
+      item.append(el("div", { class: "move" }, "line " + step.line + ": " + (m ? "in " + m.state + ", " + m.event : "not a move of this instance")));
+      const record = m ? m.record : step.record;
+      if (record) item.append(el("pre", {}, record));
       list.append(item);
     }
     if (f.line || f.record) {
@@ -430,3 +468,60 @@ const SCRIPT: &str = r#"
   update();
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{Step, ViolationDetail};
+
+    fn detail(lines: &[u64]) -> ViolationDetail {
+        ViolationDetail {
+            key: None,
+            state: "s".into(),
+            event: Some("e".into()),
+            allowed: Vec::new(),
+            path: lines
+                .iter()
+                .map(|&line| Step {
+                    state: "s".into(),
+                    event: "e".into(),
+                    line,
+                })
+                .collect(),
+            path_elided: 0,
+        }
+    }
+
+    #[test]
+    fn the_window_runs_from_the_first_move_to_the_offending_record_when_short() {
+        assert_eq!(window(&detail(&[3, 7]), 9), 3..9);
+        assert_eq!(window(&detail(&[]), 9), 0..0, "no path, nothing between");
+        assert_eq!(window(&detail(&[1]), 2 + WINDOW), 0..0, "too long to show");
+    }
+
+    #[test]
+    fn finding_text_cannot_close_the_script_block() {
+        use crate::diagnostic::render::run::{Paths, Run};
+        use crate::diagnostic::{Code, Diagnostic, Summary};
+        let problems = [Diagnostic::new(Code::NoInput, "</script><script>alert(1)")];
+        let paths = Paths {
+            base: PathBuf::from("/"),
+            root: PathBuf::from("/"),
+        };
+        let run = Run {
+            version: "0",
+            specs: &[],
+            problems: &problems,
+            files: Vec::new(),
+            summary: Summary::default(),
+            paths: &paths,
+        };
+        let page = render(&run, &Snippets::default());
+        assert_eq!(
+            page.matches("</script>").count(),
+            2,
+            "the data block and the script"
+        );
+        assert!(page.contains("<\\/script><script>alert(1)"));
+    }
+}
