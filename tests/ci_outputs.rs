@@ -173,6 +173,19 @@ fn lint_warnings_are_sarif_warnings_and_github_warnings() {
 }
 
 #[test]
+fn sarif_and_junit_structure_do_not_depend_on_the_thread_count() {
+    let sarif = |jobs: &str| stdout(&run(&["check", "--output", "sarif", "-j", jobs]));
+    assert_eq!(sarif("1"), sarif("4"));
+    // JUnit carries measured times; everything else is the same.
+    let junit = |jobs: &str| {
+        let text = stdout(&run(&["check", "--output", "junit", "-j", jobs]));
+        let times = regex::Regex::new(r#" time="[0-9.]+""#).expect("a regex");
+        times.replace_all(&text, "").into_owned()
+    };
+    assert_eq!(junit("1"), junit("4"));
+}
+
+#[test]
 fn sarif_names_and_fingerprints_do_not_depend_on_where_it_ran() {
     let from_root = run(&[
         "check",
