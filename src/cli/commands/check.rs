@@ -4,6 +4,7 @@
 //! What is checked is either every spec named against every trace named, or, when the
 //! command line names neither and a project file is found, the pairs its scopes make.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -183,7 +184,7 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
             specs = loaded;
         }
         Some(project) => {
-            let mut walked = std::collections::BTreeSet::new();
+            let mut walked = BTreeSet::new();
             let mut missing = Vec::new();
             for scope in &project.scopes {
                 let (loaded, errors) = load_specs(&scope.specs);
@@ -214,19 +215,15 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
         }
     }
     // A spec that does not compile checks nothing: fail closed, before reading traces.
-    if !spec_failed && !specs.is_empty() {
-        let checked = check_groups(&specs, &groups, config.jobs, progress)?;
-        return Ok(Found {
-            specs,
-            problems,
-            checked,
-            unscoped,
-        });
-    }
+    let checked = if !spec_failed && !specs.is_empty() {
+        check_groups(&specs, &groups, config.jobs, progress)?
+    } else {
+        Vec::new()
+    };
     Ok(Found {
         specs,
         problems,
-        checked: Vec::new(),
+        checked,
         unscoped,
     })
 }
@@ -281,24 +278,23 @@ fn check_groups(
 fn unscoped_notes(
     specs: &[Machine],
     groups: &[Group<'_>],
-    walked: &std::collections::BTreeSet<PathBuf>,
+    walked: &BTreeSet<PathBuf>,
     project: &Path,
 ) -> Vec<String> {
+    let names: BTreeSet<&str> = specs.iter().map(|m| m.name.as_str()).collect();
+    let mut checked: BTreeMap<&Path, BTreeSet<&str>> = BTreeMap::new();
+    for group in groups {
+        for file in &group.files {
+            let against = specs[group.specs.clone()].iter().map(|m| m.name.as_str());
+            checked.entry(file).or_default().extend(against);
+        }
+    }
+    let none = BTreeSet::new();
     let mut notes = Vec::new();
-    let mut names: Vec<&str> = specs.iter().map(|m| m.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
     for file in walked {
-        let mut checked: Vec<&str> = groups
-            .iter()
-            .filter(|g| g.files.contains(file))
-            .flat_map(|g| specs[g.specs.clone()].iter().map(|m| m.name.as_str()))
-            .collect();
-        checked.sort_unstable();
-        checked.dedup();
+        let checked = checked.get(file.as_path()).unwrap_or(&none);
         let left: Vec<String> = names
-            .iter()
-            .filter(|name| !checked.contains(name))
+            .difference(checked)
             .map(|name| format!("`{name}`"))
             .collect();
         if checked.is_empty() {
