@@ -195,7 +195,7 @@ struct ThreadFlowLocation {
     location: Location,
 }
 
-/// The SARIF log of `run`, as pretty JSON with a final newline.
+/// The SARIF log of `run`, as one line of JSON.
 pub fn render(run: &Run<'_>) -> String {
     let mut results = Vec::new();
     let mut notifications = Vec::new();
@@ -251,7 +251,8 @@ pub fn render(run: &Run<'_>) -> String {
             column_kind: "unicodeCodePoints",
         }],
     };
-    let mut text = serde_json::to_string_pretty(&log).expect("bug: SARIF always serializes");
+    // Compact: GitHub limits the size of an upload, and a large run has many results.
+    let mut text = serde_json::to_string(&log).expect("bug: SARIF always serializes");
     text.push('\n');
     text
 }
