@@ -394,3 +394,26 @@ fn completions_and_the_manual_page_name_the_commands() {
     assert!(man.contains(".TH tracegate"), "{man}");
     assert!(man.contains("completions"));
 }
+
+/// The bytes of each CI output for one small run, pinned (JUnit's measured times
+/// masked; SARIF pretty-printed here for a readable snapshot, without its rules, whose
+/// text is `explain`'s).
+#[test]
+fn ci_outputs_are_pinned() {
+    let line = |output: &str| {
+        stdout(&run(&[
+            "check",
+            "specs/seed_protocol.tg",
+            "--traces",
+            "traces/seed_protocol/fail",
+            "--output",
+            output,
+        ]))
+    };
+    insta::assert_snapshot!("github", line("github"));
+    let times = regex::Regex::new(r#" time="[0-9.]+""#).expect("a regex");
+    insta::assert_snapshot!("junit", times.replace_all(&line("junit"), r#" time="T""#));
+    let mut log: Value = serde_json::from_str(&line("sarif")).expect("SARIF");
+    log["runs"][0]["tool"]["driver"]["rules"] = Value::Null;
+    insta::assert_snapshot!("sarif", serde_json::to_string_pretty(&log).expect("JSON"));
+}
