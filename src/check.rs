@@ -19,10 +19,12 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::json::Segment;
+use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
-use crate::spec::ast::{Otherwise, Segment, Span};
-use crate::trace::native;
-use crate::trace::reader::LineReader;
+use crate::source::Span;
+use crate::trace::adapters::{Detected, InputOptions, ProblemKind};
+use crate::trace::input::{Item, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 
 /// How traces are read and split.
@@ -37,20 +39,12 @@ pub struct CheckOptions {
 /// What checking one input produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Violations and input problems, in the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     /// Records read (malformed lines are diagnostics, not records).
     pub records: u64,
+    /// Traces the input held.
     pub traces: u64,
-}
-
-/// Checks one native JSONL input, streaming it line by line.
-pub fn check_reader<R: BufRead>(
-    specs: &[Machine],
-    file: Arc<Path>,
-    input: R,
-    options: &CheckOptions,
-) -> Outcome {
-    check_reader_observed(specs, file, input, options, None)
 }
 
 /// One move of one instance, as an [`Observer`] sees it: in state `from`, `event`
@@ -63,80 +57,152 @@ pub struct Observation<'a> {
     pub trace: usize,
     /// The instance's `per` key, if the spec has one.
     pub key: Option<&'a str>,
+    /// The state the instance was in.
     pub from: StateId,
+    /// The event the record is.
     pub event: EventId,
+    /// What the event did in `from`.
     pub step: Move,
+    /// Where the record is.
     pub loc: &'a Location,
+    /// Whether the record is a `missing` result synthesized when the input ended.
+    pub at_end: bool,
 }
 
-/// Watches every move of every instance (coverage, shrinking). Instances that have
-/// stopped after a violation make no moves.
+/// Watches every move of every instance (coverage, shrinking, `graph --highlight`).
+/// Instances that have stopped after a violation make no moves.
 pub type Observer<'o> = Box<dyn FnMut(&Observation<'_>) + 'o>;
 
-/// [`check_reader`], showing every move to `observer`.
-pub fn check_reader_observed<R: BufRead>(
+/// Checks one native JSONL input, streaming it line by line (`file` names it in
+/// diagnostics).
+pub fn check_reader<R: BufRead>(
     specs: &[Machine],
     file: Arc<Path>,
     input: R,
     options: &CheckOptions,
+) -> Outcome {
+    let input = TraceInput::native(input, options.max_line_bytes);
+    check_input(specs, file, input, options, None)
+}
+
+/// Checks every record of an opened trace input (`file` names it in diagnostics),
+/// showing every move to `observer` when there is one.
+pub fn check_input(
+    specs: &[Machine],
+    file: Arc<Path>,
+    input: TraceInput<'_>,
+    options: &CheckOptions,
     observer: Option<Observer<'_>>,
 ) -> Outcome {
-    let max = options
-        .max_line_bytes
-        .unwrap_or(crate::trace::reader::DEFAULT_MAX_LINE_BYTES);
-    let mut reader = LineReader::with_max_line_bytes(input, max);
-    let mut monitor = Monitor::new(specs, file.clone(), options.trace_by.clone());
+    // A file of many transcripts: one trace each, by the `trace` field the adapters
+    // gave every record, unless the user split traces their own way.
+    let trace_by = options
+        .trace_by
+        .clone()
+        .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
+    let mut monitor = Monitor::new(specs, file.clone(), trace_by);
     monitor.observer = observer;
-    loop {
-        let line = match reader.next_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(err) => {
-                let mut diagnostic =
-                    Diagnostic::new(Code::UnreadableInput, format!("reading stopped: {err}"));
-                diagnostic.trace = Some(TraceSite {
-                    file: file.clone(),
-                    trace: None,
-                    loc: Location::default(),
-                });
-                monitor.push(diagnostic);
-                break;
-            }
-        };
-        let loc = line.location();
-        let decoded = native::decode(line, max);
-        match decoded {
-            Ok(record) => monitor.feed(record),
-            Err(message) => monitor.malformed(loc, message),
+    // Problems of the file as a whole come first; a malformed element is reported in
+    // its place among the records.
+    let mut file_level = Vec::new();
+    input.for_each(|item| match item {
+        Item::Record(record) => {
+            monitor.feed(record);
         }
+        Item::Problem(problem) => match problem.kind {
+            ProblemKind::Malformed if problem.hint.is_none() => {
+                monitor.malformed(problem.loc, problem.message)
+            }
+            _ => file_level.push(Diagnostic::from_problem(&file, problem)),
+        },
+        Item::Stopped(err) => monitor.push(Diagnostic::unreadable(&file, &err)),
+    });
+    let mut outcome = monitor.finish();
+    file_level.append(&mut outcome.diagnostics);
+    outcome.diagnostics = file_level;
+    outcome
+}
+
+/// What checking one file gave, and what was recognized in it (`None` when the file
+/// could not be read).
+#[derive(Debug)]
+pub struct Checked {
+    /// The checker's verdicts and counts.
+    pub outcome: Outcome,
+    /// The file's format and layout, as detected or given.
+    pub detected: Option<Detected>,
+}
+
+/// Checks one trace file of any format ([`TraceInput::open`]).
+pub fn check_path(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+) -> Checked {
+    check_path_observed(specs, path, options, input, None)
+}
+
+/// [`check_path`], showing every move of every instance to `observer` (coverage,
+/// shrinking and `graph --highlight` watch the checker this way).
+pub fn check_path_observed(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+    observer: Option<Observer<'_>>,
+) -> Checked {
+    match TraceInput::open(path, input, options.max_line_bytes) {
+        Ok(opened) => {
+            let detected = opened.detected().clone();
+            let file: Arc<Path> = Arc::from(path);
+            let mut outcome = check_input(specs, file.clone(), opened, options, observer);
+            if let Some(warning) = detected.warning.clone() {
+                let warning = Diagnostic::from_problem(&file, warning);
+                outcome.diagnostics.insert(0, warning);
+            }
+            Checked {
+                outcome,
+                detected: Some(detected),
+            }
+        }
+        Err(err) => Checked {
+            outcome: Outcome {
+                diagnostics: vec![Diagnostic::unreadable(path, &err)],
+                ..Outcome::default()
+            },
+            detected: None,
+        },
     }
-    monitor.finish()
 }
 
-/// Checks a trace file in any format tracegate reads (see [`crate::ingest`]).
-pub fn check_file(specs: &[Machine], path: &Path, options: &CheckOptions) -> Outcome {
-    // Any format, detected from the content; native JSONL still streams.
-    crate::ingest::check_path(specs, path, options, &Default::default()).outcome
-}
-
-/// Checks many files, in parallel, returning their outcomes in input order.
-pub fn check_files<P: AsRef<Path> + Sync>(
+/// Checks many files, in parallel, returning their results in input order.
+pub fn check_paths<P: AsRef<Path> + Sync>(
     specs: &[Machine],
     paths: &[P],
     options: &CheckOptions,
-) -> Vec<Outcome> {
+    input: &InputOptions,
+) -> Vec<Checked> {
     use rayon::prelude::*;
     paths
         .par_iter()
-        .map(|path| check_file(specs, path.as_ref(), options))
+        .map(|path| check_path(specs, path.as_ref(), options, input))
         .collect()
 }
 
 /// Checks the records of one input, fed one at a time.
+///
+/// [`Monitor::feed`] returns the verdicts a record makes final at once (a forbidden or
+/// unexpected move); [`Monitor::allows`] asks whether a record may come next without
+/// changing anything; [`Monitor::finish`] ends the input and adds the end-of-trace
+/// verdicts. The crate documentation has a complete example, and [`crate::runtime`]
+/// builds records from the shapes agent SDKs use.
 pub struct Monitor<'s> {
     /// `None` unless someone watches; then it sees every move.
     observer: Option<Observer<'s>>,
-    specs: &'s [Machine],
+    /// Set once the input has ended and `finish` synthesizes `missing` results.
+    at_end: bool,
+    specs: Specs<'s>,
     file: Arc<Path>,
     trace_by: Option<Vec<Segment>>,
     traces: Vec<TraceState>,
@@ -148,6 +214,67 @@ pub struct Monitor<'s> {
     /// Scratch space for instance keys, reused across records.
     key: String,
     tools: rustc_hash::FxHashSet<Arc<str>>,
+}
+
+/// The specs a monitor checks against: borrowed from the caller, or shared with it (a
+/// monitor that must own what it checks against, such as one held by another
+/// language's object).
+enum Specs<'s> {
+    Borrowed(&'s [Machine]),
+    Shared(Arc<[Machine]>),
+}
+
+impl std::ops::Deref for Specs<'_> {
+    type Target = [Machine];
+
+    fn deref(&self) -> &[Machine] {
+        match self {
+            Specs::Borrowed(specs) => specs,
+            Specs::Shared(specs) => specs,
+        }
+    }
+}
+
+/// The answer of [`Monitor::allows`]: whether a record may come next and, when it may
+/// not, the diagnostic that feeding it would report first.
+#[derive(Debug, Clone)]
+pub struct Allowance {
+    denial: Option<Box<Diagnostic>>,
+}
+
+impl Allowance {
+    /// Whether the record would be allowed: it would make no diagnostic final now.
+    pub fn is_allowed(&self) -> bool {
+        self.denial.is_none()
+    }
+
+    /// The diagnostic the record would cause, in full (trace site, spec rule, path).
+    pub fn denial(&self) -> Option<&Diagnostic> {
+        self.denial.as_deref()
+    }
+
+    /// Why the record is not allowed: `forbidden-transition`, `unexpected-event`, …
+    pub fn code(&self) -> Option<Code> {
+        self.denial.as_ref().map(|d| d.code)
+    }
+
+    /// The forbid rule's message, or what makes the move unexpected.
+    pub fn message(&self) -> Option<&str> {
+        self.denial.as_ref().map(|d| d.message.as_str())
+    }
+
+    /// The spec rule that decides: the `forbid`, or the `otherwise reject`.
+    pub fn rule(&self) -> Option<&SpecSite> {
+        self.denial.as_ref().and_then(|d| d.spec.as_ref())
+    }
+
+    /// The events the instance's state allows; empty when the record is allowed.
+    pub fn allowed_events(&self) -> &[String] {
+        self.denial
+            .as_ref()
+            .and_then(|d| d.violation.as_deref())
+            .map_or(&[], |v| v.allowed.as_slice())
+    }
 }
 
 struct TraceState {
@@ -183,6 +310,17 @@ impl OpenCalls {
                 .entry(call.tool.clone())
                 .or_default()
                 .push_back(call),
+        }
+    }
+
+    /// The call [`OpenCalls::close`] would close, left open.
+    fn peek(&self, id: Option<&str>, tool: Option<&str>) -> Option<&OpenCall> {
+        match id {
+            Some(id) => self.by_id.get(id),
+            None => {
+                let tool: Option<Arc<str>> = tool.map(Into::into);
+                self.anonymous.get(&tool)?.front()
+            }
         }
     }
 
@@ -252,10 +390,30 @@ struct Instance {
     last: Location,
 }
 
+impl Monitor<'static> {
+    /// A monitor that holds its specs itself, sharing them with the caller: for a
+    /// monitor that must live as long as it likes, such as one a runtime keeps per
+    /// conversation.
+    pub fn shared(
+        specs: Arc<[Machine]>,
+        file: Arc<Path>,
+        trace_by: Option<Vec<Segment>>,
+    ) -> Monitor<'static> {
+        Monitor::with_specs(Specs::Shared(specs), file, trace_by)
+    }
+}
+
 impl<'s> Monitor<'s> {
+    /// A monitor for one input named `file`, checking it against `specs`, with one
+    /// trace per value of `trace_by` (the whole input when `None`).
     pub fn new(specs: &'s [Machine], file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
+        Monitor::with_specs(Specs::Borrowed(specs), file, trace_by)
+    }
+
+    fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         Monitor {
             observer: None,
+            at_end: false,
             specs,
             file,
             trace_by,
@@ -267,6 +425,13 @@ impl<'s> Monitor<'s> {
             key: String::new(),
             tools: Default::default(),
         }
+    }
+
+    /// How many diagnostics the input has produced so far. [`Monitor::finish`] returns
+    /// them first, in the same order, so the end-of-trace verdicts are those after
+    /// this many.
+    pub fn reported(&self) -> usize {
+        self.diagnostics.len()
     }
 
     /// Shows every move of every instance to `observer`.
@@ -294,8 +459,113 @@ impl<'s> Monitor<'s> {
         self.push(diagnostic);
     }
 
-    /// Checks one record.
-    pub fn feed(&mut self, mut record: Record<'_>) {
+    /// Checks one record and returns the diagnostics it makes final now: a forbidden or
+    /// unexpected move, an ambiguous match, a record that cannot be placed in a trace.
+    /// An empty slice means the record was allowed. Verdicts that only the end of a
+    /// trace can give come from [`Monitor::finish`], which also returns these again.
+    pub fn feed(&mut self, record: Record<'_>) -> &[Diagnostic] {
+        let before = self.diagnostics.len();
+        self.check_record(record);
+        &self.diagnostics[before..]
+    }
+
+    /// Whether feeding `record` next would be allowed, with the first diagnostic it would
+    /// cause if not. Changes nothing: the same question may be asked again, and
+    /// `allows(&r).is_allowed() == feed(r).is_empty()` for any record `r`.
+    pub fn allows(&self, record: &Record<'_>) -> Allowance {
+        let deny = |diagnostic: Diagnostic| Allowance {
+            denial: Some(Box::new(diagnostic)),
+        };
+        let trace = match &self.trace_by {
+            None => self.traces.first(),
+            Some(path) => match trace_name(path, record) {
+                Ok(name) => self
+                    .trace_index
+                    .get(&name)
+                    .map(|&index| &self.traces[index]),
+                Err(message) => {
+                    let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message);
+                    diagnostic.trace = Some(self.site(None, &record.loc));
+                    return deny(diagnostic);
+                }
+            },
+        };
+        // A result is matched with the tool and args of the call it answers, as
+        // `feed` would give them.
+        let mut record = Cow::Borrowed(record);
+        if record.kind == Some(Kind::Result) {
+            let call = trace.and_then(|trace| {
+                trace
+                    .calls
+                    .peek(record.call_id.as_deref(), record.tool.as_deref())
+            });
+            if let Some(call) = call {
+                let (tool, args) = (call.tool.clone(), call.args.clone());
+                let record = record.to_mut();
+                if record.tool.is_none() {
+                    record.tool = tool.map(|tool| Cow::Owned(tool.to_string()));
+                }
+                if !record.has_field("args") {
+                    record.inherited_args = args;
+                }
+            }
+        }
+        let name = trace.and_then(|trace| trace.name.as_deref());
+        let mut key = String::new();
+        for (spec, machine) in self.specs.iter().enumerate() {
+            let (first, second) = machine.first_two(&record);
+            let Some(event) = first else {
+                continue;
+            };
+            if let Some(other) = second {
+                if self.ambiguous_seen.contains(&(spec, event, other)) {
+                    continue;
+                }
+                return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
+            }
+            let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
+            let run = trace.map(|trace| &trace.runs[spec]);
+            let fresh;
+            let instances: Vec<&Instance> = if keyed {
+                match run.and_then(|run| run.by_key.get(key.as_str())) {
+                    Some(&index) => vec![&run.expect("an index implies a run").instances[index]],
+                    None => {
+                        fresh = Instance {
+                            key: (!machine.per.is_empty()).then(|| key.as_str().into()),
+                            state: machine.initial,
+                            stopped: false,
+                            path: VecDeque::new(),
+                            elided: 0,
+                            last: record.loc.clone(),
+                        };
+                        vec![&fresh]
+                    }
+                }
+            } else {
+                run.map(|run| run.instances.iter().collect())
+                    .unwrap_or_default()
+            };
+            for instance in instances {
+                if instance.stopped {
+                    continue;
+                }
+                if let Some(kind) = verdict(machine, machine.step(instance.state, event)) {
+                    let found = Found {
+                        kind,
+                        key: instance.key.as_deref().map(str::to_string),
+                        state: instance.state,
+                        event: Some(event),
+                        path: instance.path.iter().copied().collect(),
+                        elided: instance.elided,
+                    };
+                    return deny(self.violation(spec, name, &record.loc, found));
+                }
+            }
+        }
+        Allowance { denial: None }
+    }
+
+    fn check_record(&mut self, mut record: Record<'_>) {
         let trace = match self.trace_of(&record) {
             Ok(trace) => trace,
             Err(message) => return self.malformed(record.loc.clone(), message),
@@ -317,19 +587,7 @@ impl<'s> Monitor<'s> {
             }
             return Ok(0);
         };
-        let value = record.lookup(path).ok_or_else(|| {
-            format!(
-                "record has no `{}` field to split traces by (--trace-by)",
-                crate::spec::ast::Path {
-                    segments: path.clone(),
-                    span: Span::default(),
-                }
-            )
-        })?;
-        let name = match value.as_str() {
-            Some(text) => text.into_owned(),
-            None => value.to_value().map_or_else(String::new, |v| v.to_string()),
-        };
+        let name = trace_name(path, record)?;
         if let Some(&index) = self.trace_index.get(&name) {
             return Ok(index);
         }
@@ -417,7 +675,7 @@ impl<'s> Monitor<'s> {
                         index
                     }
                 };
-                let watch = (&mut self.observer, spec_index, trace);
+                let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 found.extend(deliver(
                     machine,
                     &mut run.instances[index],
@@ -428,7 +686,7 @@ impl<'s> Monitor<'s> {
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
-                    let watch = (&mut self.observer, spec_index, trace);
+                    let watch = (&mut self.observer, spec_index, trace, self.at_end);
                     found.extend(deliver(machine, instance, event, &record.loc, watch));
                 }
             }
@@ -453,6 +711,19 @@ impl<'s> Monitor<'s> {
             return;
         }
         self.ambiguous_seen.push((spec, first, second));
+        let name = self.traces[trace].name.as_deref();
+        let diagnostic = self.ambiguous_diagnostic(spec, first, second, name, record);
+        self.push(diagnostic);
+    }
+
+    fn ambiguous_diagnostic(
+        &self,
+        spec: usize,
+        first: EventId,
+        second: EventId,
+        trace: Option<&str>,
+        record: &Record<'_>,
+    ) -> Diagnostic {
         let machine = &self.specs[spec];
         let (a, b) = (&machine.events[first], &machine.events[second]);
         let mut diagnostic = Diagnostic::new(
@@ -462,16 +733,17 @@ impl<'s> Monitor<'s> {
                 a.name, b.name, machine.name
             ),
         );
-        diagnostic.trace = Some(self.site(self.traces[trace].name.as_deref(), &record.loc));
-        diagnostic.spec = Some(spec_site(machine, a.span));
-        diagnostic
-            .related
-            .push((spec_site(machine, b.span), "the other event".to_string()));
+        diagnostic.trace = Some(self.site(trace, &record.loc));
+        diagnostic.spec = Some(SpecSite::new(&machine.name, &machine.source, a.span));
+        diagnostic.related.push((
+            SpecSite::new(&machine.name, &machine.source, b.span),
+            "the other event".to_string(),
+        ));
         diagnostic.hint = Some(
             "a record may match at most one event; make the patterns exclusive with `where`"
                 .to_string(),
         );
-        self.push(diagnostic);
+        diagnostic
     }
 
     fn violation(
@@ -515,7 +787,7 @@ impl<'s> Monitor<'s> {
         };
         let mut diagnostic = Diagnostic::new(code, message);
         diagnostic.trace = Some(self.site(trace, loc));
-        diagnostic.spec = rule.map(|span| spec_site(machine, span));
+        diagnostic.spec = rule.map(|span| SpecSite::new(&machine.name, &machine.source, span));
         diagnostic.violation = Some(Box::new(ViolationDetail {
             key: found.key,
             state: state_name(found.state),
@@ -542,6 +814,7 @@ impl<'s> Monitor<'s> {
     /// Ends every trace of the input: synthesizes `missing` results for unanswered
     /// calls, then reports instances that did not end in an accepting state.
     pub fn finish(mut self) -> Outcome {
+        self.at_end = true;
         for trace in 0..self.traces.len() {
             let open = self.traces[trace].calls.drain();
             for (call_id, call) in open {
@@ -622,7 +895,7 @@ fn deliver(
     instance: &mut Instance,
     event: EventId,
     loc: &Location,
-    (observer, spec, trace): (&mut Option<Observer<'_>>, usize, usize),
+    (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
 ) -> Option<Found> {
     if instance.stopped {
         return None;
@@ -636,33 +909,50 @@ fn deliver(
             event,
             step: machine.step(instance.state, event),
             loc,
+            at_end,
         });
     }
     instance.last = loc.clone();
-    match machine.step(instance.state, event) {
-        Move::Go { to, .. } => {
-            if instance.path.len() == PATH_LIMIT {
-                instance.path.pop_front();
-                instance.elided += 1;
-            }
-            instance.path.push_back((instance.state, event, loc.line));
-            instance.state = to;
-            None
+    let step = machine.step(instance.state, event);
+    if let Move::Go { to, .. } = step {
+        if instance.path.len() == PATH_LIMIT {
+            instance.path.pop_front();
+            instance.elided += 1;
         }
-        Move::Forbidden(rule) => Some(instance.found(FoundKind::Forbidden(rule), Some(event))),
+        instance.path.push_back((instance.state, event, loc.line));
+        instance.state = to;
+        return None;
+    }
+    verdict(machine, step).map(|kind| instance.found(kind, Some(event)))
+}
+
+/// What a move means for its instance: `None` when the move is allowed.
+fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
+    match step {
+        Move::Go { .. } => None,
+        Move::Forbidden(rule) => Some(FoundKind::Forbidden(rule)),
         Move::Unspecified => match machine.otherwise {
             Otherwise::Ignore => None,
-            Otherwise::Reject => Some(instance.found(FoundKind::Unexpected, Some(event))),
+            Otherwise::Reject => Some(FoundKind::Unexpected),
         },
     }
 }
 
-fn spec_site(machine: &Machine, span: Span) -> SpecSite {
-    SpecSite {
-        spec: machine.name.clone(),
-        source: machine.source.clone(),
-        span,
-    }
+/// The name of the trace a record belongs to, when traces are split by `path`.
+fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, String> {
+    let value = record.lookup(path).ok_or_else(|| {
+        format!(
+            "record has no `{}` field to split traces by (--trace-by)",
+            crate::spec::ast::Path {
+                segments: path.to_vec(),
+                span: Span::default(),
+            }
+        )
+    })?;
+    Ok(match value.as_str() {
+        Some(text) => text.into_owned(),
+        None => value.to_value().map_or_else(String::new, |v| v.to_string()),
+    })
 }
 
 #[cfg(test)]

@@ -4,15 +4,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::{Code, Diagnostic, SpecSite, TraceSite};
+use crate::diagnostic::{Code, Diagnostic, SpecSite};
 use crate::machine::{Machine, SpecSource};
-use crate::spec::SpecError;
-use crate::trace::Location;
 
+/// Whether `path` names a spec file (`*.tg`).
 pub fn is_spec_file(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == "tg")
 }
 
+/// Whether `path` names a trace file (`*.jsonl`, `*.json`).
 pub fn is_trace_file(path: &Path) -> bool {
     path.extension()
         .is_some_and(|ext| ext == "jsonl" || ext == "json")
@@ -28,7 +28,7 @@ pub fn collect(paths: &[PathBuf], wanted: fn(&Path) -> bool) -> (Vec<PathBuf>, V
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => walk(path, wanted, &mut files, &mut errors),
             Ok(_) => files.push(path.clone()),
-            Err(err) => errors.push(unreadable(path, &err)),
+            Err(err) => errors.push(Diagnostic::unreadable(path, &err)),
         }
     }
     (files, errors)
@@ -42,7 +42,7 @@ fn walk(
 ) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(err) => return errors.push(unreadable(dir, &err)),
+        Err(err) => return errors.push(Diagnostic::unreadable(dir, &err)),
     };
     let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     children.sort();
@@ -55,19 +55,6 @@ fn walk(
     }
 }
 
-fn unreadable(path: &Path, err: &std::io::Error) -> Diagnostic {
-    let mut diagnostic = Diagnostic::new(
-        Code::UnreadableInput,
-        format!("cannot read `{}`: {err}", path.display()),
-    );
-    diagnostic.trace = Some(TraceSite {
-        file: Arc::from(path),
-        trace: None,
-        loc: Location::default(),
-    });
-    diagnostic
-}
-
 /// Reads and compiles every spec file. Returns the machines that compiled and a
 /// diagnostic for every error in every file (and for two files with one spec name).
 pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
@@ -78,7 +65,8 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => text,
                 Err(err) => {
-                    let mut diagnostic = unreadable(path, &std::io::Error::other(err.utf8_error()));
+                    let mut diagnostic =
+                        Diagnostic::unreadable(path, &std::io::Error::other(err.utf8_error()));
                     diagnostic.message = format!(
                         "`{}` is not valid UTF-8 (first bad byte at offset {})",
                         path.display(),
@@ -89,7 +77,7 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                 }
             },
             Err(err) => {
-                errors.push(unreadable(path, &err));
+                errors.push(Diagnostic::unreadable(path, &err));
                 continue;
             }
         };
@@ -109,11 +97,8 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                             path.display()
                         ),
                     );
-                    diagnostic.spec = Some(SpecSite {
-                        spec: machine.name.clone(),
-                        source: source.clone(),
-                        span: Default::default(),
-                    });
+                    diagnostic.spec =
+                        Some(SpecSite::new(&machine.name, &source, Default::default()));
                     diagnostic.hint =
                         Some("spec names identify specs in reports; rename one".into());
                     errors.push(diagnostic);
@@ -129,28 +114,10 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                 errors.extend(
                     spec_errors
                         .into_iter()
-                        .map(|error| spec_diagnostic(error, &name, &source)),
+                        .map(|error| error.into_diagnostic(&name, &source)),
                 );
             }
         }
     }
     (machines, errors)
-}
-
-/// A spec error as a diagnostic located in its spec.
-pub fn spec_diagnostic(error: SpecError, spec: &str, source: &Arc<SpecSource>) -> Diagnostic {
-    let site = |span| SpecSite {
-        spec: spec.to_string(),
-        source: source.clone(),
-        span,
-    };
-    let mut diagnostic = Diagnostic::new(error.code, error.message);
-    diagnostic.spec = Some(site(error.span));
-    diagnostic.hint = error.hint;
-    diagnostic.related = error
-        .related
-        .into_iter()
-        .map(|(span, label)| (site(span), label))
-        .collect();
-    diagnostic
 }

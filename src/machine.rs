@@ -1,53 +1,98 @@
 //! The compiled machine: a spec's events as compiled matchers, its states and allowed
 //! transitions as a petgraph graph, and a dense move table for the checker's hot path.
 //!
-//! Built only by [`crate::spec::compile`], which guarantees the invariants the checker
+//! Built only by `spec::compile`, which guarantees the invariants the checker
 //! relies on: one initial state, at most one target per (state, event), every name
 //! resolved.
 
 use std::cmp::Ordering;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::spec::ast::{CompareOp, JsonType, Otherwise, PatternKind, Segment, Span};
+use crate::json::{CompareOp, JsonType, Segment};
+use crate::source::Span;
+pub use crate::source::SpecSource;
 use crate::trace::{Kind, Record, Status};
 
-/// A state's index in [`Machine::graph`].
-pub type StateId = NodeIndex<u32>;
-/// An event's index in [`Machine::events`].
-pub type EventId = usize;
-
-/// A spec's source text and where it came from, for locating and rendering rules.
-#[derive(Debug)]
-pub struct SpecSource {
-    pub path: PathBuf,
-    pub text: String,
+/// What kind of record an event pattern matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PatternKind {
+    /// A tool call.
+    Call,
+    /// A tool result.
+    Result,
+    /// A message.
+    Message,
+    /// Any record, whatever its kind.
+    Record,
 }
 
-impl SpecSource {
-    /// 1-based line and column (in chars) of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        (line, before[line_start..].chars().count() + 1)
+impl PatternKind {
+    /// The pattern's keyword in the spec language.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PatternKind::Call => "call",
+            PatternKind::Result => "result",
+            PatternKind::Message => "message",
+            PatternKind::Record => "record",
+        }
     }
 }
 
+/// What an event with no transition from the current state means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Otherwise {
+    /// A violation that names the allowed events (the default).
+    Reject,
+    /// Nothing: the event is skipped.
+    Ignore,
+}
+
+/// A state's index in its machine (see [`Machine::state`]): the order in which the
+/// spec first names its states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateId(u32);
+
+impl StateId {
+    /// The state's position, from 0, in the order the spec first names its states.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The graph node of this state.
+    pub(crate) fn node(self) -> NodeIndex<u32> {
+        NodeIndex::new(self.index())
+    }
+
+    /// The state of a graph node.
+    pub(crate) fn of(node: NodeIndex<u32>) -> StateId {
+        StateId(node.index() as u32)
+    }
+}
+/// An event's index in [`Machine::events`].
+pub type EventId = usize;
+
+/// A compiled spec: what the checker walks, the explorer searches and the exports draw.
 #[derive(Debug)]
 pub struct Machine {
+    /// The spec's name (`spec NAME`, or the file's stem).
     pub name: String,
+    /// Its one-line purpose (`about "..."`).
     pub about: Option<String>,
+    /// The source it was compiled from, for locating rules in reports.
     pub source: Arc<SpecSource>,
+    /// Its events, in declaration order; an [`EventId`] indexes them.
     pub events: Vec<Event>,
     /// States are nodes; allowed transitions are edges labelled with their event.
-    pub graph: DiGraph<State, Edge, u32>,
+    /// Kept inside the crate: [`Machine::state`], [`Machine::state_ids`] and
+    /// [`Machine::edges`] read it.
+    pub(crate) graph: DiGraph<State, Edge, u32>,
+    /// The state every instance starts in.
     pub initial: StateId,
+    /// What an event with no transition from the current state means.
     pub otherwise: Otherwise,
     /// Span of the `otherwise` statement, when written.
     pub otherwise_span: Option<Span>,
@@ -55,6 +100,7 @@ pub struct Machine {
     pub ending_span: Option<Span>,
     /// `per` keys: one instance per distinct value of these paths.
     pub per: Vec<KeyPath>,
+    /// The `forbid` rules, one per forbidden message and statement.
     pub forbids: Vec<ForbidRule>,
     /// `moves[state * events.len() + event]`.
     pub(crate) moves: Vec<Move>,
@@ -85,30 +131,41 @@ impl EventIndex {
     }
 }
 
+/// One `per` path.
 #[derive(Debug, Clone)]
 pub struct KeyPath {
+    /// The path as written.
     pub text: String,
+    /// The path's steps into a record.
     pub segments: Vec<Segment>,
 }
 
+/// A state of the machine.
 #[derive(Debug)]
 pub struct State {
+    /// Its name.
     pub name: String,
     /// Where the state is first named.
     pub span: Span,
+    /// Whether a trace may end in it.
     pub accepting: bool,
 }
 
+/// An allowed transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
+    /// The event that takes it.
     pub event: EventId,
     /// The transition or `path` statement that allows it.
     pub rule: Span,
 }
 
+/// A `forbid` rule.
 #[derive(Debug)]
 pub struct ForbidRule {
+    /// The message a reviewer reads when it fires.
     pub message: String,
+    /// The `forbid` statement.
     pub span: Span,
 }
 
@@ -117,8 +174,11 @@ pub struct ForbidRule {
 pub enum Move {
     /// No transition: `otherwise` decides.
     Unspecified,
+    /// An allowed transition.
     Go {
+        /// The state it leads to.
         to: StateId,
+        /// The statement that allows it.
         rule: Span,
     },
     /// Index into [`Machine::forbids`].
@@ -126,12 +186,19 @@ pub enum Move {
 }
 
 impl Machine {
+    /// The state `id`.
     pub fn state(&self, id: StateId) -> &State {
-        &self.graph[id]
+        &self.graph[id.node()]
     }
 
+    /// How many states the machine has.
+    pub fn state_count(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// Every state, in declaration order.
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
-        self.graph.node_indices()
+        self.graph.node_indices().map(StateId::of)
     }
 
     /// Every edge of the graph: `(from, to, edge)`.
@@ -141,7 +208,7 @@ impl Machine {
                 .graph
                 .edge_endpoints(edge)
                 .expect("bug: an edge index from the graph itself");
-            (from, to, self.graph[edge])
+            (StateId::of(from), StateId::of(to), self.graph[edge])
         })
     }
 
@@ -158,6 +225,7 @@ impl Machine {
         moves
     }
 
+    /// What `event` does in `state`.
     pub fn step(&self, state: StateId, event: EventId) -> Move {
         self.moves[state.index() * self.events.len() + event]
     }
@@ -244,17 +312,20 @@ impl Machine {
     }
 }
 
+/// An event: a name for the records its pattern matches.
 #[derive(Debug)]
 pub struct Event {
+    /// Its name.
     pub name: String,
     /// The `event` statement.
     pub span: Span,
-    pub matcher: Matcher,
+    /// The compiled pattern; inside the crate, as it holds compiled regexes.
+    pub(crate) matcher: Matcher,
 }
 
 /// A compiled event pattern.
 #[derive(Debug)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     pub kind: PatternKind,
     pub tool: Option<ToolMatcher>,
     pub guard: Option<Guard>,
@@ -279,8 +350,9 @@ impl Matcher {
     }
 }
 
+/// How an event names its tool.
 #[derive(Debug)]
-pub enum ToolMatcher {
+pub(crate) enum ToolMatcher {
     Name(String),
     /// Globs and regexes both compile to a regex.
     Pattern(Regex),
@@ -295,9 +367,9 @@ impl ToolMatcher {
     }
 }
 
-/// A compiled guard. Evaluation never coerces: see [`json_eq`] and [`json_cmp`].
+/// A compiled guard. Evaluation never coerces: see [`crate::json::json_eq`] and [`crate::json::json_cmp`].
 #[derive(Debug)]
-pub enum Guard {
+pub(crate) enum Guard {
     Or(Box<Guard>, Box<Guard>),
     And(Box<Guard>, Box<Guard>),
     Not(Box<Guard>),
@@ -373,76 +445,5 @@ impl Guard {
                 .lookup(path)
                 .is_some_and(|actual| actual.json_type() == *ty),
         }
-    }
-}
-
-/// JSON equality without coercion: values of different types are never equal, and
-/// numbers compare by value (`1 == 1.0`).
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(_), Value::Number(_)) => json_cmp(a, b) == Some(Ordering::Equal),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(key, p)| y.get(key).is_some_and(|q| json_eq(p, q)))
-        }
-        _ => a == b,
-    }
-}
-
-/// Ordering between two numbers or two strings; `None` for anything else.
-pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(p), Some(q)) = (x.as_i64(), y.as_i64()) {
-                Some(p.cmp(&q))
-            } else if let (Some(p), Some(q)) = (x.as_u64(), y.as_u64()) {
-                Some(p.cmp(&q))
-            } else {
-                x.as_f64()?.partial_cmp(&y.as_f64()?)
-            }
-        }
-        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn equality_is_json_typed() {
-        assert!(!json_eq(&json!(0), &json!(false)));
-        assert!(!json_eq(&json!(""), &json!(null)));
-        assert!(!json_eq(&json!("1"), &json!(1)));
-        assert!(json_eq(&json!(1), &json!(1.0)));
-        assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
-        assert!(!json_eq(&json!([1]), &json!([1, 1])));
-    }
-
-    #[test]
-    fn ordering_only_within_numbers_and_strings() {
-        assert_eq!(json_cmp(&json!(2), &json!(10)), Some(Ordering::Less));
-        assert_eq!(json_cmp(&json!(-1), &json!(u64::MAX)), Some(Ordering::Less));
-        assert_eq!(json_cmp(&json!(2.5), &json!(2)), Some(Ordering::Greater));
-        assert_eq!(json_cmp(&json!("b"), &json!("a")), Some(Ordering::Greater));
-        assert_eq!(json_cmp(&json!("2"), &json!(1)), None);
-        assert_eq!(json_cmp(&json!(true), &json!(false)), None);
-    }
-
-    #[test]
-    fn line_col_counts_chars() {
-        let source = SpecSource {
-            path: PathBuf::from("x.tg"),
-            text: "ab\ncé d\n".to_string(),
-        };
-        assert_eq!(source.line_col(0), (1, 1));
-        assert_eq!(source.line_col(3), (2, 1));
-        assert_eq!(source.line_col(7), (2, 4));
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracegate::check::{CheckOptions, check_file};
+use tracegate::check::{CheckOptions, check_path};
 use tracegate::diagnostic::Code;
 use tracegate::files;
 
@@ -66,7 +66,8 @@ fn pass_traces_conform_to_every_spec() {
     let passes = traces_in("pass");
     assert!(!passes.is_empty());
     for (_, path) in passes {
-        let outcome = check_file(&specs, &path, &CheckOptions::default());
+        let outcome =
+            check_path(&specs, &path, &CheckOptions::default(), &Default::default()).outcome;
         assert!(
             outcome.diagnostics.is_empty(),
             "{} should conform: {:#?}",
@@ -91,7 +92,8 @@ fn fail_traces_yield_exactly_the_violation_their_name_says() {
             .filter(|code| stem.starts_with(code.as_str()))
             .max_by_key(|code| code.as_str().len())
             .unwrap_or_else(|| panic!("{} is not named after a code", path.display()));
-        let outcome = check_file(&specs, &path, &CheckOptions::default());
+        let outcome =
+            check_path(&specs, &path, &CheckOptions::default(), &Default::default()).outcome;
         let found: Vec<_> = outcome
             .diagnostics
             .iter()

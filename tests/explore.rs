@@ -92,7 +92,9 @@ fn assert_read_back(machine: &Machine, trace: &SyntheticTrace, format: Format) {
     );
     for entry in reading.entries {
         match entry {
-            Entry::Record(record) => monitor.feed(record),
+            Entry::Record(record) => {
+                monitor.feed(record);
+            }
             Entry::Problem(problem) => panic!("{format}: {}\n{text}", problem.message),
         }
     }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tracegate::check::CheckOptions;
-use tracegate::ingest::{check_path, convert_path};
+use tracegate::check::check_path;
+use tracegate::ingest::convert_path;
 use tracegate::machine::Machine;
 use tracegate::trace::adapters::{Format, InputOptions, Selector};
 
@@ -90,6 +91,19 @@ const BLIND_RE_CREATE: &[(&str, &str)] = &[
         "/resourceSpans/0/scopeSpans/0/spans/2",
     ),
     ("forbidden-transition-atif.json", "/steps/2/tool_calls/0"),
+    (
+        "forbidden-transition-claude-code.jsonl",
+        "/message/content/0",
+    ),
+    (
+        "forbidden-transition-claude-code-loglines.json",
+        "/loglines/3/message/content/0",
+    ),
+    ("forbidden-transition-codex.jsonl", "/payload"),
+    (
+        "forbidden-transition-gemini-cli.json",
+        "/messages/2/toolCalls/0",
+    ),
 ];
 
 #[test]
@@ -232,6 +246,9 @@ fn a_file_in_no_format_is_an_error_naming_the_formats_tried() {
         "OpenTelemetry",
         "ATIF",
         "ToolBench",
+        "Claude Code",
+        "Codex",
+        "Gemini CLI",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -633,8 +650,9 @@ forbid running on hallucinated: "the agent called a function that does not exist
         "-v",
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // `-v` counts the traces as they are checked: one per branch.
     assert!(
-        stderr.contains("ToolBench search trees (detected; one JSON document; 1 transcript)"),
+        stderr.contains("ToolBench search trees (detected; one JSON document; 9 traces)"),
         "{stderr}"
     );
     let lines = json_lines(&stdout(&output));
@@ -837,4 +855,154 @@ fn convert_writes_canonical_fields_first_and_reports_problems_on_stderr() {
     assert_eq!(missing["cancelled"], true);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("error[unknown-format]"), "{stderr}");
+}
+
+#[test]
+fn json_rpc_batches_are_read_reply_by_reply_and_an_empty_batch_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rpc.jsonl");
+    let call = |id: u32, tool: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"request_id":"r1"}}}}}}"#
+        )
+    };
+    // A batch of two requests on the first line, their replies in a batch out of
+    // order, then a request answered by an empty batch.
+    let text = format!(
+        "[{},{}]\n[{},{}]\n{}\n[]\n",
+        call(1, "create_record"),
+        call(2, "lookup_by_request_id"),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"id\":\"rec_1\"}"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        call(3, "create_record"),
+    );
+    std::fs::write(&log, text).unwrap();
+    let (records, codes) = convert(&log, &InputOptions::default());
+    assert!(codes.is_empty(), "{codes:?}");
+    let have: Vec<(&str, &str, &str, u64)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["call_id"].as_str().unwrap(),
+                r["status"].as_str().unwrap_or(""),
+                r["at"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        have,
+        [
+            ("call", "1", "", 1),
+            ("call", "2", "", 1),
+            ("result", "2", "ok", 2),
+            ("result", "1", "ok", 2),
+            ("call", "3", "", 3),
+            ("result", "3", "invalid", 4),
+        ]
+    );
+    assert!(
+        records.iter().all(|r| r.get("trace").is_none()),
+        "one trace"
+    );
+    assert_eq!(records[3]["at"]["pointer"], "/1");
+    let output = run(&["convert", log.to_str().unwrap(), "-v"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("MCP / JSON-RPC messages (detected; one element per line; 1 trace)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn convert_prints_the_missing_results_the_checker_synthesizes() {
+    // Native JSONL: the unanswered create gets its `missing` result at the end of the
+    // file, located at the call.
+    let file = root().join("traces/reconcile_before_retry/fail/unaccepted-end.jsonl");
+    let mut out = Vec::new();
+    let converted = convert_path(&file, &InputOptions::default(), None, &mut out).unwrap();
+    let records = json_lines(&String::from_utf8(out).unwrap());
+    assert_eq!((converted.records, converted.synthesized), (4, 1));
+    let last = records.last().unwrap();
+    assert_eq!(last["status"], "missing");
+    assert_eq!(last["tool"], "create_record");
+    assert_eq!(last["synthesized"], "no result by the end of the trace");
+    assert_eq!(last["at"]["line"], line_of(&file, "\"kind\":\"call\""));
+
+    // Real ToolBench answers: 50 calls never answered, each at the end of its own
+    // trace; converting the output again finds every call answered.
+    let dir = tempfile::tempdir().unwrap();
+    let mut synthesized = 0;
+    for entry in std::fs::read_dir(realdata("toolbench")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let mut out = Vec::new();
+        let converted = convert_path(&path, &InputOptions::default(), None, &mut out).unwrap();
+        synthesized += converted.synthesized;
+        let text = String::from_utf8(out).unwrap();
+        let records = json_lines(&text);
+        // After a trace's synthesized results, no record of that trace follows.
+        let mut ended: Vec<&str> = Vec::new();
+        for record in &records {
+            let trace = record["trace"].as_str().unwrap_or("");
+            assert!(!ended.contains(&trace), "{}: {record}", path.display());
+            if record["synthesized"] == "no result by the end of the trace" {
+                ended.push(trace);
+            } else {
+                ended.retain(|t| *t != trace);
+            }
+        }
+        let again = dir.path().join("again.jsonl");
+        std::fs::write(&again, &text).unwrap();
+        let mut out = Vec::new();
+        let reconverted = convert_path(&again, &InputOptions::default(), None, &mut out).unwrap();
+        assert_eq!(reconverted.synthesized, 0, "{}", path.display());
+    }
+    assert_eq!(synthesized, 50);
+
+    let output = run(&["convert", file.to_str().unwrap(), "-v"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unaccepted-end.jsonl: 4 records, 1 of them synthesized `missing` results"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn verbose_counts_the_traces_check_will_check() {
+    // An MCP log of three sessions: one transcript, three traces.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mcp.jsonl");
+    let lines: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .flat_map(|session| {
+            [
+                format!(
+                    r#"{{"session_id":"{session}","direction":"send","message":{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"lookup_by_request_id","arguments":{{"request_id":"r1"}}}}}}}}"#
+                ),
+                format!(
+                    r#"{{"session_id":"{session}","direction":"recv","message":{{"jsonrpc":"2.0","id":1,"result":{{"content":[]}}}}}}"#
+                ),
+            ]
+        })
+        .collect();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let output = run(&[
+        "check",
+        "specs",
+        "--traces",
+        log.to_str().unwrap(),
+        "--output",
+        "json",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("MCP / JSON-RPC messages (detected; one element per line; 3 traces)"),
+        "{stderr}"
+    );
+    let lines = json_lines(&stdout(&output));
+    assert_eq!(of_type(&lines, "summary")[0]["traces"], 3);
 }

@@ -121,10 +121,9 @@ fn every_format_shows_states_transitions_and_forbids() {
             )),
             "{mermaid}"
         );
-        for edge in machine.graph.edge_indices() {
-            let (from, to) = machine.graph.edge_endpoints(edge).unwrap();
+        for (from, to, edge) in machine.edges() {
             let (from, to) = (&machine.state(from).name, &machine.state(to).name);
-            let event = &machine.events[machine.graph[edge].event].name;
+            let event = &machine.events[edge.event].name;
             let in_dot = dot.lines().any(|l| {
                 l.starts_with(&format!("  \"{from}\" -> \"{to}\" [label=\"")) && l.contains(event)
             });
@@ -391,8 +390,8 @@ fn generated(states: usize, transitions: usize) -> String {
 #[test]
 fn thirty_states_and_ninety_transitions_lay_out() {
     let machine = spec(&generated(30, 90));
-    assert_eq!(machine.graph.node_count(), 30);
-    assert_eq!(machine.graph.edge_count(), 90);
+    assert_eq!(machine.state_count(), 30);
+    assert_eq!(machine.edges().count(), 90);
     let svg = render(&machine, Format::Svg, None);
     let texts = svg_texts(&svg);
     for state in machine.state_ids() {

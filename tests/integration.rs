@@ -3,6 +3,7 @@
 
 mod ci_outputs;
 mod cli;
+mod coding_agents;
 mod corpus;
 mod coverage;
 mod editor;
@@ -18,6 +19,7 @@ mod malformed;
 mod project;
 mod properties;
 mod readme;
+mod runtime;
 mod semantics;
 mod shrink;
 mod spec_errors;

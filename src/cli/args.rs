@@ -389,6 +389,11 @@ fn trace_formats() -> impl TypedValueParser<Value = TraceFormat> {
                 Some(Format::Otel) => "OpenTelemetry GenAI spans, OTLP JSON",
                 Some(Format::Atif) => "ATIF trajectories",
                 Some(Format::ToolBench) => "ToolBench answers' DFSDT search trees",
+                Some(Format::ClaudeCode) => {
+                    "Claude Code session logs (JSONL, or the exported `loglines` JSON)"
+                }
+                Some(Format::Codex) => "Codex CLI rollouts",
+                Some(Format::Gemini) => "Gemini CLI session files",
             }
         },
     )

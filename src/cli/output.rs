@@ -10,7 +10,7 @@ use std::io::{self, IsTerminal, Write};
 
 use super::Exit;
 use super::args::{ColorChoice, OutputFormat};
-use crate::diagnostic::render::{human, json};
+use crate::diagnostic::render::{FileResolver, human, json};
 use crate::diagnostic::{Diagnostic, Summary};
 
 /// Which stream a write goes to.
@@ -155,7 +155,7 @@ impl<'w> Output<'w> {
         match format {
             OutputFormat::Human => sink
                 .writer
-                .write_all(human::render(diagnostic, sink.styled).as_bytes()),
+                .write_all(human::render(diagnostic, sink.styled, &FileResolver).as_bytes()),
             OutputFormat::Json => writeln!(sink.writer, "{}", json::render(diagnostic)),
         }
     }

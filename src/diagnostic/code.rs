@@ -19,6 +19,7 @@ macro_rules! codes {
     ($($variant:ident => $name:literal, $category:ident, $summary:literal;)*) => {
         /// A stable kebab-case diagnostic code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[allow(missing_docs)] // Each code's meaning is its `summary` and its explanation.
         pub enum Code {
             $($variant,)*
         }
@@ -27,12 +28,14 @@ macro_rules! codes {
             /// Every code, in the order the reference lists them.
             pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
 
+            /// The code as users write it (`forbidden-transition`).
             pub fn as_str(self) -> &'static str {
                 match self {
                     $(Code::$variant => $name,)*
                 }
             }
 
+            /// Whether the code is a violation, an error or a warning.
             pub fn category(self) -> Category {
                 match self {
                     $(Code::$variant => Category::$category,)*
@@ -114,6 +117,8 @@ codes! {
         "a trace file that holds no transcript in any format tracegate reads";
     UsageError => "usage-error", Error,
         "a command line that names something tracegate does not have or cannot do";
+    UntypedRecords => "untyped-records", Warning,
+        "a trace file read as native records in which no record has a `kind` or a `tool`";
 }
 
 impl Code {

@@ -43,6 +43,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnseenTool => UNSEEN_TOOL,
         Code::UnknownFormat => UNKNOWN_FORMAT,
         Code::UsageError => USAGE_ERROR,
+        Code::UntypedRecords => UNTYPED_RECORDS,
     }
 }
 
@@ -680,8 +681,8 @@ No trace calls `attach_notes`. Fix the spelling in the spec if the tool is reall
 const UNKNOWN_FORMAT: &str = r##"## What it means
 A trace file is JSON, but tracegate found no transcript in it: not native records, and
 no OpenAI Chat Completions messages, OpenAI Responses items, Anthropic Messages, MCP /
-JSON-RPC messages, OpenTelemetry OTLP spans, ATIF trajectory or ToolBench search tree
-where it looked (at the top, in an object holding a list such as `messages` or `steps`,
+JSON-RPC messages, OpenTelemetry OTLP spans, ATIF trajectory, ToolBench search tree,
+Claude Code session log, Codex CLI rollout or Gemini CLI session where it looked (at the top, in an object holding a list such as `messages` or `steps`,
 or in an array of runs each holding one). With `--select PATH`, the path selected
 nothing, or nothing that holds a transcript. The message names the formats tried.
 
@@ -716,6 +717,30 @@ asked; so the mistake is an error (exit status 2), reported before any file is r
     tracegate coverage --min 150
 
 `--min` is a percentage: write a number from 0 to 100.
+"##;
+
+const UNTYPED_RECORDS: &str = r##"## What it means
+A trace file was read as native JSONL records (one JSON object per line, detected from
+its content), but no record in it has a `kind` or a `tool` field. The warning names the
+formats its records look like, when they look like one tracegate reads.
+
+## Why it matters
+Specs match calls, results and messages by `kind` and `tool`: in a file with neither,
+no such pattern matches, and a log in a format tracegate does not read would pass every
+spec silently. (Specs that match such records with `record where …` still work.)
+
+## Example
+    event start = record where event == "tool_start"
+    event end   = record where event == "tool_end"
+    initial idle
+    idle    -> running on start
+    running -> idle    on end
+
+    {"ts":"2025-11-07T11:05:01Z","event":"tool_start","name":"create_record","input":{"request_id":"r1"}}
+    {"ts":"2025-11-07T11:05:31Z","event":"tool_end","name":"create_record","error":"timed out"}
+    {"ts":"2025-11-07T11:05:34Z","event":"tool_start","name":"create_record","input":{"request_id":"r2"}}
+
+Name the file's format with `--format NAME`, or give records `kind` and `tool`.
 "##;
 
 #[cfg(test)]

@@ -13,14 +13,16 @@ use std::sync::Arc;
 
 pub use code::{Category, Code};
 
-use crate::machine::SpecSource;
-use crate::spec::ast::Span;
+use crate::source::{Span, SpecSource};
 use crate::trace::Location;
+use crate::trace::adapters::{Problem, ProblemKind};
 
 /// One finding: a violation of a spec by a trace, or an error in a spec or an input.
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
+    /// What kind of finding it is.
     pub code: Code,
+    /// What is wrong, in one lowercase sentence.
     pub message: String,
     /// Where in a trace (or any input file) the finding is.
     pub trace: Option<TraceSite>,
@@ -28,11 +30,14 @@ pub struct Diagnostic {
     pub spec: Option<SpecSite>,
     /// Other spec places that explain the finding.
     pub related: Vec<(SpecSite, String)>,
+    /// How to fix it, when there is something to say.
     pub hint: Option<String>,
+    /// For a violation: the instance, its state and how it got there.
     pub violation: Option<Box<ViolationDetail>>,
 }
 
 impl Diagnostic {
+    /// A diagnostic with `code` and `message`, located nowhere yet.
     pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
@@ -45,10 +50,45 @@ impl Diagnostic {
         }
     }
 
+    /// An input that could not be read: `cannot read `path`: why`, located at the
+    /// start of the file.
+    pub fn unreadable(path: &Path, err: &std::io::Error) -> Diagnostic {
+        let mut diagnostic = Diagnostic::new(
+            Code::UnreadableInput,
+            format!("cannot read `{}`: {err}", path.display()),
+        );
+        diagnostic.trace = Some(TraceSite {
+            file: Arc::from(path),
+            trace: None,
+            loc: Location::default(),
+        });
+        diagnostic
+    }
+
+    /// A problem a trace input has (a malformed element, no known format), located in
+    /// `file`.
+    pub fn from_problem(file: &Arc<Path>, problem: Problem) -> Diagnostic {
+        let code = match problem.kind {
+            ProblemKind::Malformed => Code::MalformedRecord,
+            ProblemKind::UnknownFormat => Code::UnknownFormat,
+            ProblemKind::Untyped => Code::UntypedRecords,
+        };
+        let mut diagnostic = Diagnostic::new(code, problem.message);
+        diagnostic.hint = problem.hint;
+        diagnostic.trace = Some(TraceSite {
+            file: file.clone(),
+            trace: None,
+            loc: problem.loc,
+        });
+        diagnostic
+    }
+
+    /// Whether a trace violated a spec.
     pub fn is_violation(&self) -> bool {
         self.code.category() == Category::Violation
     }
 
+    /// Whether it is a `lint` warning.
     pub fn is_warning(&self) -> bool {
         self.code.category() == Category::Warning
     }
@@ -57,9 +97,11 @@ impl Diagnostic {
 /// A place in a trace file.
 #[derive(Debug, Clone)]
 pub struct TraceSite {
+    /// The file (or the name given to an input that is not one).
     pub file: Arc<Path>,
     /// The trace's name within the file, when a file holds several.
     pub trace: Option<String>,
+    /// Line, byte range and JSON pointer in the file.
     pub loc: Location,
 }
 
@@ -67,12 +109,24 @@ pub struct TraceSite {
 /// for a file that failed to parse before its name was known.
 #[derive(Debug, Clone)]
 pub struct SpecSite {
+    /// The spec's name.
     pub spec: String,
+    /// The spec's source.
     pub source: Arc<SpecSource>,
+    /// The place in the source.
     pub span: Span,
 }
 
 impl SpecSite {
+    /// `span` in the spec named `spec`, whose source is `source`.
+    pub fn new(spec: &str, source: &Arc<SpecSource>, span: Span) -> SpecSite {
+        SpecSite {
+            spec: spec.to_string(),
+            source: Arc::clone(source),
+            span,
+        }
+    }
+
     /// 1-based line and column of the span's start.
     pub fn line_col(&self) -> (usize, usize) {
         self.source.line_col(self.span.start)
@@ -102,18 +156,26 @@ pub const PATH_LIMIT: usize = 64;
 /// One move of an instance: in `state`, `event` at trace line `line`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The state the move left.
     pub state: String,
+    /// The event that made it.
     pub event: String,
+    /// The trace line of the record.
     pub line: u64,
 }
 
 /// Whole-run counts, for the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Specs that compiled.
     pub specs: usize,
+    /// Traces read.
     pub traces: u64,
+    /// Records read.
     pub records: u64,
+    /// Violations found.
     pub violations: u64,
+    /// Spec, input and usage errors.
     pub errors: u64,
     /// Lint warnings (only `lint` reports them).
     pub warnings: u64,

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::emit::{Format, RecordSite, native_line};
 use super::paths::{AllowedPath, Counterexample, Step};
 use super::synth::{
-    JsonRecord, any_result, as_record, classify, neutral_result, records_for, set_path,
+    JsonRecord, any_result, as_record, classify, last_key, neutral_result, records_for, set_path,
 };
 use crate::check::{CheckOptions, check_reader};
 use crate::diagnostic::{Code, Diagnostic};
@@ -318,15 +318,7 @@ fn key_values(machine: &Machine, choices: &[Vec<JsonRecord>]) -> Vec<Vec<(Vec<Se
                 }
             }
         }
-        let name = key
-            .segments
-            .iter()
-            .rev()
-            .find_map(|segment| match segment {
-                Segment::Key(name) => Some(name.as_str()),
-                Segment::Index(_) => None,
-            })
-            .unwrap_or("key");
+        let name = last_key(&key.segments).unwrap_or("key");
         let made_up = json!(format!("{name}-1"));
         if !values.contains(&made_up) {
             values.push(made_up);
@@ -635,7 +627,9 @@ pub fn read_back(
     );
     for entry in reading.entries {
         match entry {
-            Entry::Record(record) => monitor.feed(record),
+            Entry::Record(record) => {
+                monitor.feed(record);
+            }
             Entry::Problem(problem) => {
                 return Err(format!(
                     "the {format} reader rejects it: {}",

@@ -13,11 +13,12 @@ use std::sync::Arc;
 use rustc_hash::FxHashSet;
 
 use super::paths::{Counterexample, ShortestPaths, Violation};
-use crate::check::{CheckOptions, Observation, Outcome, check_reader_observed};
+use crate::check::{CheckOptions, Observation, Outcome, check_input};
 use crate::diagnostic::Diagnostic;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::spec::ast::Span;
 use crate::trace::adapters::InputOptions;
+use crate::trace::input::TraceInput;
 
 /// What a corpus exercised of every spec.
 #[derive(Debug, Clone)]
@@ -159,7 +160,13 @@ pub fn coverage_reader<R: BufRead>(
     options: &CheckOptions,
 ) -> Coverage {
     let (counts, starts, outcome) = count(specs, |observer| {
-        check_reader_observed(specs, file, input, options, Some(observer))
+        check_input(
+            specs,
+            file,
+            TraceInput::native(input, options.max_line_bytes),
+            options,
+            Some(observer),
+        )
     });
     let errors = outcome
         .diagnostics
@@ -189,7 +196,7 @@ pub fn coverage<P: AsRef<Path> + Sync>(
         .par_iter()
         .map(|path| {
             count(specs, |observer| {
-                crate::ingest::check_path_observed(
+                crate::check::check_path_observed(
                     specs,
                     path.as_ref(),
                     options,

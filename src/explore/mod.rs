@@ -2,8 +2,8 @@
 //! failing trace shrunk to its minimum, and which paths a corpus exercised. These
 //! functions take machines and trace text and return data; the `explore`, `shrink` and
 //! `coverage` commands of the CLI print it and write files ([`coverage()`] reads the
-//! trace files it is given, as [`crate::check::check_file`] does, through
-//! [`crate::ingest`]).
+//! trace files it is given, as [`crate::check::check_path`] does, through
+//! [`crate::trace::input`]).
 //!
 //! The parts: [`paths`] (shortest paths, allowed paths), [`synth`] (records that match
 //! exactly one event), [`build`] (whole traces, verified by the checker and, for other

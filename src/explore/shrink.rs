@@ -26,13 +26,12 @@ use std::sync::Arc;
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use crate::check::{CheckOptions, Observation, Outcome, check_reader, check_reader_observed};
+use crate::check::{CheckOptions, Observation, Outcome, check_input, check_reader};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ingest::check_reading;
 use crate::machine::Machine;
 use crate::spec::ast::{Segment, Span};
-use crate::trace::adapters::{self, Entry, InputOptions, Opened, Piece, Reading};
-use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
+use crate::trace::adapters::{self, Entry, InputOptions, Piece, Reading};
+use crate::trace::input::TraceInput;
 use crate::trace::{Fields, Kind, Location, Record, native};
 
 /// Which violation to keep, and how to read the trace.
@@ -214,7 +213,13 @@ pub fn shrink(
         let observer = Box::new(move |o: &Observation<'_>| {
             seen[o.spec].insert(o.loc.line);
         });
-        check_reader_observed(specs, file.clone(), input, &options.check, Some(observer))
+        check_input(
+            specs,
+            file.clone(),
+            TraceInput::native(input, options.check.max_line_bytes),
+            &options.check,
+            Some(observer),
+        )
     };
     let goal = Goal::new(specs, &original, options)?;
 
@@ -261,16 +266,12 @@ pub fn shrink_file(
     input: &InputOptions,
     options: &ShrinkOptions,
 ) -> Result<Shrunk, ShrinkError> {
-    let max = options
-        .check
-        .max_line_bytes
-        .unwrap_or(DEFAULT_MAX_LINE_BYTES);
-    match adapters::open_bytes(text, input, max) {
-        Opened::Native(_) => shrink(specs, text, options),
-        Opened::Read(reading) if !reading.pieces.is_empty() => {
+    match TraceInput::from_bytes(text, input, options.check.max_line_bytes).into_reading() {
+        None => shrink(specs, text, options),
+        Some(reading) if !reading.pieces.is_empty() => {
             shrink_elements(specs, text, reading, input, options)
         }
-        Opened::Read(reading) => shrink_records(specs, reading, options),
+        Some(reading) => shrink_records(specs, reading, options),
     }
 }
 
@@ -283,10 +284,6 @@ fn shrink_elements(
     options: &ShrinkOptions,
 ) -> Result<Shrunk, ShrinkError> {
     let file: Arc<Path> = Arc::from(Path::new("shrink.json"));
-    let max = options
-        .check
-        .max_line_bytes
-        .unwrap_or(DEFAULT_MAX_LINE_BYTES);
     let pieces = std::mem::take(&mut reading.pieces);
     let arrays = std::mem::take(&mut reading.arrays);
     let layout = reading.detected.layout;
@@ -304,7 +301,13 @@ fn shrink_elements(
                 seen[o.spec].insert(piece);
             }
         });
-        check_reading(specs, file.clone(), reading, &options.check, Some(observer))
+        check_input(
+            specs,
+            file.clone(),
+            TraceInput::read(reading),
+            &options.check,
+            Some(observer),
+        )
     };
     let goal = Goal::new(specs, &original, options)?;
 
@@ -322,13 +325,19 @@ fn shrink_elements(
         tests += 1;
         // Read as `check` reads the file; a cut that makes it read as another layout or
         // format is not the same file with fewer elements.
-        let Opened::Read(reading) = adapters::open_bytes(&candidate(kept), input, max) else {
-            return None;
-        };
+        let candidate = candidate(kept);
+        let opened = TraceInput::from_bytes(&candidate, input, options.check.max_line_bytes);
+        let reading = opened.into_reading()?;
         if reading.detected.layout != layout || reading.detected.formats != formats {
             return None;
         }
-        let outcome = check_reading(specs, file.clone(), reading, &options.check, None);
+        let outcome = check_input(
+            specs,
+            file.clone(),
+            TraceInput::read(reading),
+            &options.check,
+            None,
+        );
         goal.met(&outcome).then_some(outcome)
     };
     let seen = goal.spec.map(|spec| {

@@ -17,7 +17,8 @@ use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{Map, Value, json};
 
-use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher, json_cmp, json_eq};
+use crate::json::{json_cmp, json_eq};
+use crate::machine::{EventId, Guard, Machine, Matcher, ToolMatcher};
 use crate::spec::ast::{CompareOp, JsonType, PatternKind, Segment};
 use crate::trace::{Fields, Location, Record};
 
@@ -192,7 +193,8 @@ pub fn as_record(
     fields: &JsonRecord,
     inherited_args: Option<&Value>,
 ) -> Result<Record<'static>, String> {
-    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())?;
+    let mut record = Record::new(Fields::Owned(fields.clone()), Location::default())
+        .map_err(|err| err.to_string())?;
     if !fields.contains_key("args") {
         record.inherited_args = inherited_args.map(|args| args.to_string().into());
     }
@@ -485,14 +487,7 @@ fn candidates(path: &[Segment], lits: &[&Lit<'_>], hint: &str) -> Vec<Value> {
         Some("tool") => out.extend([json!(hint), json!("tool")]),
         _ => {}
     }
-    let name = path
-        .iter()
-        .rev()
-        .find_map(|segment| match segment {
-            Segment::Key(key) => Some(key.as_str()),
-            Segment::Index(_) => None,
-        })
-        .unwrap_or("value");
+    let name = last_key(path).unwrap_or("value");
     out.extend([
         json!(format!("{name}-1")),
         json!(1),
@@ -658,6 +653,15 @@ fn class_chars(class: &Class) -> Vec<char> {
         }
     }
     chars
+}
+
+/// The last field name in a path (`id` in `output.items[0].id`), to name a made-up
+/// value after.
+pub(super) fn last_key(path: &[Segment]) -> Option<&str> {
+    path.iter().rev().find_map(|segment| match segment {
+        Segment::Key(key) => Some(key.as_str()),
+        Segment::Index(_) => None,
+    })
 }
 
 #[cfg(test)]

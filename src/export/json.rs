@@ -129,62 +129,7 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
         })
         .collect();
 
-    let highlight = walk.map(|walk| Highlight {
-        trace: &walk.trace,
-        instances: walk
-            .instances
-            .iter()
-            .map(|instance| Instance {
-                key: instance.key.as_deref(),
-                steps: instance
-                    .steps
-                    .iter()
-                    .map(|step| Step {
-                        from: state_name(step.from),
-                        event: event_name(step.event),
-                        to: state_name(step.to),
-                        line: step.line,
-                    })
-                    .collect(),
-                elided: instance.elided,
-                end: match instance.end {
-                    End::Accepted { state } => EndJson {
-                        kind: "accepted",
-                        state: state_name(state),
-                        event: None,
-                        line: None,
-                        rule_line: None,
-                    },
-                    End::Unaccepted { state, line } => EndJson {
-                        kind: "unaccepted",
-                        state: state_name(state),
-                        event: None,
-                        line: Some(line),
-                        rule_line: None,
-                    },
-                    End::Forbidden {
-                        state,
-                        event,
-                        rule,
-                        line: at,
-                    } => EndJson {
-                        kind: "forbidden",
-                        state: state_name(state),
-                        event: Some(event_name(event)),
-                        line: Some(at),
-                        rule_line: machine.forbids.get(rule).map(|f| line(f.span)),
-                    },
-                    End::Unexpected { state, event, line } => EndJson {
-                        kind: "unexpected",
-                        state: state_name(state),
-                        event: Some(event_name(event)),
-                        line: Some(line),
-                        rule_line: None,
-                    },
-                },
-            })
-            .collect(),
-    });
+    let highlight = walk.map(|walk| highlight(machine, walk));
 
     let graph = Graph {
         spec: &machine.name,
@@ -220,4 +165,76 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
     let mut text = serde_json::to_string_pretty(&graph).expect("bug: a graph always serializes");
     text.push('\n');
     text
+}
+
+/// The walk of a highlighted trace: each instance's steps and how it ended.
+fn highlight<'m>(machine: &'m Machine, walk: &'m Walk) -> Highlight<'m> {
+    let state_name = |id| machine.state(id).name.as_str();
+    let event_name = |id: usize| machine.events[id].name.as_str();
+    Highlight {
+        trace: &walk.trace,
+        instances: walk
+            .instances
+            .iter()
+            .map(|instance| Instance {
+                key: instance.key.as_deref(),
+                steps: instance
+                    .steps
+                    .iter()
+                    .map(|step| Step {
+                        from: state_name(step.from),
+                        event: event_name(step.event),
+                        to: state_name(step.to),
+                        line: step.line,
+                    })
+                    .collect(),
+                elided: instance.elided,
+                end: end(machine, instance.end),
+            })
+            .collect(),
+    }
+}
+
+/// How an instance of the walk ended.
+fn end(machine: &Machine, end: End) -> EndJson<'_> {
+    let state_name = |id| machine.state(id).name.as_str();
+    let event_name = |id: usize| machine.events[id].name.as_str();
+    match end {
+        End::Accepted { state } => EndJson {
+            kind: "accepted",
+            state: state_name(state),
+            event: None,
+            line: None,
+            rule_line: None,
+        },
+        End::Unaccepted { state, line } => EndJson {
+            kind: "unaccepted",
+            state: state_name(state),
+            event: None,
+            line: Some(line),
+            rule_line: None,
+        },
+        End::Forbidden {
+            state,
+            event,
+            rule,
+            line: at,
+        } => EndJson {
+            kind: "forbidden",
+            state: state_name(state),
+            event: Some(event_name(event)),
+            line: Some(at),
+            rule_line: machine
+                .forbids
+                .get(rule)
+                .map(|f| machine.source.line_col(f.span.start).0),
+        },
+        End::Unexpected { state, event, line } => EndJson {
+            kind: "unexpected",
+            state: state_name(state),
+            event: Some(event_name(event)),
+            line: Some(line),
+            rule_line: None,
+        },
+    }
 }

@@ -136,25 +136,27 @@ fn lines_note(lines: &[u64]) -> String {
     }
 }
 
-impl Drawing {
-    pub fn new(machine: &Machine, walk: Option<&Walk>) -> Drawing {
-        let mut notes = Vec::new();
-        if !machine.per.is_empty() {
-            let keys: Vec<&str> = machine.per.iter().map(|k| k.text.as_str()).collect();
-            notes.push(format!("one instance per {}", keys.join(", ")));
-        }
-        if machine.otherwise == Otherwise::Ignore {
-            notes.push("otherwise ignore: events with no transition are ignored".to_string());
-        }
+/// The node of a state: node 0 is the start dot, then the states in declaration order.
+fn state_node(state: StateId) -> usize {
+    state.index() + 1
+}
 
-        // What the walk did: the moves taken (with their lines) and the states visited.
-        let mut taken: BTreeMap<(StateId, EventId), Vec<u64>> = BTreeMap::new();
+/// What a trace's walk did: the moves it took (with their lines, sorted) and the states
+/// it visited.
+struct Trail {
+    moves: BTreeMap<(StateId, EventId), Vec<u64>>,
+    visited: Vec<bool>,
+}
+
+impl Trail {
+    fn new(machine: &Machine, walk: Option<&Walk>) -> Trail {
+        let mut moves: BTreeMap<(StateId, EventId), Vec<u64>> = BTreeMap::new();
         let mut visited = vec![false; machine.graph.node_count()];
         if let Some(walk) = walk {
             visited[machine.initial.index()] = true;
             for instance in &walk.instances {
                 for step in &instance.steps {
-                    taken
+                    moves
                         .entry((step.from, step.event))
                         .or_default()
                         .push(step.line);
@@ -162,31 +164,68 @@ impl Drawing {
                     visited[step.to.index()] = true;
                 }
             }
-            for lines in taken.values_mut() {
+            for lines in moves.values_mut() {
                 lines.sort_unstable();
                 lines.dedup();
             }
-            let instances = walk.instances.len();
-            notes.push(format!(
-                "highlighted: {} ({} instance{})",
-                walk.trace,
-                instances,
-                if instances == 1 { "" } else { "s" }
-            ));
-            if walk.instances.iter().any(|i| i.elided > 0) {
-                notes.push("only the last 64 moves of each instance are highlighted".into());
-            }
         }
+        Trail { moves, visited }
+    }
+}
 
-        let mut nodes = vec![Node {
+/// The lines under the title: instances per key, `otherwise ignore`, and which trace is
+/// highlighted.
+fn notes(machine: &Machine, walk: Option<&Walk>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !machine.per.is_empty() {
+        let keys: Vec<&str> = machine.per.iter().map(|k| k.text.as_str()).collect();
+        notes.push(format!("one instance per {}", keys.join(", ")));
+    }
+    if machine.otherwise == Otherwise::Ignore {
+        notes.push("otherwise ignore: events with no transition are ignored".to_string());
+    }
+    if let Some(walk) = walk {
+        let instances = walk.instances.len();
+        notes.push(format!(
+            "highlighted: {} ({} instance{})",
+            walk.trace,
+            instances,
+            if instances == 1 { "" } else { "s" }
+        ));
+        if walk.instances.iter().any(|i| i.elided > 0) {
+            notes.push("only the last 64 moves of each instance are highlighted".into());
+        }
+    }
+    notes
+}
+
+impl Drawing {
+    pub fn new(machine: &Machine, walk: Option<&Walk>) -> Drawing {
+        let trail = Trail::new(machine, walk);
+        let mut drawing = Drawing {
+            spec: machine.name.clone(),
+            about: machine.about.clone(),
+            notes: notes(machine, walk),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+        };
+        drawing.add_states(machine, &trail.visited, walk.is_some());
+        drawing.add_allowed_moves(machine, &trail.moves);
+        drawing.add_forbidden_moves(machine, walk);
+        drawing.add_end_markers(machine, walk);
+        drawing
+    }
+
+    /// The start dot, a node per state, and the arrow into the initial state.
+    fn add_states(&mut self, machine: &Machine, visited: &[bool], highlighted: bool) {
+        self.nodes.push(Node {
             key: ":start".to_string(),
             label: String::new(),
             kind: NodeKind::Start,
-        }];
-        let state_node = |state: StateId| state.index() + 1;
+        });
         for state in machine.state_ids() {
             let s = machine.state(state);
-            nodes.push(Node {
+            self.nodes.push(Node {
                 key: s.name.clone(),
                 label: s.name.clone(),
                 kind: NodeKind::State {
@@ -196,16 +235,22 @@ impl Drawing {
                 },
             });
         }
-        let mut edges = vec![Edge {
+        self.edges.push(Edge {
             from: 0,
             to: state_node(machine.initial),
             label: String::new(),
             kind: EdgeKind::Start,
-            taken: walk.is_some(),
-        }];
+            taken: highlighted,
+        });
+    }
 
-        // Allowed moves, in the order of the statements that allow them, one edge per
-        // pair of states. A move a `forbid` overrides never happens and is not drawn.
+    /// Allowed moves, in the order of the statements that allow them, one edge per pair
+    /// of states. A move a `forbid` overrides never happens and is not drawn.
+    fn add_allowed_moves(
+        &mut self,
+        machine: &Machine,
+        taken: &BTreeMap<(StateId, EventId), Vec<u64>>,
+    ) {
         let mut groups: Vec<((StateId, StateId), Vec<EventId>)> = Vec::new();
         for (from, to, edge) in machine.allowed_moves() {
             let event = edge.event;
@@ -234,7 +279,7 @@ impl Drawing {
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            edges.push(Edge {
+            self.edges.push(Edge {
                 from: state_node(from),
                 to: state_node(to),
                 label,
@@ -242,7 +287,11 @@ impl Drawing {
                 taken: any,
             });
         }
+    }
 
+    /// Forbidden moves: one violation node per rule, one edge per state it applies to,
+    /// marked where the walk was rejected by the rule.
+    fn add_forbidden_moves(&mut self, machine: &Machine, walk: Option<&Walk>) {
         // Where the walk was rejected by a rule: (state, rule) → lines.
         let mut hits: BTreeMap<(StateId, usize), Vec<u64>> = BTreeMap::new();
         for instance in walk.iter().flat_map(|w| &w.instances) {
@@ -253,8 +302,6 @@ impl Drawing {
                 hits.entry((state, rule)).or_default().push(line);
             }
         }
-
-        // Forbidden moves: one violation node per rule, one edge per state it applies to.
         for (rule, forbid) in machine.forbids.iter().enumerate() {
             let mut by_state: Vec<(StateId, Vec<EventId>)> = Vec::new();
             for state in machine.state_ids() {
@@ -268,11 +315,11 @@ impl Drawing {
             if by_state.is_empty() {
                 continue;
             }
-            let node = nodes.len();
+            let node = self.nodes.len();
             let hit = by_state
                 .iter()
                 .any(|(state, _)| hits.contains_key(&(*state, rule)));
-            nodes.push(Node {
+            self.nodes.push(Node {
                 key: format!(":forbid{rule}"),
                 label: forbid.message.clone(),
                 kind: NodeKind::Violation { hit },
@@ -287,7 +334,7 @@ impl Drawing {
                 if let Some(lines) = lines {
                     label = format!("✗ {label} {}", lines_note(lines));
                 }
-                edges.push(Edge {
+                self.edges.push(Edge {
                     from: state_node(state),
                     to: node,
                     label,
@@ -296,8 +343,11 @@ impl Drawing {
                 });
             }
         }
+    }
 
-        // How the walk ended, one marker per state and kind of ending.
+    /// How the walk ended, one marker per state and kind of ending. An instance a rule
+    /// rejected ends at that rule's violation node instead.
+    fn add_end_markers(&mut self, machine: &Machine, walk: Option<&Walk>) {
         let mut ends: Vec<((StateId, bool, String), Vec<u64>)> = Vec::new();
         for instance in walk.iter().flat_map(|w| &w.instances) {
             let (state, ok, what, line) = match instance.end {
@@ -338,27 +388,19 @@ impl Drawing {
             } else {
                 format!("{mark} {what} {}", lines_note(&lines))
             };
-            let node = nodes.len();
-            nodes.push(Node {
+            let node = self.nodes.len();
+            self.nodes.push(Node {
                 key: format!(":mark{n}"),
                 label,
                 kind: NodeKind::Marker { ok },
             });
-            edges.push(Edge {
+            self.edges.push(Edge {
                 from: state_node(state),
                 to: node,
                 label: String::new(),
                 kind: EdgeKind::Marker { ok },
                 taken: true,
             });
-        }
-
-        Drawing {
-            spec: machine.name.clone(),
-            about: machine.about.clone(),
-            notes,
-            nodes,
-            edges,
         }
     }
 }

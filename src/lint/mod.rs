@@ -10,20 +10,22 @@
 //! scan of the traces found) and return diagnostics; [`tools::scan`] is the one place
 //! that reads trace files.
 
-pub mod overlap;
+pub(crate) mod overlap;
 pub mod tools;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
-use crate::diagnostic::{Code, Diagnostic, SpecSite};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::machine::{EventId, Machine, Move, StateId};
+use crate::spec::SpecFinding;
 use crate::spec::ast::{Ident, ItemKind, Otherwise, Span, SpecFile, StateSet};
 
 /// A compiled spec together with the syntax tree it was compiled from (the tree has the
 /// spans of names, which the machine does not keep).
 pub struct Linted<'m> {
+    /// The compiled spec.
     pub machine: &'m Machine,
+    /// Its syntax tree.
     pub file: SpecFile,
 }
 
@@ -50,56 +52,8 @@ pub fn lint_spec(spec: &Linted<'_>) -> Vec<Diagnostic> {
     found.sort_by_key(|f| (f.span.start, f.span.end, f.code));
     found
         .into_iter()
-        .map(|finding| finding.into_diagnostic(spec.machine))
+        .map(|finding| finding.into_diagnostic(&spec.machine.name, &spec.machine.source))
         .collect()
-}
-
-/// A warning located in a spec, before it is dressed as a diagnostic.
-pub(crate) struct Finding {
-    pub code: Code,
-    pub span: Span,
-    pub message: String,
-    pub hint: Option<String>,
-    pub related: Vec<(Span, String)>,
-}
-
-impl Finding {
-    fn new(code: Code, span: Span, message: String) -> Finding {
-        Finding {
-            code,
-            span,
-            message,
-            hint: None,
-            related: Vec::new(),
-        }
-    }
-
-    fn hint(mut self, hint: impl Into<String>) -> Finding {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    fn related(mut self, span: Span, label: impl Into<String>) -> Finding {
-        self.related.push((span, label.into()));
-        self
-    }
-
-    fn into_diagnostic(self, machine: &Machine) -> Diagnostic {
-        let site = |span| SpecSite {
-            spec: machine.name.clone(),
-            source: Arc::clone(&machine.source),
-            span,
-        };
-        let mut diagnostic = Diagnostic::new(self.code, self.message);
-        diagnostic.spec = Some(site(self.span));
-        diagnostic.hint = self.hint;
-        diagnostic.related = self
-            .related
-            .into_iter()
-            .map(|(span, label)| (site(span), label))
-            .collect();
-        diagnostic
-    }
 }
 
 /// The moves that can actually happen: allowed transitions a `forbid` does not override.
@@ -110,7 +64,7 @@ struct Moves {
 
 impl Moves {
     fn new(machine: &Machine) -> Moves {
-        let n = machine.graph.node_count();
+        let n = machine.state_count();
         let mut forward = vec![Vec::new(); n];
         let mut backward = vec![Vec::new(); n];
         for from in machine.state_ids() {
@@ -143,7 +97,7 @@ impl Moves {
     }
 }
 
-fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<Finding>) {
+fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) {
     let machine = spec.machine;
     let reachable = Moves::closure(&moves.forward, [machine.initial]);
     let accepting = machine
@@ -158,7 +112,7 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<Finding>) {
         let span = machine.state(state).span;
         if !reachable[state.index()] {
             found.push(
-                Finding::new(
+                SpecFinding::new(
                     Code::UnreachableState,
                     span,
                     format!(
@@ -166,19 +120,19 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<Finding>) {
                         machine.state(machine.initial).name
                     ),
                 )
-                .hint("add a transition into it, or remove the transitions that name it"),
+                .with_hint("add a transition into it, or remove the transitions that name it"),
             );
         } else if !can_end[state.index()] {
-            let mut finding = Finding::new(
+            let mut finding = SpecFinding::new(
                 Code::TrapState,
                 span,
                 format!("no state that may end a trace can be reached from state `{name}`"),
             )
-            .hint(format!(
+            .with_hint(format!(
                 "every trace that enters `{name}` ends in `unaccepted-end`; add the way back, or let `{name}` end a trace"
             ));
             if let Some((span, label)) = ending {
-                finding = finding.related(span, label);
+                finding = finding.with_related(span, label);
             }
             found.push(finding);
         }
@@ -199,26 +153,26 @@ fn used_events(file: &SpecFile) -> impl Iterator<Item = &Ident> {
         })
 }
 
-fn unused_events(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+fn unused_events(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let used: BTreeSet<&str> = used_events(&spec.file).map(|e| e.name.as_str()).collect();
     for item in &spec.file.items {
         if let ItemKind::Event(decl) = &item.kind {
             let name = &decl.name.name;
             if !used.contains(name.as_str()) {
                 found.push(
-                    Finding::new(
+                    SpecFinding::new(
                         Code::UnusedEvent,
                         decl.name.span,
                         format!("event `{name}` is used by no transition, `path` or `forbid`"),
                     )
-                    .hint("records that match it are still claimed by it; use it in a transition or remove it"),
+                    .with_hint("records that match it are still claimed by it; use it in a transition or remove it"),
                 );
             }
         }
     }
 }
 
-fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let machine = spec.machine;
     let mut seen = BTreeSet::new();
     for (from, to, weight) in machine.edges() {
@@ -230,7 +184,7 @@ fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<Finding>) {
         }
         let event = &machine.events[weight.event].name;
         found.push(
-            Finding::new(
+            SpecFinding::new(
                 Code::ShadowedTransition,
                 weight.rule,
                 format!(
@@ -240,8 +194,8 @@ fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<Finding>) {
                     machine.state(from).name
                 ),
             )
-            .related(machine.forbids[rule].span, "forbid overrides allow")
-            .hint("remove the transition if the move is forbidden, or narrow the `forbid` if it is not"),
+            .with_related(machine.forbids[rule].span, "forbid overrides allow")
+            .with_hint("remove the transition if the move is forbidden, or narrow the `forbid` if it is not"),
         );
     }
 }
@@ -256,7 +210,7 @@ fn event_id(machine: &Machine, name: &str) -> Option<EventId> {
     machine.events.iter().position(|event| event.name == name)
 }
 
-fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let machine = spec.machine;
     let mut first: BTreeMap<(StateId, EventId), Span> = BTreeMap::new();
     for item in &spec.file.items {
@@ -315,9 +269,9 @@ fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<Finding>) {
             )
         };
         found.push(
-            Finding::new(Code::RedundantForbid, item.span, message)
-                .related(earlier, "the earlier rule, whose message is reported")
-                .hint(if all {
+            SpecFinding::new(Code::RedundantForbid, item.span, message)
+                .with_related(earlier, "the earlier rule, whose message is reported")
+                .with_hint(if all {
                     "remove this rule, or merge its message into the earlier one"
                 } else {
                     "drop the moves the earlier rule already forbids from this one"
@@ -326,7 +280,7 @@ fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<Finding>) {
     }
 }
 
-fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let paths: Vec<(Span, Vec<&str>)> = spec
         .file
         .items
@@ -358,15 +312,15 @@ fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<Finding>) {
                 )
             };
             found.push(
-                Finding::new(Code::DuplicatePath, *span, message.to_string())
-                    .related(*other_span, label)
-                    .hint("paths share states by name, so this one adds nothing; remove it"),
+                SpecFinding::new(Code::DuplicatePath, *span, message.to_string())
+                    .with_related(*other_span, label)
+                    .with_hint("paths share states by name, so this one adds nothing; remove it"),
             );
         }
     }
 }
 
-fn vacuous(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+fn vacuous(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let machine = spec.machine;
     let all_accepting = machine
         .state_ids()
@@ -374,7 +328,7 @@ fn vacuous(spec: &Linted<'_>, found: &mut Vec<Finding>) {
     if machine.forbids.is_empty() && machine.otherwise == Otherwise::Ignore && all_accepting {
         let span = machine.otherwise_span.unwrap_or_default();
         found.push(
-            Finding::new(
+            SpecFinding::new(
                 Code::VacuousSpec,
                 span,
                 format!(
@@ -382,7 +336,7 @@ fn vacuous(spec: &Linted<'_>, found: &mut Vec<Finding>) {
                     machine.name
                 ),
             )
-            .hint("forbid the moves the protocol prevents, list the states a trace may end in with `accept`, or say `otherwise reject`"),
+            .with_hint("forbid the moves the protocol prevents, list the states a trace may end in with `accept`, or say `otherwise reject`"),
         );
     }
 }

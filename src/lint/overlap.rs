@@ -14,9 +14,11 @@ use regex::RegexBuilder;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::{Map, Number, Value};
 
-use super::{Finding, Linted};
+use super::Linted;
 use crate::diagnostic::Code;
-use crate::machine::{Matcher, json_cmp, json_eq};
+use crate::json::{json_cmp, json_eq};
+use crate::machine::Matcher;
+use crate::spec::SpecFinding;
 use crate::spec::analyzer::glob_to_regex;
 use crate::spec::ast::{
     CompareOp, EventDecl, Expr, ItemKind, JsonType, Pattern, PatternKind, RegexLit, Segment,
@@ -32,7 +34,7 @@ const MAX_SAMPLES: usize = 16;
 /// large specs.
 const MAX_PAIRS: usize = 1024;
 
-pub(crate) fn overlapping_patterns(spec: &Linted<'_>, found: &mut Vec<Finding>) {
+pub(crate) fn overlapping_patterns(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let decls: Vec<&EventDecl> = spec
         .file
         .items
@@ -60,7 +62,7 @@ pub(crate) fn overlapping_patterns(spec: &Linted<'_>, found: &mut Vec<Finding>) 
                 continue;
             };
             found.push(
-                Finding::new(
+                SpecFinding::new(
                     Code::OverlappingPatterns,
                     b.name.span,
                     format!(
@@ -68,8 +70,8 @@ pub(crate) fn overlapping_patterns(spec: &Linted<'_>, found: &mut Vec<Finding>) 
                         a.name.name, b.name.name
                     ),
                 )
-                .related(a.name.span, "the other event")
-                .hint(format!(
+                .with_related(a.name.span, "the other event")
+                .with_hint(format!(
                     "both match {}, which would be an `ambiguous-event`; make the patterns exclusive with `where`",
                     show(&record)
                 )),

@@ -15,9 +15,9 @@ use crate::diagnostic::{Code, Diagnostic, SpecSite, TraceSite};
 use crate::machine::ToolMatcher;
 use crate::spec::ast::{Expr, ItemKind, Segment, ToolPattern};
 use crate::suggest::did_you_mean;
-use crate::trace::adapters::{self, Entry, InputOptions, Opened};
-use crate::trace::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
-use crate::trace::{Kind, Location, Record, native};
+use crate::trace::adapters::InputOptions;
+use crate::trace::input::{Item, TraceInput};
+use crate::trace::{Kind, Record};
 
 /// The tools that calls and results in the traces name.
 #[derive(Debug, Default)]
@@ -38,58 +38,22 @@ pub fn scan(paths: &[PathBuf]) -> (ToolUsage, Vec<Diagnostic>) {
     let mut errors = Vec::new();
     for path in paths {
         let file: Arc<Path> = Arc::from(path.as_path());
-        let unreadable = |err: std::io::Error| {
-            let mut diagnostic = Diagnostic::new(
-                Code::UnreadableInput,
-                format!("cannot read `{}`: {err}", path.display()),
-            );
-            diagnostic.trace = Some(TraceSite {
-                file: file.clone(),
-                trace: None,
-                loc: Location::default(),
-            });
-            diagnostic
-        };
-        let opened = match adapters::open(path, &InputOptions::default(), DEFAULT_MAX_LINE_BYTES) {
+        let opened = match TraceInput::open(path, &InputOptions::default(), None) {
             Ok(opened) => opened,
             Err(err) => {
-                errors.push(unreadable(err));
+                errors.push(Diagnostic::unreadable(path, &err));
                 continue;
             }
         };
         usage.files += 1;
-        match opened {
-            Opened::Native(_) => {
-                let handle = match std::fs::File::open(path) {
-                    Ok(handle) => handle,
-                    Err(err) => {
-                        errors.push(unreadable(err));
-                        continue;
-                    }
-                };
-                let mut reader = LineReader::new(std::io::BufReader::new(handle));
-                loop {
-                    let line = match reader.next_line() {
-                        Ok(Some(line)) => line,
-                        Ok(None) => break,
-                        Err(err) => {
-                            errors.push(unreadable(err));
-                            break;
-                        }
-                    };
-                    if let Ok(record) = native::decode(line, DEFAULT_MAX_LINE_BYTES) {
-                        usage.note(&record, &file);
-                    }
-                }
-            }
-            Opened::Read(reading) => {
-                for entry in &reading.entries {
-                    if let Entry::Record(record) = entry {
-                        usage.note(record, &file);
-                    }
-                }
-            }
+        if let Some(warning) = opened.detected().warning.clone() {
+            errors.push(Diagnostic::from_problem(&file, warning));
         }
+        opened.for_each(|item| match item {
+            Item::Record(record) => usage.note(&record, &file),
+            Item::Problem(_) => {}
+            Item::Stopped(err) => errors.push(Diagnostic::unreadable(path, &err)),
+        });
     }
     (usage, errors)
 }

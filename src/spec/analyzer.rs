@@ -21,7 +21,7 @@ use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
     StateId, ToolMatcher,
 };
-use crate::suggest::did_you_mean;
+use crate::suggest::did_you_mean_hint;
 
 /// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
 /// input; this keeps a pathological one from eating memory.
@@ -69,13 +69,45 @@ struct StateTable<'f> {
 impl<'f> StateTable<'f> {
     fn intern(&mut self, name: &'f str, span: Span) -> StateId {
         *self.ids.entry(name).or_insert_with(|| {
-            self.graph.add_node(State {
+            StateId::of(self.graph.add_node(State {
                 name: name.to_string(),
                 span,
                 accepting: true,
-            })
+            }))
         })
     }
+}
+
+/// The error for a name nothing declares: "unknown event `x`", with a did-you-mean
+/// among the `known` names, or else the hint `otherwise`.
+fn unknown_name<'k>(
+    code: Code,
+    what: &str,
+    ident: &Ident,
+    known: impl IntoIterator<Item = &'k str>,
+    otherwise: String,
+) -> SpecError {
+    let hint = did_you_mean_hint(&ident.name, known).unwrap_or(otherwise);
+    SpecError::new(code, ident.span, format!("unknown {what} `{}`", ident.name)).with_hint(hint)
+}
+
+/// Adds the allowed moves to the graph and returns the move table: for each state and
+/// event (row-major), where the event goes, or which rule forbids it.
+fn move_table(
+    graph: &mut DiGraph<State, Edge, u32>,
+    event_count: usize,
+    moves: &BTreeMap<(StateId, EventId), (StateId, Span)>,
+    forbidden: &BTreeMap<(StateId, EventId), usize>,
+) -> Vec<Move> {
+    let mut table = vec![Move::Unspecified; graph.node_count() * event_count];
+    for (&(from, event), &(to, rule)) in moves {
+        graph.add_edge(from.node(), to.node(), Edge { event, rule });
+        table[from.index() * event_count + event] = Move::Go { to, rule };
+    }
+    for (&(state, event), &rule) in forbidden {
+        table[state.index() * event_count + event] = Move::Forbidden(rule);
+    }
+    table
 }
 
 impl<'f> Analyzer<'f> {
@@ -315,108 +347,10 @@ impl<'f> Analyzer<'f> {
             ids: BTreeMap::new(),
             graph: DiGraph::default(),
         };
-        let has_paths = file
-            .items
-            .iter()
-            .any(|item| matches!(item.kind, ItemKind::Path(_)));
-        let initial = match (self.initial, has_paths) {
-            (Some(ident), _) => Some(states.intern(&ident.name, ident.span)),
-            (None, true) => {
-                let first_path = file
-                    .items
-                    .iter()
-                    .find(|item| matches!(item.kind, ItemKind::Path(_)))
-                    .map(|item| item.span)
-                    .unwrap_or_default();
-                Some(states.intern(PATH_START, first_path))
-            }
-            (None, false) => {
-                self.errors.push(
-                    SpecError::new(Code::MissingInitial, Span::new(0, 0), "the spec has no initial state")
-                        .with_hint("declare one with `initial STATE`, or describe the protocol with `path E1 -> E2 -> ...`"),
-                );
-                None
-            }
-        };
-
-        // States are declared by use: transitions and paths name them.
-        let mut moves: BTreeMap<(StateId, EventId), (StateId, Span)> = BTreeMap::new();
-        for item in &file.items {
-            match &item.kind {
-                ItemKind::Transition(t) => {
-                    let from = states.intern(&t.from.name, t.from.span);
-                    let to = states.intern(&t.to.name, t.to.span);
-                    for event in &t.events {
-                        if let Some(event) = self.event(event) {
-                            self.add_move(&mut moves, &states, from, event, to, item.span);
-                        }
-                    }
-                }
-                ItemKind::Path(steps) => {
-                    let Some(mut at) = initial else { continue };
-                    for step in steps {
-                        let Some(event) = self.event(step) else { break };
-                        let to = states.intern(&step.name, step.span);
-                        self.add_move(&mut moves, &states, at, event, to, item.span);
-                        at = to;
-                    }
-                }
-                _ => {}
-            }
-        }
-
-        let mut forbids = Vec::new();
-        let mut forbidden: BTreeMap<(StateId, EventId), usize> = BTreeMap::new();
-        for item in &file.items {
-            let ItemKind::Forbid(forbid) = &item.kind else {
-                continue;
-            };
-            let targets: Vec<StateId> = match &forbid.states {
-                StateSet::All(_) => states.graph.node_indices().collect(),
-                StateSet::Named(names) => names
-                    .iter()
-                    .filter_map(|name| self.known_state(&states, name))
-                    .collect(),
-            };
-            let events: Vec<EventId> = forbid
-                .events
-                .iter()
-                .filter_map(|event| self.event(event))
-                .collect();
-            let rule = forbids.len();
-            forbids.push(ForbidRule {
-                message: forbid.message.value.clone(),
-                span: item.span,
-            });
-            for &state in &targets {
-                for &event in &events {
-                    // The first forbid that names a (state, event) pair is the one
-                    // reported; later ones are redundant, which `lint` points out.
-                    forbidden.entry((state, event)).or_insert(rule);
-                }
-            }
-        }
-
-        for (list, _) in [self.accept, self.hot].into_iter().flatten() {
-            for name in list {
-                self.known_state(&states, name);
-            }
-        }
-        if let Some((accept, _)) = self.accept {
-            let accepted: Vec<StateId> = accept
-                .iter()
-                .filter_map(|name| states.ids.get(name.name.as_str()).copied())
-                .collect();
-            for id in states.graph.node_indices().collect::<Vec<_>>() {
-                states.graph[id].accepting = accepted.contains(&id);
-            }
-        } else if let Some((hot, _)) = self.hot {
-            for name in hot {
-                if let Some(&id) = states.ids.get(name.name.as_str()) {
-                    states.graph[id].accepting = false;
-                }
-            }
-        }
+        let initial = self.initial_state(file, &mut states);
+        let moves = self.moves(file, &mut states, initial);
+        let (forbids, forbidden) = self.forbids(file, &states);
+        self.mark_accepting(&mut states);
 
         let per = self.per.map_or_else(Vec::new, |paths| {
             paths
@@ -433,16 +367,7 @@ impl<'f> Analyzer<'f> {
             return Err(self.errors);
         }
         let initial = initial.expect("bug: a spec without an initial state reported no error");
-
-        let event_count = self.events.len();
-        let mut table = vec![Move::Unspecified; states.graph.node_count() * event_count];
-        for (&(from, event), &(to, rule)) in &moves {
-            states.graph.add_edge(from, to, Edge { event, rule });
-            table[from.index() * event_count + event] = Move::Go { to, rule };
-        }
-        for (&(state, event), &rule) in &forbidden {
-            table[state.index() * event_count + event] = Move::Forbidden(rule);
-        }
+        let table = move_table(&mut states.graph, self.events.len(), &moves, &forbidden);
 
         let name = self.name.map_or_else(
             || {
@@ -471,6 +396,135 @@ impl<'f> Analyzer<'f> {
         })
     }
 
+    /// The initial state: the declared one, else the start `path` statements begin at.
+    /// Without either the spec has none, which is an error.
+    fn initial_state(
+        &mut self,
+        file: &'f SpecFile,
+        states: &mut StateTable<'f>,
+    ) -> Option<StateId> {
+        let first_path = file
+            .items
+            .iter()
+            .find(|item| matches!(item.kind, ItemKind::Path(_)))
+            .map(|item| item.span);
+        match (self.initial, first_path) {
+            (Some(ident), _) => Some(states.intern(&ident.name, ident.span)),
+            (None, Some(first_path)) => Some(states.intern(PATH_START, first_path)),
+            (None, None) => {
+                self.errors.push(
+                    SpecError::new(Code::MissingInitial, Span::new(0, 0), "the spec has no initial state")
+                        .with_hint("declare one with `initial STATE`, or describe the protocol with `path E1 -> E2 -> ...`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The allowed moves of transitions and paths. States are declared by use: the
+    /// statements that name them.
+    fn moves(
+        &mut self,
+        file: &'f SpecFile,
+        states: &mut StateTable<'f>,
+        initial: Option<StateId>,
+    ) -> BTreeMap<(StateId, EventId), (StateId, Span)> {
+        let mut moves: BTreeMap<(StateId, EventId), (StateId, Span)> = BTreeMap::new();
+        for item in &file.items {
+            match &item.kind {
+                ItemKind::Transition(t) => {
+                    let from = states.intern(&t.from.name, t.from.span);
+                    let to = states.intern(&t.to.name, t.to.span);
+                    for event in &t.events {
+                        if let Some(event) = self.event(event) {
+                            self.add_move(&mut moves, states, from, event, to, item.span);
+                        }
+                    }
+                }
+                ItemKind::Path(steps) => {
+                    let Some(mut at) = initial else { continue };
+                    for step in steps {
+                        let Some(event) = self.event(step) else { break };
+                        let to = states.intern(&step.name, step.span);
+                        self.add_move(&mut moves, states, at, event, to, item.span);
+                        at = to;
+                    }
+                }
+                _ => {}
+            }
+        }
+        moves
+    }
+
+    /// The `forbid` rules, and which rule each forbidden (state, event) pair reports.
+    fn forbids(
+        &mut self,
+        file: &'f SpecFile,
+        states: &StateTable<'f>,
+    ) -> (Vec<ForbidRule>, BTreeMap<(StateId, EventId), usize>) {
+        let mut forbids = Vec::new();
+        let mut forbidden: BTreeMap<(StateId, EventId), usize> = BTreeMap::new();
+        for item in &file.items {
+            let ItemKind::Forbid(forbid) = &item.kind else {
+                continue;
+            };
+            let targets: Vec<StateId> = match &forbid.states {
+                StateSet::All(_) => states.graph.node_indices().map(StateId::of).collect(),
+                StateSet::Named(names) => names
+                    .iter()
+                    .filter_map(|name| self.known_state(states, name))
+                    .collect(),
+            };
+            let events: Vec<EventId> = forbid
+                .events
+                .iter()
+                .filter_map(|event| self.event(event))
+                .collect();
+            let rule = forbids.len();
+            forbids.push(ForbidRule {
+                message: forbid.message.value.clone(),
+                span: item.span,
+            });
+            for &state in &targets {
+                for &event in &events {
+                    // The first forbid that names a (state, event) pair is the one
+                    // reported; later ones are redundant, which `lint` points out.
+                    forbidden.entry((state, event)).or_insert(rule);
+                }
+            }
+        }
+        (forbids, forbidden)
+    }
+
+    /// Which states may end a trace: those `accept` names, or all but those `hot` names.
+    fn mark_accepting(&mut self, states: &mut StateTable<'f>) {
+        for (list, _) in [self.accept, self.hot].into_iter().flatten() {
+            for name in list {
+                self.known_state(states, name);
+            }
+        }
+        if let Some((accept, _)) = self.accept {
+            let accepted: Vec<StateId> = accept
+                .iter()
+                .filter_map(|name| states.ids.get(name.name.as_str()).copied())
+                .collect();
+            for id in states
+                .graph
+                .node_indices()
+                .map(StateId::of)
+                .collect::<Vec<_>>()
+            {
+                states.graph[id.node()].accepting = accepted.contains(&id);
+            }
+        } else if let Some((hot, _)) = self.hot {
+            for name in hot {
+                if let Some(&id) = states.ids.get(name.name.as_str()) {
+                    states.graph[id.node()].accepting = false;
+                }
+            }
+        }
+    }
+
     fn add_move(
         &mut self,
         moves: &mut BTreeMap<(StateId, EventId), (StateId, Span)>,
@@ -493,10 +547,10 @@ impl<'f> Analyzer<'f> {
                         rule,
                         format!(
                             "state `{}` already moves to `{}` on `{}`; it cannot also move to `{}`",
-                            states.graph[from].name,
-                            states.graph[existing].name,
+                            states.graph[from.node()].name,
+                            states.graph[existing.node()].name,
                             self.events[event].name,
-                            states.graph[to].name
+                            states.graph[to.node()].name
                         ),
                     )
                     .with_related(first, "the first transition is here")
@@ -510,16 +564,13 @@ impl<'f> Analyzer<'f> {
         if let Some(&id) = self.event_index.get(ident.name.as_str()) {
             return Some(id);
         }
-        let mut error = SpecError::new(
+        self.errors.push(unknown_name(
             Code::UnknownEvent,
-            ident.span,
-            format!("unknown event `{}`", ident.name),
-        );
-        error = match did_you_mean(&ident.name, self.event_index.keys().copied()) {
-            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
-            None => error.with_hint(format!("declare it: `event {} = call TOOL`", ident.name)),
-        };
-        self.errors.push(error);
+            "event",
+            ident,
+            self.event_index.keys().copied(),
+            format!("declare it: `event {} = call TOOL`", ident.name),
+        ));
         None
     }
 
@@ -527,18 +578,14 @@ impl<'f> Analyzer<'f> {
         if let Some(&id) = states.ids.get(ident.name.as_str()) {
             return Some(id);
         }
-        let mut error = SpecError::new(
+        self.errors.push(unknown_name(
             Code::UnknownState,
-            ident.span,
-            format!("unknown state `{}`", ident.name),
-        );
-        error = match did_you_mean(&ident.name, states.ids.keys().copied()) {
-            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
-            None => error.with_hint(
-                "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`",
-            ),
-        };
-        self.errors.push(error);
+            "state",
+            ident,
+            states.ids.keys().copied(),
+            "states are declared by `initial`, by transitions `FROM -> TO on EVENT`, and by `path`"
+                .to_owned(),
+        ));
         None
     }
 }

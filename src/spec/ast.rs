@@ -6,56 +6,47 @@
 
 use serde_json::Value;
 
-/// A byte range `start..end` in a spec's source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize) -> Span {
-        Span { start, end }
-    }
-
-    /// The smallest span covering both `self` and `other`.
-    pub fn to(self, other: Span) -> Span {
-        Span::new(self.start.min(other.start), self.end.max(other.end))
-    }
-
-    pub fn range(self) -> std::ops::Range<usize> {
-        self.start..self.end
-    }
-}
+pub use crate::json::{CompareOp, JsonType, Segment};
+pub use crate::machine::{Otherwise, PatternKind};
+pub use crate::source::Span;
 
 /// A name as written (a state, an event, the spec's own name) with its span.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
+    /// The name.
     pub name: String,
+    /// Where it is written.
     pub span: Span,
 }
 
 /// A parsed spec file: its statements in source order, and its comments (kept for `fmt`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SpecFile {
+    /// The statements, in source order.
     pub items: Vec<Item>,
+    /// The comments, in source order.
     pub comments: Vec<Comment>,
 }
 
 /// A `# ...` line comment; `text` excludes the leading `#`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
+    /// The comment's text.
     pub text: String,
+    /// Where it is.
     pub span: Span,
 }
 
 /// One statement. `span` covers the whole statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
+    /// What statement it is.
     pub kind: ItemKind,
+    /// The whole statement.
     pub span: Span,
 }
 
+/// What a statement says.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemKind {
     /// `spec NAME`
@@ -85,44 +76,34 @@ pub enum ItemKind {
 /// A string literal: its decoded value and the span of the quoted source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StrLit {
+    /// The decoded value.
     pub value: String,
+    /// The quoted source.
     pub span: Span,
 }
 
+/// `event NAME = PATTERN`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventDecl {
+    /// The event's name.
     pub name: Ident,
+    /// Which records it is.
     pub pattern: Pattern,
 }
 
 /// `call|result|message|record [TOOL] [where EXPR]`
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pattern {
+    /// `call`, `result`, `message` or `record`.
     pub kind: PatternKind,
+    /// Where the kind keyword is.
     pub kind_span: Span,
+    /// The tool the record must name, if given.
     pub tool: Option<ToolPattern>,
+    /// The `where` condition, if given.
     pub guard: Option<Expr>,
+    /// The whole pattern.
     pub span: Span,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PatternKind {
-    Call,
-    Result,
-    Message,
-    /// Any record, whatever its kind.
-    Record,
-}
-
-impl PatternKind {
-    pub fn keyword(self) -> &'static str {
-        match self {
-            PatternKind::Call => "call",
-            PatternKind::Result => "result",
-            PatternKind::Message => "message",
-            PatternKind::Record => "record",
-        }
-    }
 }
 
 /// How an event names its tool.
@@ -137,6 +118,7 @@ pub enum ToolPattern {
 }
 
 impl ToolPattern {
+    /// Where the tool is written.
     pub fn span(&self) -> Span {
         match self {
             ToolPattern::Name(_, span) | ToolPattern::Glob(_, span) => *span,
@@ -148,23 +130,21 @@ impl ToolPattern {
 /// `/pattern/flags`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegexLit {
+    /// The pattern between the slashes.
     pub pattern: String,
     /// `true` for the `i` flag.
     pub case_insensitive: bool,
+    /// Where the literal is.
     pub span: Span,
 }
 
 /// A path into a record: a root field and then `.key`, `[index]` or `["key"]` steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Path {
+    /// The steps, the root field first.
     pub segments: Vec<Segment>,
+    /// Where the path is written.
     pub span: Span,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Segment {
-    Key(String),
-    Index(usize),
 }
 
 impl std::fmt::Display for Path {
@@ -198,35 +178,51 @@ pub fn is_plain_key(key: &str) -> bool {
 /// A guard expression. There is no truthiness: every leaf is an explicit test.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
+    /// `A or B`.
     Or(Box<Expr>, Box<Expr>),
+    /// `A and B`.
     And(Box<Expr>, Box<Expr>),
+    /// `not A`; the span covers the whole test.
     Not(Box<Expr>, Span),
     /// `PATH == literal` and friends.
     Compare {
+        /// The path tested.
         path: Path,
+        /// The comparison.
         op: CompareOp,
+        /// The literal compared with.
         value: Literal,
     },
     /// `PATH in [literal, ...]`
     In {
+        /// The path tested.
         path: Path,
+        /// The literals.
         values: Vec<Literal>,
+        /// The whole test.
         span: Span,
     },
     /// `PATH matches /regex/`
     Matches {
+        /// The path tested.
         path: Path,
+        /// The regex.
         regex: RegexLit,
     },
     /// `has PATH`: the key is present, even if its value is `null`.
     Has {
+        /// The path tested.
         path: Path,
+        /// The whole test.
         span: Span,
     },
     /// `PATH is null|bool|number|string|array|object`
     Is {
+        /// The path tested.
         path: Path,
+        /// The type it must have.
         ty: JsonType,
+        /// The whole test.
         span: Span,
     },
     /// `( EXPR )`, kept so `fmt` can reproduce the author's grouping.
@@ -234,6 +230,7 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Where the expression is written.
     pub fn span(&self) -> Span {
         match self {
             Expr::Or(a, b) | Expr::And(a, b) => a.span().to(b.span()),
@@ -248,90 +245,34 @@ impl Expr {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompareOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CompareOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CompareOp::Eq => "==",
-            CompareOp::Ne => "!=",
-            CompareOp::Lt => "<",
-            CompareOp::Le => "<=",
-            CompareOp::Gt => ">",
-            CompareOp::Ge => ">=",
-        }
-    }
-}
-
 /// A JSON literal in a guard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Literal {
+    /// The literal's value.
     pub value: Value,
+    /// Where it is written.
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum JsonType {
-    Null,
-    Bool,
-    Number,
-    String,
-    Array,
-    Object,
-}
-
-impl JsonType {
-    pub const ALL: [JsonType; 6] = [
-        JsonType::Null,
-        JsonType::Bool,
-        JsonType::Number,
-        JsonType::String,
-        JsonType::Array,
-        JsonType::Object,
-    ];
-
-    pub fn keyword(self) -> &'static str {
-        match self {
-            JsonType::Null => "null",
-            JsonType::Bool => "bool",
-            JsonType::Number => "number",
-            JsonType::String => "string",
-            JsonType::Array => "array",
-            JsonType::Object => "object",
-        }
-    }
-
-    pub fn of(value: &Value) -> JsonType {
-        match value {
-            Value::Null => JsonType::Null,
-            Value::Bool(_) => JsonType::Bool,
-            Value::Number(_) => JsonType::Number,
-            Value::String(_) => JsonType::String,
-            Value::Array(_) => JsonType::Array,
-            Value::Object(_) => JsonType::Object,
-        }
-    }
-}
-
+/// `FROM -> TO on EVENT, ...`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transition {
+    /// The state it leaves.
     pub from: Ident,
+    /// The state it enters.
     pub to: Ident,
+    /// The events that take it.
     pub events: Vec<Ident>,
 }
 
+/// `forbid STATES on EVENT, ...: "message"`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Forbid {
+    /// The states it applies to.
     pub states: StateSet,
+    /// The events it forbids.
     pub events: Vec<Ident>,
+    /// What a reviewer reads when it fires.
     pub message: StrLit,
 }
 
@@ -340,11 +281,6 @@ pub struct Forbid {
 pub enum StateSet {
     /// `*`: every state.
     All(Span),
+    /// The states named.
     Named(Vec<Ident>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Otherwise {
-    Reject,
-    Ignore,
 }

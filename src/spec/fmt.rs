@@ -132,7 +132,7 @@ pub fn format_file(file: &SpecFile, source: &str) -> String {
         return String::new();
     }
 
-    // Where each statement is, in lines, and which comments fall where.
+    // Where each statement is, in lines.
     let spans: Vec<(usize, usize)> = file
         .items
         .iter()
@@ -141,6 +141,50 @@ pub fn format_file(file: &SpecFile, source: &str) -> String {
             (lines.of(item.span.start), lines.of(last))
         })
         .collect();
+    let (mut placed, own_line) = place_comments(file, source, &lines, &spans);
+    let eof = place_lines_between(&mut placed, &own_line, &lines, &spans);
+    let header = take_header(&mut placed);
+
+    let mut order: Vec<usize> = (0..placed.len()).collect();
+    order.sort_by_key(|&i| section(&placed[i].item.kind));
+
+    let widths = Widths::new(file);
+    let mut out = Vec::<String>::new();
+    for around in &header {
+        out.push(around_line(around));
+    }
+    let mut previous_section = None;
+    for &i in &order {
+        let p = &placed[i];
+        let (sec, _) = section(&p.item.kind);
+        // A blank line after the header, between sections, and where the author left one.
+        let first = previous_section.is_none();
+        if !out.is_empty() && (first || previous_section != Some(sec) || p.blank_before) {
+            out.push(String::new());
+        }
+        previous_section = Some(sec);
+        write_placed(&mut out, p, source, &widths);
+    }
+    for around in &eof {
+        out.push(around_line(around));
+    }
+    while out.last().is_some_and(String::is_empty) {
+        out.pop();
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
+/// Each statement with the comments inside it and at the end of its line, and the
+/// comments on lines of their own, by line. `spans` are the statements' first and
+/// last lines.
+fn place_comments<'f>(
+    file: &'f SpecFile,
+    source: &str,
+    lines: &Lines<'_>,
+    spans: &[(usize, usize)],
+) -> (Vec<Placed<'f>>, Vec<Option<&'f str>>) {
     let mut placed: Vec<Placed<'_>> = file
         .items
         .iter()
@@ -170,9 +214,18 @@ pub fn format_file(file: &SpecFile, source: &str) -> String {
             placed[i].trailing = Some(comment.text.clone());
         }
     }
+    (placed, own_line)
+}
 
-    // The lines between statements: indented comments right below a statement stay
-    // with it; everything else leads the next statement (or ends the file).
+/// Places the lines between statements: indented comments right below a statement stay
+/// with it; everything else leads the next statement. Returns what ends the file, after
+/// the last statement.
+fn place_lines_between(
+    placed: &mut [Placed<'_>],
+    own_line: &[Option<&str>],
+    lines: &Lines<'_>,
+    spans: &[(usize, usize)],
+) -> Vec<Around> {
     let mut eof: Vec<Around> = Vec::new();
     let mut next_line = 0;
     for i in 0..=placed.len() {
@@ -218,9 +271,12 @@ pub fn format_file(file: &SpecFile, source: &str) -> String {
             next_line = end + 1;
         }
     }
+    eof
+}
 
-    // The first statement's comments up to a blank line are the file's header: they
-    // stay on top even if the statement moves.
+/// The first statement's comments up to a blank line are the file's header: they stay
+/// on top even if the statement moves.
+fn take_header(placed: &mut [Placed<'_>]) -> Vec<Around> {
     let mut header = Vec::new();
     if let Some(first) = placed.first_mut() {
         if let Some(last_blank) = first.leading.iter().rposition(|a| *a == Around::Blank) {
@@ -228,53 +284,29 @@ pub fn format_file(file: &SpecFile, source: &str) -> String {
             header.pop();
         }
     }
+    header
+}
 
-    let mut order: Vec<usize> = (0..placed.len()).collect();
-    order.sort_by_key(|&i| section(&placed[i].item.kind));
-
-    let widths = Widths::new(file);
-    let mut out = Vec::<String>::new();
-    for around in &header {
+/// A statement with its comments: those above it, at the end of its line and below it.
+fn write_placed(out: &mut Vec<String>, p: &Placed<'_>, source: &str, widths: &Widths) {
+    for around in &p.leading {
         out.push(around_line(around));
     }
-    let mut previous_section = None;
-    for &i in &order {
-        let p = &placed[i];
-        let (sec, _) = section(&p.item.kind);
-        // A blank line after the header, between sections, and where the author left one.
-        let first = previous_section.is_none();
-        if !out.is_empty() && (first || previous_section != Some(sec) || p.blank_before) {
-            out.push(String::new());
-        }
-        previous_section = Some(sec);
-        for around in &p.leading {
-            out.push(around_line(around));
-        }
-        let mut statement = if p.verbatim {
-            source[p.item.span.range()]
-                .lines()
-                .map(|line| line.trim_end().to_string())
-                .collect()
-        } else {
-            format_item(p.item, &widths)
-        };
-        if let (Some(comment), Some(last)) = (&p.trailing, statement.last_mut()) {
-            let _ = write!(last, "  #{}", comment.trim_end());
-        }
-        out.append(&mut statement);
-        for comment in &p.after {
-            out.push(format!("    #{}", comment.trim_end()));
-        }
+    let mut statement = if p.verbatim {
+        source[p.item.span.range()]
+            .lines()
+            .map(|line| line.trim_end().to_string())
+            .collect()
+    } else {
+        format_item(p.item, widths)
+    };
+    if let (Some(comment), Some(last)) = (&p.trailing, statement.last_mut()) {
+        let _ = write!(last, "  #{}", comment.trim_end());
     }
-    for around in &eof {
-        out.push(around_line(around));
+    out.append(&mut statement);
+    for comment in &p.after {
+        out.push(format!("    #{}", comment.trim_end()));
     }
-    while out.last().is_some_and(String::is_empty) {
-        out.pop();
-    }
-    let mut text = out.join("\n");
-    text.push('\n');
-    text
 }
 
 fn around_line(around: &Around) -> String {

@@ -14,7 +14,7 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::trace::reader::{Line, LineContent};
-use crate::trace::record::{Fields, Location, Record};
+use crate::trace::record::{Fields, Location, Record, RecordError};
 
 /// The deepest nesting of arrays and objects a record may have, counting the record
 /// itself. It is the most serde_json accepts when it parses a whole line into a value,
@@ -25,7 +25,7 @@ pub const MAX_DEPTH: usize = 127;
 const SCAN_KEYS: usize = 16;
 
 /// Decodes one line of native JSONL into a record, or says precisely why it is not one.
-pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, String> {
+pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, RecordError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let fields = match TopLevel::deserialize(&mut de).and_then(|top| de.end().map(|()| top)) {
         Ok(TopLevel(fields)) => fields,
@@ -39,37 +39,31 @@ pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, Strin
 
 /// Decodes a line from a [`LineReader`](crate::trace::reader::LineReader) read with the
 /// limit `max_line_bytes`: a record located at the whole line, or why the line is not one.
-pub fn decode<'a>(line: Line<'a>, max_line_bytes: usize) -> Result<Record<'a>, String> {
+pub fn decode<'a>(line: Line<'a>, max_line_bytes: usize) -> Result<Record<'a>, RecordError> {
     match line.content {
         LineContent::Text(text) => decode_line(text, line.location()),
-        LineContent::InvalidUtf8 { valid_up_to } => Err(invalid_utf8(valid_up_to)),
-        LineContent::TooLong => Err(too_long(line.len, max_line_bytes)),
+        _ => Err(unreadable_line(&line, max_line_bytes)
+            .expect("bug: a line that is not text has a reason")),
     }
 }
 
 /// Why a line that is not text cannot be a record; `None` for a text line.
 /// `max_line_bytes` is the limit the line was read with.
-pub fn unreadable_line(line: &Line<'_>, max_line_bytes: usize) -> Option<String> {
+pub fn unreadable_line(line: &Line<'_>, max_line_bytes: usize) -> Option<RecordError> {
     match line.content {
         LineContent::Text(_) => None,
-        LineContent::InvalidUtf8 { valid_up_to } => Some(invalid_utf8(valid_up_to)),
-        LineContent::TooLong => Some(too_long(line.len, max_line_bytes)),
+        LineContent::InvalidUtf8 { valid_up_to } => Some(RecordError::InvalidUtf8 {
+            column: valid_up_to + 1,
+        }),
+        LineContent::TooLong => Some(RecordError::TooLong {
+            len: line.len,
+            limit: max_line_bytes,
+        }),
     }
 }
 
-fn invalid_utf8(valid_up_to: usize) -> String {
-    format!(
-        "line is not valid UTF-8 (first bad byte at column {})",
-        valid_up_to + 1
-    )
-}
-
-fn too_long(len: u64, max_line_bytes: usize) -> String {
-    format!("line is {len} bytes, over the limit of {max_line_bytes} bytes")
-}
-
 /// A user-facing message for a serde_json error on `line`.
-fn json_error(line: &str, err: &serde_json::Error) -> String {
+fn json_error(line: &str, err: &serde_json::Error) -> RecordError {
     let message = without_position(err);
     let column = err.column();
     // serde_json's column is 1-based, except at the end of input, where it points at
@@ -82,10 +76,10 @@ fn json_error(line: &str, err: &serde_json::Error) -> String {
     // (as a line of ten thousand `[` does), since the depth is what the user must fix.
     if category != Category::Data {
         if let Some(index) = too_deep(line.as_bytes(), MAX_DEPTH).filter(|&index| index < at) {
-            return nested_too_deeply(index + 1);
+            return RecordError::TooDeep { column: index + 1 };
         }
     }
-    match category {
+    RecordError::Syntax(match category {
         // Our own visitor's messages (non-object records, duplicate keys) are complete.
         Category::Data => message,
         Category::Eof => format!(
@@ -98,13 +92,7 @@ fn json_error(line: &str, err: &serde_json::Error) -> String {
         Category::Syntax | Category::Io => {
             format!("line is not valid JSON: {message} at column {column}")
         }
-    }
-}
-
-fn nested_too_deeply(column: usize) -> String {
-    format!(
-        "record is nested too deeply at column {column} (the limit is {MAX_DEPTH} levels of arrays and objects)"
-    )
+    })
 }
 
 /// serde_json's message without the " at line L column C" it appends, since a line's
@@ -121,7 +109,7 @@ fn without_position(err: &serde_json::Error) -> String {
 /// Fails when `value`, a field of the record `line`, nests deeper than [`MAX_DEPTH`].
 /// serde_json keeps raw values without a depth limit, so without this check a deep
 /// field would be accepted here and fail only when a spec reads it.
-fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), String> {
+fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), RecordError> {
     // The record's own object is one level.
     const FIELD_LIMIT: usize = MAX_DEPTH - 1;
     let text = value.get().as_bytes();
@@ -136,8 +124,10 @@ fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), String> {
         Some(index) => {
             // The raw value is a slice of the line, so its offset is known.
             let start = value.get().as_ptr() as usize - line.as_ptr() as usize;
-            let message = nested_too_deeply(start + index + 1);
-            Err(format!("field `{name}`: {message}"))
+            Err(RecordError::FieldTooDeep {
+                field: name.to_string(),
+                column: start + index + 1,
+            })
         }
     }
 }
@@ -306,7 +296,7 @@ mod tests {
     fn check_error(text: &str, want: &str) {
         match decode_line(text, Location::default()) {
             Ok(record) => panic!("{text:?} decoded to {record:?}, want error {want:?}"),
-            Err(have) => assert_eq!(have, want, "decoding {text:?}"),
+            Err(have) => assert_eq!(have.to_string(), want, "decoding {text:?}"),
         }
     }
 
@@ -476,7 +466,7 @@ mod tests {
         );
         let objects = format!("{}1{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
         let have = decode_line(&objects, Location::default()).unwrap_err();
-        assert!(have.contains("nested too deeply"), "{have}");
+        assert!(have.to_string().contains("nested too deeply"), "{have}");
     }
 
     #[test]
@@ -516,13 +506,16 @@ mod tests {
         assert_eq!((have.loc.line, have.loc.offset, have.loc.len), (1, 0, 13));
         let have = decode(reader.next_line().unwrap().unwrap(), 64).unwrap_err();
         assert_eq!(
-            have,
+            have.to_string(),
             "line is not valid UTF-8 (first bad byte at column 21)"
         );
 
         let mut reader = LineReader::with_max_line_bytes(&b"{\"tool\": \"a\"}"[..], 8);
         let have = decode(reader.next_line().unwrap().unwrap(), 8).unwrap_err();
-        assert_eq!(have, "line is 13 bytes, over the limit of 8 bytes");
+        assert_eq!(
+            have.to_string(),
+            "line is 13 bytes, over the limit of 8 bytes"
+        );
     }
 
     #[test]
@@ -534,7 +527,7 @@ mod tests {
             content: LineContent::InvalidUtf8 { valid_up_to: 6 },
         };
         assert_eq!(
-            unreadable_line(&line, 16).as_deref(),
+            unreadable_line(&line, 16).map(|e| e.to_string()).as_deref(),
             Some("line is not valid UTF-8 (first bad byte at column 7)")
         );
         let line = Line {
@@ -543,7 +536,7 @@ mod tests {
             ..line
         };
         assert_eq!(
-            unreadable_line(&line, 16).as_deref(),
+            unreadable_line(&line, 16).map(|e| e.to_string()).as_deref(),
             Some("line is 108 bytes, over the limit of 16 bytes")
         );
         let line = Line {

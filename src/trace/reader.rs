@@ -42,6 +42,7 @@ pub struct Line<'b> {
     pub offset: u64,
     /// Byte length of the line's content, without its `\n` or `\r\n`.
     pub len: u64,
+    /// What the line holds.
     pub content: LineContent<'b>,
 }
 
@@ -52,7 +53,10 @@ pub enum LineContent<'b> {
     Text(&'b str),
     /// The line is not UTF-8; `valid_up_to` is the byte index (within the line) of the
     /// first bad byte.
-    InvalidUtf8 { valid_up_to: usize },
+    InvalidUtf8 {
+        /// Index of the first bad byte.
+        valid_up_to: usize,
+    },
     /// The line is longer than the limit; the reader skipped it without buffering it.
     TooLong,
 }

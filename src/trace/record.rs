@@ -11,18 +11,77 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::spec::ast::{JsonType, Segment};
+use crate::json::{JsonType, Segment, json_cmp, json_eq};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
+
+/// Why a line or an object is not a usable record. The message says precisely what is
+/// wrong, in the words every report uses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The line is not one JSON object: invalid JSON, another kind of value, or an
+    /// object with a duplicate key.
+    #[error("{0}")]
+    Syntax(String),
+    /// The record nests arrays and objects deeper than the limit.
+    #[error(
+        "record is nested too deeply at column {column} (the limit is {limit} levels of arrays and objects)",
+        limit = crate::trace::native::MAX_DEPTH
+    )]
+    TooDeep {
+        /// 1-based column of the bracket that goes too deep.
+        column: usize,
+    },
+    /// A field of the record nests deeper than the limit.
+    #[error(
+        "field `{field}`: record is nested too deeply at column {column} (the limit is {limit} levels of arrays and objects)",
+        limit = crate::trace::native::MAX_DEPTH
+    )]
+    FieldTooDeep {
+        /// The field.
+        field: String,
+        /// 1-based column of the bracket that goes too deep.
+        column: usize,
+    },
+    /// The line is not UTF-8.
+    #[error("line is not valid UTF-8 (first bad byte at column {column})")]
+    InvalidUtf8 {
+        /// 1-based column of the first bad byte.
+        column: usize,
+    },
+    /// The line is longer than the reader's limit.
+    #[error("line is {len} bytes, over the limit of {limit} bytes")]
+    TooLong {
+        /// The line's length in bytes.
+        len: u64,
+        /// The limit it was read with.
+        limit: usize,
+    },
+    /// A canonical field has the wrong type or value.
+    #[error("field `{field}` is {found}, expected {expected}")]
+    Field {
+        /// The field's name.
+        field: &'static str,
+        /// What it holds, described.
+        found: String,
+        /// What it must hold.
+        expected: &'static str,
+    },
+}
 
 /// What a record is, from its `kind` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// A tool call.
     Call,
+    /// A tool's result.
     Result,
+    /// A message (user or assistant text, refusals, approvals).
     Message,
 }
 
 impl Kind {
+    /// The kind a `kind` field names; `None` for any other text.
     pub fn parse(text: &str) -> Option<Kind> {
         match text {
             "call" => Some(Kind::Call),
@@ -32,6 +91,7 @@ impl Kind {
         }
     }
 
+    /// The kind as the `kind` field spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Call => "call",
@@ -44,7 +104,9 @@ impl Kind {
 /// A result's outcome, taken only from structured signals of the format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// The tool succeeded.
     Ok,
+    /// The format signalled an error.
     Error,
     /// A malformed reply.
     Invalid,
@@ -53,6 +115,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status a `status` field names; `None` for any other text.
     pub fn parse(text: &str) -> Option<Status> {
         match text {
             "ok" => Some(Status::Ok),
@@ -63,6 +126,7 @@ impl Status {
         }
     }
 
+    /// The status as the `status` field spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -90,7 +154,9 @@ pub struct Location {
 /// adapter.
 #[derive(Debug, Clone)]
 pub enum Fields<'a> {
+    /// Top-level members as raw JSON slices of the line, in line order.
     Raw(Vec<(Cow<'a, str>, &'a RawValue)>),
+    /// A JSON object an adapter built.
     Owned(serde_json::Map<String, Value>),
 }
 
@@ -125,11 +191,17 @@ impl Fields<'_> {
 /// One normalized record.
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
+    /// Where the record is in its input.
     pub loc: Location,
+    /// The `kind` field; `None` for native event records without one.
     pub kind: Option<Kind>,
+    /// The `tool` field (a result may inherit it from its call).
     pub tool: Option<Cow<'a, str>>,
+    /// The `call_id` field: a string, or an integer's text.
     pub call_id: Option<Cow<'a, str>>,
+    /// The `status` field.
     pub status: Option<Status>,
+    /// Every field, the canonical ones included.
     pub fields: Fields<'a>,
     /// A result's call arguments as raw JSON text, when the result itself carries no
     /// `args`. Kept as text so a call's arguments are decoded only if a spec reads them.
@@ -139,24 +211,22 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// Validates the canonical fields of `fields` and builds the record. The error
     /// message says which field is wrong and how.
-    pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, String> {
+    pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, RecordError> {
         let canonical = Canonical::find(&fields);
         let kind = match canonical_str(canonical.kind, "kind")? {
             None => None,
-            Some(text) => Some(Kind::parse(&text).ok_or_else(|| {
-                format!(
-                    "field `kind` is {}, expected \"call\", \"result\" or \"message\"",
-                    Value::String(text.into_owned())
-                )
+            Some(text) => Some(Kind::parse(&text).ok_or_else(|| RecordError::Field {
+                field: "kind",
+                found: Value::String(text.into_owned()).to_string(),
+                expected: r#""call", "result" or "message""#,
             })?),
         };
         let status = match canonical_str(canonical.status, "status")? {
             None => None,
-            Some(text) => Some(Status::parse(&text).ok_or_else(|| {
-                format!(
-                    "field `status` is {}, expected \"ok\", \"error\", \"invalid\" or \"missing\"",
-                    Value::String(text.into_owned())
-                )
+            Some(text) => Some(Status::parse(&text).ok_or_else(|| RecordError::Field {
+                field: "status",
+                found: Value::String(text.into_owned()).to_string(),
+                expected: r#""ok", "error", "invalid" or "missing""#,
             })?),
         };
         let tool = canonical_str(canonical.tool, "tool")?;
@@ -319,6 +389,7 @@ fn key_matches(raw: &str, key: &str) -> bool {
 pub enum Found<'r> {
     /// Raw JSON text from the input, not yet decoded.
     Raw(&'r str),
+    /// A value inside an adapter's object.
     Value(&'r Value),
     /// A canonical value the record implies (e.g. a result's inherited `tool`).
     Owned(Value),
@@ -353,6 +424,7 @@ impl<'r> Found<'r> {
         }
     }
 
+    /// The value's JSON type.
     pub fn json_type(&self) -> JsonType {
         match self {
             Found::Raw(text) => match text.trim_start().as_bytes().first() {
@@ -368,7 +440,7 @@ impl<'r> Found<'r> {
         }
     }
 
-    /// JSON-typed equality with a literal (see [`crate::machine::json_eq`]); strings
+    /// JSON-typed equality with a literal (see [`json_eq`]); strings
     /// and scalars are compared without decoding the found value into a tree.
     pub fn eq_literal(&self, literal: &Value) -> bool {
         if let Found::Raw(text) = self {
@@ -383,7 +455,7 @@ impl<'r> Found<'r> {
             }
         }
         self.to_value()
-            .is_some_and(|value| crate::machine::json_eq(&value, literal))
+            .is_some_and(|value| json_eq(&value, literal))
     }
 
     /// Ordering against a literal: numbers with numbers, strings with strings.
@@ -391,7 +463,7 @@ impl<'r> Found<'r> {
         match literal {
             Value::String(want) => self.as_str().map(|have| have.as_ref().cmp(want.as_str())),
             Value::Number(_) if self.json_type() == JsonType::Number => {
-                crate::machine::json_cmp(self.to_value()?.as_ref(), literal)
+                json_cmp(self.to_value()?.as_ref(), literal)
             }
             _ => None,
         }
@@ -475,8 +547,8 @@ impl<'a, 'v> Canonical<'a, 'v> {
 /// A canonical field that must be a string when present.
 fn canonical_str<'a>(
     slot: Option<Slot<'a, '_>>,
-    name: &str,
-) -> Result<Option<Cow<'a, str>>, String> {
+    name: &'static str,
+) -> Result<Option<Cow<'a, str>>, RecordError> {
     match slot {
         None => Ok(None),
         Some(Slot::Raw(value)) => raw_string(value)
@@ -488,7 +560,7 @@ fn canonical_str<'a>(
 }
 
 /// `call_id` may be a string or an integer (JSON-RPC ids are either).
-fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, String> {
+fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, RecordError> {
     const NAME: &str = "call_id";
     const EXPECTED: &str = "a string or an integer";
     match slot {
@@ -521,11 +593,12 @@ pub fn raw_string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
     raw_str(raw.get())
 }
 
-fn wrong_type(name: &str, text: &str, expected: &str) -> String {
-    format!(
-        "field `{name}` is {}, expected {expected}",
-        describe_json(text)
-    )
+fn wrong_type(name: &'static str, text: &str, expected: &'static str) -> RecordError {
+    RecordError::Field {
+        field: name,
+        found: describe_json(text),
+        expected,
+    }
 }
 
 /// A short description of a JSON value for error messages: its type, and the value
@@ -586,13 +659,20 @@ mod tests {
             unreachable!()
         };
         let err = Record::new(Fields::Owned(map), Location::default()).unwrap_err();
-        assert_eq!(err, "field `tool` is a number `5`, expected a string");
+        assert_eq!(
+            err.to_string(),
+            "field `tool` is a number `5`, expected a string"
+        );
+        assert!(matches!(err, RecordError::Field { field: "tool", .. }));
 
         let Value::Object(map) = serde_json::json!({"kind": "event"}) else {
             unreachable!()
         };
         let err = Record::new(Fields::Owned(map), Location::default()).unwrap_err();
-        assert!(err.contains("field `kind` is \"event\""), "{err}");
+        assert!(
+            err.to_string().contains("field `kind` is \"event\""),
+            "{err}"
+        );
     }
 
     #[track_caller]

@@ -13,16 +13,16 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use super::{load_specs, no_input, say_format};
-use crate::check::CheckOptions;
+use crate::check::{CheckOptions, Checked};
 use crate::cli::args::{CheckOutput, OutputFormat};
 use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::cli::project::FILE_NAME;
 use crate::diagnostic::Diagnostic;
-use crate::diagnostic::render::run::{FileRun, Paths, Run};
+use crate::diagnostic::render::run::{FileRun, Paths, Run, SpecInfo};
 use crate::diagnostic::render::{github, html, junit, sarif};
+use crate::export;
 use crate::files;
-use crate::ingest::Checked;
 use crate::machine::Machine;
 use crate::trace::adapters::InputOptions;
 
@@ -84,7 +84,19 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
     };
     let run = Run {
         version: env!("CARGO_PKG_VERSION"),
-        specs: &found.specs,
+        specs: found
+            .specs
+            .iter()
+            .map(|machine| SpecInfo {
+                name: &machine.name,
+                path: &machine.source.path,
+                // Only the HTML report shows the graphs; drawing them costs a layout each.
+                graph: config
+                    .report
+                    .is_some()
+                    .then(|| export::svg::render(&export::Drawing::new(machine, None))),
+            })
+            .collect(),
         problems: &found.problems,
         files: found
             .checked
@@ -245,7 +257,7 @@ fn check_groups(
             .par_iter()
             .map(|&(group, file)| {
                 let started = Instant::now();
-                let checked = crate::ingest::check_path(
+                let checked = crate::check::check_path(
                     &specs[group.specs.clone()],
                     file,
                     group.check,

@@ -21,6 +21,14 @@ pub fn run(config: ConvertConfig, out: &mut Output<'_>) -> io::Result<()> {
             out.stdout(),
         )?;
         say_format(out, &config.input, path, converted.detected.as_ref())?;
+        if config.input.verbose {
+            out.note(&format!(
+                "tracegate: {}: {} records, {} of them synthesized `missing` results\n",
+                path.display(),
+                converted.records,
+                converted.synthesized
+            ))?;
+        }
         out.diagnostics(Stream::Stderr, OutputFormat::Human, &converted.diagnostics)?;
     }
     Ok(())

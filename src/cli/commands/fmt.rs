@@ -85,7 +85,7 @@ fn format(path: PathBuf, name: &str, text: String) -> Formatted {
             Formatted::Invalid(
                 errors
                     .into_iter()
-                    .map(|error| files::spec_diagnostic(error, name, &source))
+                    .map(|error| error.into_diagnostic(name, &source))
                     .collect(),
             )
         }

@@ -40,7 +40,7 @@ pub fn run(config: LintConfig, out: &mut Output<'_>) -> io::Result<()> {
             };
             let run = Run {
                 version: env!("CARGO_PKG_VERSION"),
-                specs: &[],
+                specs: Vec::new(),
                 problems: &found.diagnostics,
                 files: Vec::new(),
                 summary: out.summary,

@@ -3,12 +3,12 @@
 //! summary beside it.
 
 use std::io;
-use std::sync::Arc;
 
 use super::load_specs;
 use crate::cli::args::OutputFormat;
 use crate::cli::config::ShrinkConfig;
 use crate::cli::output::{Output, Stream};
+use crate::diagnostic::Diagnostic;
 use crate::explore::{self, Written, render};
 
 pub fn run(config: ShrinkConfig, out: &mut Output<'_>) -> io::Result<()> {
@@ -19,8 +19,7 @@ pub fn run(config: ShrinkConfig, out: &mut Output<'_>) -> io::Result<()> {
     let text = match std::fs::read(&config.trace) {
         Ok(text) => text,
         Err(err) => {
-            let file = Arc::from(config.trace.as_path());
-            let diagnostic = crate::ingest::unreadable(&file, &err);
+            let diagnostic = Diagnostic::unreadable(&config.trace, &err);
             return out.diagnostics(Stream::Stdout, OutputFormat::Human, &[diagnostic]);
         }
     };

@@ -7,8 +7,9 @@
 //! finding opened, the timeline of its instance (the records of the file in order from
 //! the path's first move to the offending record, the moves highlighted, and the spec
 //! rule) beside the spec's
-//! graph with that path highlighted. Each spec's graph is drawn once, by
-//! [`crate::export::svg`]; the script highlights a finding's states and moves on it.
+//! graph with that path highlighted. Each spec's graph arrives drawn once, as SVG (the
+//! caller draws it with the `export` SVG writer); the script highlights a finding's
+//! states and moves on it.
 //!
 //! The findings travel as JSON in a `<script type="application/json">` block. Record
 //! text comes from the caller in [`Snippets`]: the renderer reads no file.
@@ -20,12 +21,12 @@ use serde::Serialize;
 
 use super::run::Run;
 use crate::diagnostic::Diagnostic;
-use crate::export::{Drawing, svg};
 use crate::redact::redact;
 
 /// The text of trace lines a report shows: (file, line) → the line, cut and masked.
 #[derive(Debug, Default)]
 pub struct Snippets {
+    /// The text of each line shown, by file and 1-based line number.
     pub lines: BTreeMap<(PathBuf, u64), String>,
 }
 
@@ -136,9 +137,9 @@ pub fn render(run: &Run<'_>, snippets: &Snippets) -> String {
     let specs: Vec<SpecData<'_>> = run
         .specs
         .iter()
-        .map(|machine| SpecData {
-            name: &machine.name,
-            file: run.paths.name(&machine.source.path),
+        .map(|spec| SpecData {
+            name: spec.name,
+            file: run.paths.name(spec.path),
         })
         .collect();
     let findings: Vec<Finding> = run
@@ -162,12 +163,13 @@ pub fn render(run: &Run<'_>, snippets: &Snippets) -> String {
     // In a script block only `</` can end it early; `<\/` reads the same to JSON.
     let json = json.replace("</", "<\\/");
     let mut graphs = String::new();
-    for (index, machine) in run.specs.iter().enumerate() {
-        let drawing = svg::render(&Drawing::new(machine, None));
-        graphs.push_str(&format!(
-            "<template id=\"graph-{index}\">{}</template>\n",
-            strip_prolog(&drawing)
-        ));
+    for (index, spec) in run.specs.iter().enumerate() {
+        if let Some(drawing) = &spec.graph {
+            graphs.push_str(&format!(
+                "<template id=\"graph-{index}\">{}</template>\n",
+                strip_prolog(drawing)
+            ));
+        }
     }
     let verdict = if run.summary.errors > 0 {
         "errors"
@@ -231,11 +233,12 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
         .spec
         .as_ref()
         .map_or(String::new(), |s| s.spec.clone());
-    let spec = run.specs.iter().position(|m| {
-        diagnostic
-            .spec
-            .as_ref()
-            .is_some_and(|s| s.spec == m.name && s.source.path == m.source.path)
+    let spec = run.specs.iter().position(|info| {
+        info.graph.is_some()
+            && diagnostic
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.spec == info.name && s.source.path == info.path)
     });
     let rule = diagnostic.spec.as_ref().map(|s| {
         let (line, column) = s.line_col();
@@ -510,7 +513,7 @@ mod tests {
         };
         let run = Run {
             version: "0",
-            specs: &[],
+            specs: Vec::new(),
             problems: &problems,
             files: Vec::new(),
             summary: Summary::default(),

@@ -6,57 +6,146 @@ use std::fmt::Write as _;
 
 use annotate_snippets::{Level, Message, Renderer, Snippet};
 
-use super::trace_snippet;
-use crate::diagnostic::{Diagnostic, Summary};
+use super::{SourceResolver, trace_snippet};
+use crate::diagnostic::{Diagnostic, SpecSite, Summary};
 use crate::redact::redact;
 
-/// Renders one diagnostic as a multi-line block ending in a blank line.
-pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
+/// Renders one diagnostic as a multi-line block ending in a blank line, quoting trace
+/// text read through `resolver`.
+pub fn render(diagnostic: &Diagnostic, styled: bool, resolver: &dyn SourceResolver) -> String {
     let renderer = if styled {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
-
     // Everything the message borrows is built first, so it outlives the message.
-    let trace_text = diagnostic.trace.as_ref().map(|site| {
-        let origin = site.file.display().to_string();
-        let snippet = (site.loc.line > 0).then(|| trace_snippet(site)).flatten();
-        (origin, snippet, site.loc.line)
-    });
-    let trace_label = diagnostic
-        .violation
-        .as_ref()
-        .map(|detail| match &detail.event {
-            Some(event) => format!("`{event}` in state `{}`", detail.state),
-            None => format!(
-                "last event of the instance, which ended in `{}`",
-                detail.state
-            ),
+    let parts = Parts::of(diagnostic, resolver);
+    format!("{}\n\n", renderer.render(parts.message(diagnostic)))
+}
+
+/// The text a diagnostic's block shows, gathered before the message borrows it.
+struct Parts {
+    /// The trace file, the quoted record (if it could be read) and its line.
+    trace: Option<(String, Option<String>, u64)>,
+    trace_label: Option<String>,
+    /// The spec file and the label of its annotation.
+    spec: Option<(String, String)>,
+    /// The spec file of each related place.
+    related: Vec<String>,
+    footers: Vec<String>,
+}
+
+impl Parts {
+    fn of(diagnostic: &Diagnostic, resolver: &dyn SourceResolver) -> Parts {
+        let trace = diagnostic.trace.as_ref().map(|site| {
+            let origin = site.file.display().to_string();
+            let snippet = (site.loc.line > 0)
+                .then(|| trace_snippet(site, resolver))
+                .flatten();
+            (origin, snippet, site.loc.line)
         });
-    let spec_origin = diagnostic
-        .spec
-        .as_ref()
-        .map(|site| site.source.path.display().to_string());
-    let spec_label = diagnostic
-        .spec
-        .as_ref()
-        .map(|site| match diagnostic.violation {
-            Some(_) => format!("rule of spec `{}`", site.spec),
-            None => String::new(),
+        let trace_label = diagnostic
+            .violation
+            .as_ref()
+            .map(|detail| match &detail.event {
+                Some(event) => format!("`{event}` in state `{}`", detail.state),
+                None => format!(
+                    "last event of the instance, which ended in `{}`",
+                    detail.state
+                ),
+            });
+        let spec = diagnostic.spec.as_ref().map(|site| {
+            let label = match diagnostic.violation {
+                Some(_) => format!("rule of spec `{}`", site.spec),
+                None => String::new(),
+            };
+            (site.source.path.display().to_string(), label)
         });
-    let related: Vec<(String, &str, std::ops::Range<usize>, &str)> = diagnostic
-        .related
-        .iter()
-        .map(|(site, label)| {
-            (
-                site.source.path.display().to_string(),
-                site.source.text.as_str(),
-                clamp(site.span.range(), site.source.text.len()),
-                label.as_str(),
-            )
-        })
-        .collect();
+        Parts {
+            trace,
+            trace_label,
+            spec,
+            related: diagnostic
+                .related
+                .iter()
+                .map(|(site, _)| site.source.path.display().to_string())
+                .collect(),
+            footers: footers(diagnostic),
+        }
+    }
+
+    /// The message: the title, the trace line, the spec rule, related places, notes
+    /// and the hint, in that order.
+    fn message<'a>(&'a self, diagnostic: &'a Diagnostic) -> Message<'a> {
+        let level = if diagnostic.is_warning() {
+            Level::Warning
+        } else {
+            Level::Error
+        };
+        let mut message = level
+            .title(&diagnostic.message)
+            .id(diagnostic.code.as_str());
+        if let Some((origin, snippet, line)) = &self.trace {
+            let snippet = match snippet {
+                Some(text) => Snippet::source(text)
+                    .line_start(*line as usize)
+                    .origin(origin)
+                    .annotation(
+                        Level::Error
+                            .span(0..text.len())
+                            .label(self.trace_label.as_deref().unwrap_or("")),
+                    ),
+                None => Snippet::source("").origin(origin),
+            };
+            message = message.snippet(snippet);
+        }
+        if let (Some(site), Some((origin, label))) = (&diagnostic.spec, &self.spec) {
+            let level = if diagnostic.violation.is_some() {
+                Level::Info
+            } else {
+                level
+            };
+            message = message.snippet(spec_snippet(
+                site,
+                origin,
+                level
+                    .span(clamp(site.span.range(), site.source.text.len()))
+                    .label(label),
+            ));
+        }
+        for ((site, label), origin) in diagnostic.related.iter().zip(&self.related) {
+            let range = clamp(site.span.range(), site.source.text.len());
+            message = message.snippet(spec_snippet(
+                site,
+                origin,
+                Level::Info.span(range).label(label),
+            ));
+        }
+        for footer in &self.footers {
+            message = message.footer(Level::Note.title(footer));
+        }
+        if let Some(hint) = &diagnostic.hint {
+            message = message.footer(Level::Help.title(hint));
+        }
+        message
+    }
+}
+
+/// A spec's text, folded around one annotation.
+fn spec_snippet<'a>(
+    site: &'a SpecSite,
+    origin: &'a str,
+    annotation: annotate_snippets::Annotation<'a>,
+) -> Snippet<'a> {
+    Snippet::source(&site.source.text)
+        .origin(origin)
+        .fold(true)
+        .annotation(annotation)
+}
+
+/// The notes under a diagnostic: which trace, where in the document, the instance's
+/// key, its path and what its state allows.
+fn footers(diagnostic: &Diagnostic) -> Vec<String> {
     let mut footers = Vec::new();
     if let Some(site) = &diagnostic.trace {
         if let Some(trace) = &site.trace {
@@ -74,79 +163,15 @@ pub fn render(diagnostic: &Diagnostic, styled: bool) -> String {
         if detail.allowed.is_empty() {
             footers.push(format!("allowed in `{}`: no event", detail.state));
         } else {
+            let allowed: Vec<String> = detail.allowed.iter().map(|e| format!("`{e}`")).collect();
             footers.push(format!(
                 "allowed in `{}`: {}",
                 detail.state,
-                detail
-                    .allowed
-                    .iter()
-                    .map(|e| format!("`{e}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                allowed.join(", ")
             ));
         }
     }
-    let hint = diagnostic.hint.as_deref();
-
-    let level = if diagnostic.is_warning() {
-        Level::Warning
-    } else {
-        Level::Error
-    };
-    let mut message: Message<'_> = level
-        .title(&diagnostic.message)
-        .id(diagnostic.code.as_str());
-    if let Some((origin, snippet, line)) = &trace_text {
-        match snippet {
-            Some(text) => {
-                message = message.snippet(
-                    Snippet::source(text)
-                        .line_start(*line as usize)
-                        .origin(origin)
-                        .annotation(
-                            Level::Error
-                                .span(0..text.len())
-                                .label(trace_label.as_deref().unwrap_or("")),
-                        ),
-                );
-            }
-            None => {
-                message = message.snippet(Snippet::source("").origin(origin));
-            }
-        }
-    }
-    if let (Some(site), Some(origin)) = (&diagnostic.spec, &spec_origin) {
-        let level = if diagnostic.violation.is_some() {
-            Level::Info
-        } else {
-            level
-        };
-        message = message.snippet(
-            Snippet::source(&site.source.text)
-                .origin(origin)
-                .fold(true)
-                .annotation(
-                    level
-                        .span(clamp(site.span.range(), site.source.text.len()))
-                        .label(spec_label.as_deref().unwrap_or("")),
-                ),
-        );
-    }
-    for (origin, text, range, label) in &related {
-        message = message.snippet(
-            Snippet::source(text)
-                .origin(origin)
-                .fold(true)
-                .annotation(Level::Info.span(range.clone()).label(label)),
-        );
-    }
-    for footer in &footers {
-        message = message.footer(Level::Note.title(footer));
-    }
-    if let Some(hint) = hint {
-        message = message.footer(Level::Help.title(hint));
-    }
-    format!("{}\n\n", renderer.render(message))
+    footers
 }
 
 /// `idle --create (line 1)--> pending --outcome_unknown (line 2)--> unknown`
@@ -215,5 +240,49 @@ fn plural(n: u64, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::diagnostic::render::MemoryResolver;
+    use crate::diagnostic::{Code, TraceSite};
+    use crate::trace::Location;
+
+    fn malformed_at_line_two() -> Diagnostic {
+        let mut diagnostic = Diagnostic::new(Code::MalformedRecord, "line is not a JSON object");
+        diagnostic.trace = Some(TraceSite {
+            file: Arc::from(Path::new("run.jsonl")),
+            trace: None,
+            loc: Location {
+                line: 2,
+                offset: 9,
+                len: 6,
+                ..Location::default()
+            },
+        });
+        diagnostic
+    }
+
+    #[test]
+    fn trace_text_comes_from_the_resolver() {
+        let mut files = MemoryResolver::default();
+        files.insert("run.jsonl", "{\"a\":1}\n\n[1, 2]\n");
+        let have = render(&malformed_at_line_two(), false, &files);
+        let want = "error[malformed-record]: line is not a JSON object\n --> run.jsonl:2:1\n  |\n2 | [1, 2]\n  | ^^^^^^\n  |\n\n";
+        assert_eq!(have, want);
+    }
+
+    #[test]
+    fn an_unreadable_trace_shows_only_its_name() {
+        let have = render(&malformed_at_line_two(), false, &MemoryResolver::default());
+        assert_eq!(
+            have,
+            "error[malformed-record]: line is not a JSON object\n--> run.jsonl\n |\n |\n\n"
+        );
     }
 }

@@ -69,7 +69,7 @@ pub fn render(run: &Run<'_>) -> String {
     for file in &run.files {
         let name = run.paths.name(file.path);
         for &index in &file.specs {
-            let spec = &run.specs[index].name;
+            let spec = run.specs[index].name;
             let mut case = Case {
                 name: name.clone(),
                 file: Some(name.clone()),

@@ -1,5 +1,10 @@
-//! Renderers: one per output format. Each turns [`Diagnostic`](crate::diagnostic::Diagnostic)s into text and nothing
-//! else; the CLI decides where the text goes.
+//! Renderers: one per output format. Each turns [`Diagnostic`](crate::diagnostic::Diagnostic)s
+//! into text and nothing else; the CLI decides where the text goes.
+//!
+//! Renderers are pure functions of data. The spec text a diagnostic quotes travels
+//! with it ([`SpecSite`](crate::diagnostic::SpecSite) holds the source); the trace text
+//! arrives through a [`SourceResolver`] the caller hands in (in the manner of ruff's
+//! `FileResolver`), so a renderer can be tested without files.
 
 pub mod github;
 pub mod html;
@@ -9,22 +14,65 @@ pub mod junit;
 pub mod run;
 pub mod sarif;
 
+use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 use super::TraceSite;
 
 /// The longest trace snippet shown, in characters; longer lines are cut.
 pub const SNIPPET_CHARS: usize = 240;
 
-/// Reads the source text of the record at `site` (for showing it in a report), cut to
-/// [`SNIPPET_CHARS`] and with secrets masked. `None` if the file cannot be read.
-pub fn trace_snippet(site: &TraceSite) -> Option<String> {
-    let mut file = std::fs::File::open(&site.file).ok()?;
-    file.seek(SeekFrom::Start(site.loc.offset)).ok()?;
+/// Where renderers read the trace text they quote.
+pub trait SourceResolver {
+    /// At most `len` bytes of `file` from byte `offset`; `None` if they cannot be read.
+    fn read(&self, file: &Path, offset: u64, len: u64) -> Option<Vec<u8>>;
+}
+
+/// Reads trace text from the file system (what the command line hands in).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileResolver;
+
+impl SourceResolver for FileResolver {
+    fn read(&self, file: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let mut file = std::fs::File::open(file).ok()?;
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.take(len).read_to_end(&mut bytes).ok()?;
+        Some(bytes)
+    }
+}
+
+/// Trace text held in memory, by file name (for inputs that are not files, and tests).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryResolver {
+    files: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl MemoryResolver {
+    /// Makes `bytes` the content of `file`.
+    pub fn insert(&mut self, file: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(file.into(), bytes.into());
+    }
+}
+
+impl SourceResolver for MemoryResolver {
+    fn read(&self, file: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let bytes = self.files.get(file)?;
+        let start = usize::try_from(offset).ok()?.min(bytes.len());
+        let end = start
+            .saturating_add(usize::try_from(len).ok()?)
+            .min(bytes.len());
+        Some(bytes[start..end].to_vec())
+    }
+}
+
+/// The source text of the record at `site` (for showing it in a report), cut to
+/// [`SNIPPET_CHARS`] and with secrets masked. `None` if `resolver` cannot read it.
+pub fn trace_snippet(site: &TraceSite, resolver: &dyn SourceResolver) -> Option<String> {
     // Four bytes per char is the most UTF-8 needs; read no more than the cut requires.
     let want = site.loc.len.min((SNIPPET_CHARS * 4) as u64);
-    let mut bytes = Vec::with_capacity(want as usize);
-    file.take(want).read_to_end(&mut bytes).ok()?;
+    let bytes = resolver.read(&site.file, site.loc.offset, want)?;
     let text = String::from_utf8_lossy(&bytes);
     let line = text.lines().next().unwrap_or_default();
     let mut cut: String = line.chars().take(SNIPPET_CHARS).collect();

@@ -8,7 +8,6 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Summary};
-use crate::machine::Machine;
 
 /// One `check` run.
 #[derive(Debug)]
@@ -16,14 +15,26 @@ pub struct Run<'a> {
     /// The version of tracegate that ran.
     pub version: &'a str,
     /// Every spec loaded, in load order.
-    pub specs: &'a [Machine],
+    pub specs: Vec<SpecInfo<'a>>,
     /// Problems of the run as a whole: spec errors, unreadable paths, no input.
     pub problems: &'a [Diagnostic],
     /// Every trace file checked, in report order.
     pub files: Vec<FileRun<'a>>,
+    /// The run's counts, as the closing summary reports them.
     pub summary: Summary,
     /// How file paths are written in reports.
     pub paths: &'a Paths,
+}
+
+/// What a report shows of a spec.
+#[derive(Debug)]
+pub struct SpecInfo<'a> {
+    /// The spec's name.
+    pub name: &'a str,
+    /// Its file, as loaded.
+    pub path: &'a Path,
+    /// Its machine drawn as SVG, for the reports that show it (the HTML report).
+    pub graph: Option<String>,
 }
 
 impl Run<'_> {
@@ -38,11 +49,13 @@ impl Run<'_> {
 /// One trace file and what checking it gave.
 #[derive(Debug)]
 pub struct FileRun<'a> {
+    /// The trace file, as found.
     pub path: &'a Path,
     /// Indexes into [`Run::specs`] of the specs it was checked against.
     pub specs: Vec<usize>,
     /// Wall-clock seconds it took to check (against all of `specs` at once).
     pub seconds: f64,
+    /// What checking it found, in report order.
     pub diagnostics: &'a [Diagnostic],
 }
 

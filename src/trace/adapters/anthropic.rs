@@ -41,6 +41,12 @@ fn message(element: &Element<'_>, pairer: &mut Pairer) {
     if role == "assistant" {
         pairer.boundary();
     }
+    content(map, role, site, pairer);
+}
+
+/// The records of a message's `content` (`map` is the message, at `site`): its text and
+/// its blocks, in order.
+pub(super) fn content(map: &Map, role: &str, site: &Site, pairer: &mut Pairer) {
     match map.get("content") {
         None | Some(Value::Null) => {}
         Some(Value::String(text)) => {

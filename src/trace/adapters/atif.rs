@@ -63,8 +63,17 @@ fn step(element: &Element<'_>, pairer: &mut Pairer) {
         stamp(&mut record);
         pairer.record(site.clone(), record);
     }
+    let calls = step_calls(map, site, &stamp, pairer);
+    step_results(map, site, calls, &stamp, pairer);
+}
 
-    // The step's calls, in order, for results that name none.
+/// The step's `tool_calls` as calls; their ids, in order, for results that name none.
+fn step_calls(
+    map: &Map,
+    site: &Site,
+    stamp: &dyn Fn(&mut Map),
+    pairer: &mut Pairer,
+) -> Vec<String> {
     let mut calls: Vec<String> = Vec::new();
     match map.get("tool_calls") {
         None | Some(Value::Null) => {}
@@ -102,7 +111,19 @@ fn step(element: &Element<'_>, pairer: &mut Pairer) {
             ),
         ),
     }
+    calls
+}
 
+/// The results of the step's `observation`: each answers the call its
+/// `source_call_id` names, or the step's next unnamed call; one with neither is a
+/// message from the environment.
+fn step_results(
+    map: &Map,
+    site: &Site,
+    calls: Vec<String>,
+    stamp: &dyn Fn(&mut Map),
+    pairer: &mut Pairer,
+) {
     let observation = site.child("observation");
     let results = match map.get("observation") {
         None | Some(Value::Null) => return,

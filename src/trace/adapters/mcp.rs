@@ -31,15 +31,28 @@ use serde_json::Value;
 use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
 use super::{Element, Out, Site};
 
-/// Whether `map` is a JSON-RPC message or an envelope holding one.
+/// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
 pub fn is_message(map: &Map) -> bool {
     map.contains_key("jsonrpc")
-        || ["message", "payload"].iter().any(|key| {
-            map.get(*key)
-                .and_then(Value::as_object)
-                .is_some_and(|inner| inner.contains_key("jsonrpc"))
-        })
+        || ["message", "payload"]
+            .iter()
+            .any(|key| match map.get(*key) {
+                Some(Value::Object(inner)) => inner.contains_key("jsonrpc"),
+                Some(Value::Array(items)) => is_batch(items),
+                _ => false,
+            })
 }
+
+/// Whether `items` is a JSON-RPC batch: messages sent together in one array.
+pub fn is_batch(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|item| item.as_object().is_some_and(|m| m.contains_key("jsonrpc")))
+}
+
+/// Why an empty batch is not a message.
+const EMPTY_BATCH: &str = "an empty batch `[]` is an invalid request in JSON-RPC 2.0, not a reply";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -88,21 +101,12 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
     for element in elements {
         let site = element.site.clone();
         match element.value {
-            Value::Array(batch) => {
-                for (i, message) in batch.iter().enumerate() {
-                    let context = Context {
-                        site: site.child(i),
-                        session: None,
-                        direction: None,
-                        time: None,
-                    };
-                    handle(message, context, &mut sessions, out);
-                }
-            }
+            Value::Array(_) => handle(element.value, plain(site), &mut sessions, out),
             Value::Object(map) if !map.contains_key("jsonrpc") => {
-                let inner = ["message", "payload"]
-                    .into_iter()
-                    .find(|key| map.get(*key).is_some_and(Value::is_object));
+                let inner = ["message", "payload"].into_iter().find(|key| {
+                    map.get(*key)
+                        .is_some_and(|inner| inner.is_object() || inner.is_array())
+                });
                 let Some(key) = inner else {
                     handle(element.value, plain(site), &mut sessions, out);
                     continue;
@@ -144,14 +148,38 @@ fn handle(
     sessions: &mut FxHashMap<Option<String>, Session>,
     out: &mut Out,
 ) {
-    let Value::Object(map) = message else {
-        return out.problem(
-            &context.site,
-            format!(
-                "JSON-RPC message is {}, expected an object",
-                describe(message)
-            ),
-        );
+    let map = match message {
+        Value::Object(map) => map,
+        // A batch: its messages are read one by one, in order, as if each had come
+        // alone (JSON-RPC 2.0 §6), with the envelope's session, direction and time.
+        Value::Array(batch) if !batch.is_empty() => {
+            for (i, message) in batch.iter().enumerate() {
+                let member = Context {
+                    site: context.site.child(i),
+                    session: context.session.clone(),
+                    direction: context.direction,
+                    time: context.time.clone(),
+                };
+                handle(message, member, sessions, out);
+            }
+            return;
+        }
+        // Read as a malformed reply, so the request it stands in for is answered
+        // `invalid` rather than left to look unanswered.
+        Value::Array(_) => {
+            let session = sessions.entry(context.session.clone()).or_default();
+            let mut emit = emitter(&context, out);
+            return reply(&Map::new(), &context, session, &mut emit, Some(EMPTY_BATCH));
+        }
+        _ => {
+            return out.problem(
+                &context.site,
+                format!(
+                    "JSON-RPC message is {}, expected an object",
+                    describe(message)
+                ),
+            );
+        }
     };
     let method = match map.get("method") {
         None => None,
@@ -164,16 +192,21 @@ fn handle(
         }
     };
     let session = sessions.entry(context.session.clone()).or_default();
-    let mut emit = |mut record: Map, site: &Site| {
+    let mut emit = emitter(&context, out);
+    match (method, map.get("id")) {
+        (Some(method), Some(id)) => request(map, method, id, &context, session, &mut emit),
+        (Some(method), None) => notification(map, method, &context, session, &mut emit),
+        (None, _) => reply(map, &context, session, &mut emit, None),
+    }
+}
+
+/// Emits a record of the message's session, with its envelope's time.
+fn emitter<'a>(context: &'a Context, out: &'a mut Out) -> impl FnMut(Map, &Site) + 'a {
+    move |mut record: Map, site: &Site| {
         if let Some(time) = &context.time {
             record.insert("time".into(), time.clone());
         }
         out.record_in(context.session.clone(), site, record);
-    };
-    match (method, map.get("id")) {
-        (Some(method), Some(id)) => request(map, method, id, &context, session, &mut emit),
-        (Some(method), None) => notification(map, method, &context, session, &mut emit),
-        (None, _) => reply(map, &context, session, &mut emit),
     }
 }
 
@@ -255,7 +288,14 @@ fn notification(
     session.cancelled.push(request);
 }
 
-fn reply(map: &Map, context: &Context, session: &mut Session, emit: &mut impl FnMut(Map, &Site)) {
+/// A reply; `invalid` says why it is invalid whatever it holds.
+fn reply(
+    map: &Map,
+    context: &Context,
+    session: &mut Session,
+    emit: &mut impl FnMut(Map, &Site),
+    invalid: Option<&str>,
+) {
     let id = map.get("id");
     let answers = |r: &Request| {
         id.is_some_and(|id| r.id == *id)
@@ -316,7 +356,9 @@ fn reply(map: &Map, context: &Context, session: &mut Session, emit: &mut impl Fn
 
     let result = map.get("result");
     let error = map.get("error");
-    let reason = reason
+    let reason = invalid
+        .map(str::to_string)
+        .or(reason)
         .or_else(|| match map.get("jsonrpc") {
             Some(Value::String(v)) if v == "2.0" => None,
             Some(other) => Some(format!("`jsonrpc` is {other}, expected \"2.0\"")),
@@ -583,5 +625,34 @@ mod tests {
         assert_eq!(have.len(), 1);
         let pointers: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(pointers, ["/1", "/2"]);
+    }
+
+    #[test]
+    fn batches_are_read_reply_by_reply_and_an_empty_one_is_invalid() {
+        // Two requests in one batch, answered in another batch out of order, in an
+        // envelope that names the session.
+        let have = records(json!([
+            {"session_id": "s1", "direction": "send", "message": [call(json!(1)), call(json!(2))]},
+            {"session_id": "s1", "direction": "recv", "message": [
+                {"jsonrpc": "2.0", "id": 2, "result": {"content": []}},
+                {"jsonrpc": "2.0", "id": 1, "result": 0}
+            ]}
+        ]));
+        assert_eq!(have.len(), 4, "{have:#?}");
+        assert_eq!(have[2]["call_id"], "2");
+        assert_eq!(have[2]["status"], "ok");
+        assert_eq!(have[3]["call_id"], "1");
+        assert_eq!(have[3]["output"], 0);
+        let (have, problems) = read_as(Format::Mcp, json!([call(json!(1)), []]));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(have.len(), 2);
+        assert_eq!(have[1]["tool"], "create_record");
+        assert_eq!(have[1]["status"], "invalid");
+        assert!(
+            have[1]["invalid_reason"]
+                .as_str()
+                .unwrap()
+                .contains("empty batch")
+        );
     }
 }

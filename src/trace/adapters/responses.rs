@@ -29,25 +29,32 @@ use super::shared::{
 use super::{Element, Out};
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    // Built-in calls answered by an output item are paired with it; the others carry
-    // their own outcome.
-    let answered: FxHashSet<String> = elements
-        .iter()
-        .filter_map(|e| {
-            let map = e.value.as_object()?;
-            let ty = str_of(map, "type")?;
-            ty.ends_with("_call_output")
-                .then(|| map.get("call_id").and_then(id_text))?
-        })
-        .collect();
-    let mut pairer = Pairer::new("no output before the next assistant message");
+    let answered = answered(elements.iter().map(|e| e.value));
+    let mut pairer = Pairer::new(WHY_MISSING);
     for element in elements {
         item(element, &answered, &mut pairer);
     }
     pairer.finish(out);
 }
 
-fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: &mut Pairer) {
+/// Why a call gets a `missing` result at the next assistant message.
+pub(super) const WHY_MISSING: &str = "no output before the next assistant message";
+
+/// The call ids that output items answer. Built-in calls answered by an output item
+/// are paired with it; the others carry their own outcome.
+pub(super) fn answered<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
+    items
+        .filter_map(|value| {
+            let map = value.as_object()?;
+            let ty = str_of(map, "type")?;
+            ty.ends_with("_call_output")
+                .then(|| map.get("call_id").and_then(id_text))?
+        })
+        .collect()
+}
+
+/// One item, read into `pairer`.
+pub(super) fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: &mut Pairer) {
     let site = element.site.clone();
     let Value::Object(map) = element.value else {
         return pairer.problem(

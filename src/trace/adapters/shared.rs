@@ -215,6 +215,11 @@ pub struct Pairer {
     anonymous_seen: usize,
     /// Why a missing result was placed at a boundary, for its `synthesized` field.
     why_missing: &'static str,
+    /// Fields every record gets until the stamp changes (an envelope's time), and the
+    /// ones results get besides; a record's own fields win. Synthesized results get
+    /// none: they were never recorded.
+    stamp: Map,
+    result_stamp: Map,
 }
 
 impl Pairer {
@@ -226,7 +231,29 @@ impl Pairer {
             open_anonymous: Vec::new(),
             anonymous_seen: 0,
             why_missing,
+            stamp: Map::new(),
+            result_stamp: Map::new(),
         }
+    }
+
+    /// Sets the fields the records that follow get: `all` on every record, `results`
+    /// on results besides.
+    pub fn set_stamp(&mut self, all: Map, results: Map) {
+        self.stamp = all;
+        self.result_stamp = results;
+    }
+
+    fn stamped(&self, mut fields: Map, result: bool) -> Map {
+        let extra = self
+            .stamp
+            .iter()
+            .chain(result.then_some(&self.result_stamp).into_iter().flatten());
+        for (key, value) in extra {
+            if !fields.contains_key(key) {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+        fields
     }
 
     pub fn boundary(&mut self) {
@@ -234,6 +261,7 @@ impl Pairer {
     }
 
     pub fn record(&mut self, site: Site, fields: Map) {
+        let fields = self.stamped(fields, false);
         self.events.push(Event::Record(site, fields));
     }
 
@@ -242,7 +270,8 @@ impl Pairer {
     }
 
     /// A call; `fields` has its `tool` and `args`. `id: None` pairs by position.
-    pub fn call(&mut self, site: Site, mut fields: Map, id: Option<String>) {
+    pub fn call(&mut self, site: Site, fields: Map, id: Option<String>) {
+        let mut fields = self.stamped(fields, false);
         let number = self.calls.len();
         let by_position = id.is_none();
         let id = match id {
@@ -275,7 +304,8 @@ impl Pairer {
 
     /// A result of the call `target` names. The result gets the call's id and, when it
     /// names none itself, the call's tool.
-    pub fn result(&mut self, site: Site, mut fields: Map, target: Target) {
+    pub fn result(&mut self, site: Site, fields: Map, target: Target) {
+        let mut fields = self.stamped(fields, true);
         let (call, by_position, id) = match target {
             Target::Id(id) => (self.take_by_id(&id), false, Some(id)),
             Target::IdByPosition(id) => (self.take_by_id(&id), true, Some(id)),

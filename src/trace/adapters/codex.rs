@@ -1,0 +1,265 @@
+//! Codex CLI rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, one envelope
+//! `{"timestamp", "type", "payload"}` per line.
+//!
+//! - `session_meta` names the session: its `payload.id` is the trace's name. A file
+//!   holding several sessions (a resumed or forked one) gives one trace per session;
+//!   the lines after a `session_meta` belong to its session.
+//! - `response_item` payloads are OpenAI Responses items, read as that format is
+//!   ([`super::responses`]): `function_call` / `function_call_output` and
+//!   `custom_tool_call` / `custom_tool_call_output` joined on `call_id`;
+//!   `local_shell_call` is a call of the tool `local_shell` with its `action` as
+//!   `args`, answered by the output item with its `call_id`; messages are message
+//!   records. `reasoning` items are skipped: they are the model's summaries of its
+//!   own thinking (often encrypted), not something the agent did or was told.
+//! - A Codex tool output is text with no structured error field (the exit code is in
+//!   the text, or in its JSON `metadata.exit_code`), so every output is `status: "ok"`
+//!   and a spec reads the outcome from `output`.
+//! - `event_msg` lines repeat what the response items say for the terminal UI (the
+//!   user's message, the agent's message, token counts) and `turn_context` lines hold
+//!   settings: neither is a record.
+//! - Every record gets the envelope's `timestamp` as `time`.
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::{Element, Out, responses};
+
+/// The envelope types of a rollout line.
+const LINE_TYPES: &[&str] = &[
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+];
+
+/// Whether `map` is a rollout line: a known `type` around an object `payload`.
+pub fn is_envelope(map: &Map) -> bool {
+    str_of(map, "type").is_some_and(|ty| LINE_TYPES.contains(&ty))
+        && matches!(map.get("payload"), Some(Value::Object(_)))
+}
+
+struct Session {
+    name: Option<String>,
+    pairer: Pairer,
+    /// Whether a record was read into it yet (a `session_meta` before any names it).
+    used: bool,
+}
+
+pub fn read(elements: &[Element<'_>], out: &mut Out) {
+    let payloads = elements.iter().filter_map(|e| {
+        let map = e.value.as_object()?;
+        (str_of(map, "type") == Some("response_item"))
+            .then(|| map.get("payload"))
+            .flatten()
+    });
+    let answered = responses::answered(payloads);
+    let mut sessions: Vec<Session> = vec![Session {
+        name: None,
+        pairer: Pairer::new(responses::WHY_MISSING),
+        used: false,
+    }];
+    let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
+    let mut current = 0;
+    for element in elements {
+        let site = &element.site;
+        let Value::Object(map) = element.value else {
+            out.problem(
+                site,
+                format!(
+                    "rollout line is {}, expected an object",
+                    describe(element.value)
+                ),
+            );
+            continue;
+        };
+        let (Some(ty), Some(payload)) = (str_of(map, "type"), map.get("payload")) else {
+            out.problem(site, "rollout line needs a string `type` and a `payload`");
+            continue;
+        };
+        match ty {
+            "session_meta" => {
+                let Some(id) = payload.get("id").and_then(id_text) else {
+                    out.problem(&site.child("payload"), "`session_meta` has no `id`");
+                    continue;
+                };
+                current = match by_name.get(&id) {
+                    Some(&index) => index,
+                    None if !sessions[current].used && sessions[current].name.is_none() => {
+                        sessions[current].name = Some(id.clone());
+                        by_name.insert(id, current);
+                        current
+                    }
+                    None => {
+                        sessions.push(Session {
+                            name: Some(id.clone()),
+                            pairer: Pairer::new(responses::WHY_MISSING),
+                            used: false,
+                        });
+                        by_name.insert(id, sessions.len() - 1);
+                        sessions.len() - 1
+                    }
+                };
+            }
+            "response_item" => {
+                let session = &mut sessions[current];
+                session.used = true;
+                let mut stamp = Map::new();
+                if let Some(time) = map.get("timestamp").filter(|t| !t.is_null()) {
+                    stamp.insert("time".into(), time.clone());
+                }
+                session.pairer.set_stamp(stamp, Map::new());
+                let item = Element {
+                    value: payload,
+                    site: site.child("payload"),
+                };
+                responses::item(&item, &answered, &mut session.pairer);
+            }
+            // Terminal UI events, turn settings, compaction summaries.
+            _ => {}
+        }
+    }
+    for session in sessions {
+        session.pairer.finish_in(session.name.as_deref(), out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::trace::adapters::Format;
+    use crate::trace::adapters::tests_support::{read_as, read_ok};
+
+    fn line(ty: &str, payload: Value) -> Value {
+        json!({"timestamp": "2025-10-29T00:59:38.317Z", "type": ty, "payload": payload})
+    }
+
+    #[test]
+    fn response_items_are_read_as_responses_items() {
+        let have = read_ok(
+            Format::Codex,
+            json!([
+                line("session_meta", json!({"id": "019a2d7a", "cwd": "/repo"})),
+                line(
+                    "response_item",
+                    json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]})
+                ),
+                line(
+                    "event_msg",
+                    json!({"type": "user_message", "message": "fix it"})
+                ),
+                line("turn_context", json!({"model": "gpt-5-codex"})),
+                line(
+                    "response_item",
+                    json!({"type": "reasoning", "summary": [], "encrypted_content": "…"})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "function_call", "name": "shell", "call_id": "call_1", "arguments": "{\"command\": [\"bash\", \"-lc\", \"make\"]}"})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "function_call_output", "call_id": "call_1", "output": "{\"output\": \"ok\", \"metadata\": {\"exit_code\": 2}}"})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "local_shell_call", "call_id": "call_2", "status": "completed", "action": {"type": "exec", "command": ["ls"]}})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "function_call_output", "call_id": "call_2", "output": "a\nb"})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "custom_tool_call", "name": "apply_patch", "call_id": "call_3", "input": "*** Begin Patch"})
+                ),
+                line(
+                    "response_item",
+                    json!({"type": "custom_tool_call_output", "call_id": "call_3", "output": "Done"})
+                ),
+            ]),
+        );
+        let summary: Vec<(&str, &str)> = have
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap(),
+                    r.get("tool").and_then(Value::as_str).unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("message", ""),
+                ("call", "shell"),
+                ("result", "shell"),
+                ("call", "local_shell"),
+                ("result", "local_shell"),
+                ("call", "apply_patch"),
+                ("result", "apply_patch"),
+            ]
+        );
+        assert_eq!(have[1]["args"]["command"][2], "make");
+        assert_eq!(have[2]["status"], "ok");
+        assert_eq!(have[2]["output"]["metadata"]["exit_code"], 2);
+        assert_eq!(have[3]["args"]["command"], json!(["ls"]));
+        assert_eq!(have[4]["output"], "a\nb");
+        assert!(have.iter().all(|r| r["time"] == "2025-10-29T00:59:38.317Z"));
+        // One session: no trace field.
+        assert!(have.iter().all(|r| r.get("trace").is_none()));
+    }
+
+    #[test]
+    fn each_session_is_a_trace() {
+        let have = read_ok(
+            Format::Codex,
+            json!([
+                line("session_meta", json!({"id": "s1"})),
+                line(
+                    "response_item",
+                    json!({"type": "message", "role": "user", "content": "a"})
+                ),
+                line("session_meta", json!({"id": "s2"})),
+                line(
+                    "response_item",
+                    json!({"type": "message", "role": "user", "content": "b"})
+                ),
+            ]),
+        );
+        let traces: Vec<&str> = have.iter().map(|r| r["trace"].as_str().unwrap()).collect();
+        assert_eq!(traces, ["s1", "s2"]);
+    }
+
+    #[test]
+    fn bad_lines_are_located_problems() {
+        let (records, problems) = read_as(
+            Format::Codex,
+            json!([
+                line("session_meta", json!({"cwd": "/"})),
+                {"type": "response_item"},
+                line("response_item", json!({"type": "function_call", "call_id": "c"})),
+            ]),
+        );
+        assert!(records.is_empty());
+        assert_eq!(
+            problems,
+            [
+                (
+                    "/0/payload".to_string(),
+                    "`session_meta` has no `id`".to_string()
+                ),
+                (
+                    "/1".to_string(),
+                    "rollout line needs a string `type` and a `payload`".to_string()
+                ),
+                (
+                    "/2/payload".to_string(),
+                    "`function_call` item has no `name`".to_string()
+                ),
+            ]
+        );
+    }
+}

@@ -1,0 +1,367 @@
+//! Detection: what a file holds, decided from its content (never its name). The
+//! first lines decide the [`Layout`]; each element's own fields say which format it
+//! belongs to ([`signal`]), and a list's elements together say which format the list
+//! is in ([`list_format`]).
+
+use std::io::{self, BufRead, Read};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::document::LIST_KEYS;
+use super::search::has_transcripts;
+use super::shared::str_of;
+use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
+use crate::trace::Location;
+use crate::trace::reader::{LineContent, LineReader};
+
+/// The first lines of a file, parsed.
+enum Peeked {
+    Json(Value),
+    /// Text that is not complete JSON; `open` says whether it ended too early.
+    Broken {
+        open: bool,
+    },
+    /// Over the line limit, or not UTF-8.
+    Unreadable,
+}
+
+/// Decides the layout from the first one or two non-blank lines.
+pub(super) fn sniff(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<Layout> {
+    if options.format == Some(Format::Native) {
+        return Ok(Layout::NativeLines);
+    }
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    let mut peeked = Vec::new();
+    while peeked.len() < 2 {
+        let Some(line) = reader.next_line()? else {
+            break;
+        };
+        peeked.push(match line.content {
+            LineContent::Text(text) => match serde_json::from_str::<Value>(text) {
+                Ok(value) => Peeked::Json(value),
+                Err(err) => Peeked::Broken {
+                    open: err.is_eof()
+                        && matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')),
+                },
+            },
+            _ => Peeked::Unreadable,
+        });
+    }
+    let explicit = options.format.is_some() || options.select.is_some();
+    let by_value = |value: &Value| match value {
+        // `--select` applies to documents.
+        _ if options.select.is_some() => Layout::DocumentLines,
+        Value::Object(_) => {
+            if !explicit && matches!(signal(value), Signal::Strong(Format::Native)) {
+                Layout::NativeLines
+            } else if element_like(value, options.format) {
+                Layout::ElementLines
+            } else if explicit || has_transcripts(value) {
+                Layout::DocumentLines
+            } else {
+                // Native event records may hold any fields.
+                Layout::NativeLines
+            }
+        }
+        // A JSON-RPC batch: the first of a log's messages.
+        Value::Array(items)
+            if mcp::is_batch(items) && options.format.is_none_or(|f| f == Format::Mcp) =>
+        {
+            Layout::ElementLines
+        }
+        Value::Array(_) => Layout::DocumentLines,
+        _ if explicit => Layout::DocumentLines,
+        _ => Layout::NativeLines,
+    };
+    Ok(match peeked.as_slice() {
+        [] if explicit => Layout::Document,
+        [] => Layout::NativeLines,
+        [Peeked::Json(value), ..] => by_value(value),
+        // A first line that does not close: a document spread over lines, or a
+        // truncated record followed by others.
+        [Peeked::Broken { open: true }, ..] if one_document(source)? => Layout::Document,
+        [Peeked::Broken { .. }, Peeked::Json(value)] => by_value(value),
+        // Neither of the first two lines is JSON on its own: a broken document, whose
+        // error is best reported once, where it is.
+        [Peeked::Broken { open: true }, Peeked::Broken { .. }] => Layout::Document,
+        // One line only, broken: a document, reported once.
+        [Peeked::Broken { .. }] => Layout::Document,
+        // One line over the limit: a minified document, when it starts like one (it is
+        // then read whole); else a native record, reported as too long.
+        [Peeked::Unreadable] if explicit || starts_like_document(source)? => Layout::Document,
+        _ if explicit => Layout::DocumentLines,
+        _ => Layout::NativeLines,
+    })
+}
+
+/// Whether the file's first bytes look like a document that holds transcripts: an
+/// array, or an object with a transcript key near its start.
+fn starts_like_document(source: Source<'_>) -> io::Result<bool> {
+    let mut head = Vec::new();
+    source.reader()?.take(4096).read_to_end(&mut head)?;
+    let text = String::from_utf8_lossy(&head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    Ok(text.starts_with('[')
+        || text.starts_with('{')
+            && LIST_KEYS
+                .iter()
+                .any(|key| text.contains(&format!("\"{key}\""))))
+}
+
+/// Whether the file starts with one JSON value spread over several lines. Parsed from
+/// the file without keeping anything, so memory stays bounded whatever its size.
+fn one_document(source: Source<'_>) -> io::Result<bool> {
+    let mut deserializer = serde_json::Deserializer::from_reader(source.reader()?);
+    Ok(serde::de::IgnoredAny::deserialize(&mut deserializer).is_ok())
+}
+/// What one element says about its format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Signal {
+    Strong(Format),
+    /// A chat message that any chat format could hold (`role` and text).
+    Chat,
+    None,
+}
+
+/// Responses item types other than `message`.
+const RESPONSES_ITEMS: &[&str] = &[
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "mcp_call",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "mcp_list_tools",
+    "reasoning",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "item_reference",
+];
+
+/// Anthropic content block types that only Anthropic uses.
+const ANTHROPIC_BLOCKS: &[&str] = &[
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "server_tool_use",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "web_search_tool_result",
+];
+
+pub(super) fn signal(value: &Value) -> Signal {
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Array(items) if mcp::is_batch(items) => return Signal::Strong(Format::Mcp),
+        _ => return Signal::None,
+    };
+    if matches!(str_of(map, "kind"), Some("call" | "result" | "message")) {
+        return Signal::Strong(Format::Native);
+    }
+    // Envelope formats: an envelope's own fields say what it is, before anything in
+    // the message it wraps.
+    if claude_code::is_envelope(map) {
+        return Signal::Strong(Format::ClaudeCode);
+    }
+    if codex::is_envelope(map) {
+        return Signal::Strong(Format::Codex);
+    }
+    if gemini::is_message(map) {
+        return Signal::Strong(Format::Gemini);
+    }
+    if mcp::is_message(map) {
+        return Signal::Strong(Format::Mcp);
+    }
+    if otel::is_otlp(map) {
+        return Signal::Strong(Format::Otel);
+    }
+    if map.contains_key("step_id") && map.contains_key("source") {
+        return Signal::Strong(Format::Atif);
+    }
+    if let Some(ty) = str_of(map, "type") {
+        if RESPONSES_ITEMS.contains(&ty) {
+            return Signal::Strong(Format::Responses);
+        }
+    }
+    if !matches!(map.get("role"), Some(Value::String(_))) {
+        return Signal::None;
+    }
+    let role = str_of(map, "role").unwrap_or_default();
+    if ["tool_calls", "function_call", "tool_call_id"]
+        .iter()
+        .any(|key| map.contains_key(*key))
+        || matches!(role, "tool" | "function" | "developer")
+    {
+        return Signal::Strong(Format::OpenAi);
+    }
+    if let Some(Value::Array(parts)) = map.get("content") {
+        for part in parts {
+            let Some(ty) = part.get("type").and_then(Value::as_str) else {
+                continue;
+            };
+            if ANTHROPIC_BLOCKS.contains(&ty) || ty.ends_with("_tool_result") {
+                return Signal::Strong(Format::Anthropic);
+            }
+            if matches!(ty, "input_text" | "output_text" | "refusal") {
+                return Signal::Strong(Format::Responses);
+            }
+        }
+    }
+    Signal::Chat
+}
+
+/// Whether `value` is one element of a transcript (of `format`, when given).
+pub(super) fn element_like(value: &Value, format: Option<Format>) -> bool {
+    match (signal(value), format) {
+        (Signal::Strong(Format::Otel), _) => false,
+        (Signal::Strong(found), None) => found != Format::Native,
+        (Signal::Strong(found), Some(wanted)) => found == wanted,
+        (Signal::Chat, None) => true,
+        (Signal::Chat, Some(wanted)) => {
+            matches!(
+                wanted,
+                Format::OpenAi | Format::Responses | Format::Anthropic
+            )
+        }
+        (Signal::None, _) => false,
+    }
+}
+
+/// The format of a list of transcript elements, or `None` when it is not one: at least
+/// half of its elements must look like transcript elements (one, when the format is
+/// given). The first element with a
+/// format of its own decides; a list of plain chat messages is read as OpenAI's.
+pub(super) fn list_format(items: &[&Value], format: Option<Format>) -> Option<Format> {
+    if items.is_empty() {
+        return None;
+    }
+    let mut like = 0;
+    let mut first_strong = None;
+    for item in items {
+        match signal(item) {
+            Signal::Strong(found) => {
+                if format.is_none_or(|wanted| wanted == found) {
+                    like += 1;
+                    first_strong.get_or_insert(found);
+                }
+            }
+            Signal::Chat => {
+                if format.is_none_or(|wanted| {
+                    matches!(
+                        wanted,
+                        Format::OpenAi | Format::Responses | Format::Anthropic
+                    )
+                }) {
+                    like += 1;
+                }
+            }
+            Signal::None => {}
+        }
+    }
+    // Given the format, one element of it is enough; else, most elements must be.
+    if like == 0 || (format.is_none() && like * 2 < items.len()) {
+        return None;
+    }
+    Some(format.or(first_strong).unwrap_or(Format::OpenAi))
+}
+
+/// Whether no line of a file read as native records names a `kind` or a `tool`: the
+/// bytes `"kind"` and `"tool"` appear nowhere in it. Most native files have one on their
+/// first line, so the scan stops there; only files that will warn are read to the end.
+/// A word that appears as a value, or in a nested object, counts as present: the scan
+/// errs towards no warning.
+pub(super) fn names_no_kind_or_tool(source: Source<'_>) -> io::Result<bool> {
+    const KEYS: [&[u8]; 2] = [b"\"kind\"", b"\"tool\""];
+    let mut reader = source.reader()?;
+    let mut window: Vec<u8> = Vec::with_capacity(1 << 16);
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(true);
+        }
+        window.extend_from_slice(chunk);
+        let read = chunk.len();
+        reader.consume(read);
+        if KEYS
+            .iter()
+            .any(|key| window.windows(key.len()).any(|w| w == *key))
+        {
+            return Ok(false);
+        }
+        // Keep the tail, in case a key straddles two reads.
+        let keep = window.len().min(5);
+        window.drain(..window.len() - keep);
+    }
+}
+
+/// The formats a native record looks like it came from, by the fields it has: for
+/// the warning on a file whose records specs will likely not match.
+pub(super) fn resembles(value: &Value) -> Vec<Format> {
+    let Value::Object(map) = value else {
+        return Vec::new();
+    };
+    let has = |key: &str| map.contains_key(key);
+    let mut formats = Vec::new();
+    if has("message") || has("sessionId") || has("uuid") {
+        formats.push(Format::ClaudeCode);
+    }
+    if has("payload") {
+        formats.push(Format::Codex);
+    }
+    if has("role") || has("tool_calls") || has("function_call") {
+        formats.push(Format::OpenAi);
+    }
+    if has("type") && (has("call_id") || has("arguments") || has("output")) {
+        formats.push(Format::Responses);
+    }
+    if has("content") && !has("role") {
+        formats.push(Format::Anthropic);
+    }
+    if has("method") || has("params") || has("result") || has("error") {
+        formats.push(Format::Mcp);
+    }
+    if has("spanId") || has("span_id") || has("traceId") || has("trace_id") {
+        formats.push(Format::Otel);
+    }
+    if has("step_id") || has("source") {
+        formats.push(Format::Atif);
+    }
+    if has("toolCalls") {
+        formats.push(Format::Gemini);
+    }
+    formats
+}
+
+/// The first line of a file that is a JSON value, and where it is, if any of the first
+/// few is.
+pub(super) fn first_value(
+    source: Source<'_>,
+    max_line_bytes: usize,
+) -> io::Result<Option<(Value, Location)>> {
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    for _ in 0..8 {
+        let Some(line) = reader.next_line()? else {
+            break;
+        };
+        let loc = line.location();
+        if let LineContent::Text(text) = line.content {
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                return Ok(Some((value, loc)));
+            }
+        }
+    }
+    Ok(None)
+}

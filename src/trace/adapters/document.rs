@@ -1,0 +1,521 @@
+//! Document reading: the input's JSON documents (the whole file, or one per line),
+//! the transcripts in them handed to their format's adapter, and the adapters' output
+//! turned into located records, each with its trace and position.
+
+use std::cell::OnceCell;
+use std::io::{self, Read};
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::detect::{Signal, signal};
+use super::search::{Found, Search};
+use super::shared::describe;
+use super::{
+    Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem,
+    ProblemKind, Reading, Selector, Site, Source, anthropic, atif, claude_code, codex, gemini, mcp,
+    openai, otel, pieces, responses, toolbench,
+};
+use crate::trace::json_index::JsonIndex;
+use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::{Fields, Location, Record};
+
+/// The text of one JSON document of the input, and where it is in the file.
+pub(super) struct Doc {
+    pub(super) text: String,
+    /// Byte offset of the text in the file.
+    pub(super) offset: u64,
+    /// Line of the text's first byte.
+    pub(super) line: u64,
+    pub(super) value: Option<Value>,
+    pub(super) index: OnceCell<JsonIndex>,
+}
+
+impl Doc {
+    pub(super) fn location(&self, pointer: &str) -> Location {
+        let (range, line) = if pointer.is_empty() {
+            (0..self.text.len(), self.line)
+        } else {
+            let index = self.index.get_or_init(|| JsonIndex::build(&self.text));
+            let range = index.range(&self.text, pointer);
+            let line = self.line + index.line_of(range.start) - 1;
+            (range, line)
+        };
+        Location {
+            line,
+            offset: self.offset + range.start as u64,
+            len: range.len() as u64,
+            pointer: pointer.into(),
+        }
+    }
+
+    pub(super) fn whole(&self) -> Location {
+        Location {
+            line: self.line,
+            offset: self.offset,
+            len: self.text.len() as u64,
+            pointer: Box::default(),
+        }
+    }
+}
+
+pub(super) fn read_document(source: Source<'_>, problems: &mut Vec<Problem>) -> io::Result<Doc> {
+    let mut bytes = Vec::new();
+    source.reader()?.read_to_end(&mut bytes)?;
+    let (skip, bytes) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => (3, rest.to_vec()),
+        None => (0, bytes),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(document(text, skip, problems)),
+        Err(err) => {
+            let valid = err.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(err.as_bytes()).into_owned();
+            let line = 1 + text.as_bytes()[..valid.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            problems.push(malformed(
+                Location {
+                    line,
+                    offset: skip + valid as u64,
+                    len: 1,
+                    pointer: Box::default(),
+                },
+                format!(
+                    "the file is not valid UTF-8 (first bad byte at offset {})",
+                    skip + valid as u64
+                ),
+            ));
+            Ok(Doc {
+                text,
+                offset: skip,
+                line: 1,
+                value: None,
+                index: OnceCell::new(),
+            })
+        }
+    }
+}
+
+/// A whole-file document, parsed.
+pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -> Doc {
+    let value = match serde_json::from_str::<Value>(&text) {
+        Ok(value) => Some(value),
+        Err(err) => {
+            let line = err.line() as u64;
+            let start = line_start(&text, err.line());
+            problems.push(malformed(
+                Location {
+                    line,
+                    offset: offset + start as u64,
+                    len: text[start..].find('\n').unwrap_or(text.len() - start) as u64,
+                    pointer: Box::default(),
+                },
+                format!("the file is not valid JSON: {err}"),
+            ));
+            None
+        }
+    };
+    Doc {
+        text,
+        offset,
+        line: 1,
+        value,
+        index: OnceCell::new(),
+    }
+}
+
+fn line_start(text: &str, line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    text.match_indices('\n')
+        .nth(line - 2)
+        .map_or(text.len(), |(i, _)| i + 1)
+}
+
+pub(super) fn read_lines(
+    source: Source<'_>,
+    max_line_bytes: usize,
+    problems: &mut Vec<Problem>,
+) -> io::Result<Vec<Doc>> {
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    let mut docs = Vec::new();
+    while let Some(line) = reader.next_line()? {
+        let loc = line.location();
+        let text = match line.content {
+            LineContent::Text(text) => text,
+            LineContent::InvalidUtf8 { valid_up_to } => {
+                problems.push(malformed(
+                    loc,
+                    format!(
+                        "line is not valid UTF-8 (first bad byte at column {})",
+                        valid_up_to + 1
+                    ),
+                ));
+                continue;
+            }
+            LineContent::TooLong => {
+                problems.push(malformed(
+                    loc,
+                    format!(
+                        "line is {} bytes, over the limit of {max_line_bytes} bytes",
+                        line.len
+                    ),
+                ));
+                continue;
+            }
+        };
+        let value = match serde_json::from_str::<Value>(text) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                problems.push(malformed(
+                    loc.clone(),
+                    format!("line is not valid JSON: {err}"),
+                ));
+                None
+            }
+        };
+        docs.push(Doc {
+            text: text.to_string(),
+            offset: loc.offset,
+            line: loc.line,
+            value,
+            index: OnceCell::new(),
+        });
+    }
+    Ok(docs)
+}
+
+fn malformed(loc: Location, message: String) -> Problem {
+    Problem {
+        kind: ProblemKind::Malformed,
+        loc,
+        message,
+        hint: None,
+    }
+}
+
+/// Finds the transcripts in `docs`, adapts each, and locates what the adapters give.
+pub(super) fn read_docs(
+    layout: Layout,
+    docs: &[Doc],
+    options: &InputOptions,
+    mut problems: Vec<Problem>,
+) -> Reading {
+    let found = match layout {
+        Layout::ElementLines => vec![element_lines(docs, options)],
+        _ => search_docs(layout, docs, options, &mut problems),
+    };
+    problems.sort_by_key(|problem| problem.loc.offset);
+    let detected = detected(layout, options, &found);
+    let emitted = adapt(&found);
+    let (pieces, arrays) = pieces::find(layout, docs, &found);
+    Reading {
+        pieces,
+        arrays,
+        ..finish(docs, detected, emitted, problems)
+    }
+}
+
+/// A file of one transcript element per line: one transcript of every line.
+fn element_lines<'v>(docs: &'v [Doc], options: &InputOptions) -> Found<'v> {
+    let elements: Vec<Element<'_>> = docs
+        .iter()
+        .enumerate()
+        .filter_map(|(doc, d)| {
+            Some(Element {
+                value: d.value.as_ref()?,
+                site: Site {
+                    doc,
+                    pointer: String::new(),
+                },
+            })
+        })
+        .collect();
+    // The first line decided the layout: the first element with a format of its own
+    // decides the format, whatever the other lines hold.
+    let format = options
+        .format
+        .or_else(|| {
+            elements.iter().find_map(|e| match signal(e.value) {
+                Signal::Strong(format) => Some(format),
+                _ => None,
+            })
+        })
+        .unwrap_or(Format::OpenAi);
+    Found {
+        format,
+        elements,
+        name: String::new(),
+    }
+}
+
+/// The transcripts of every document, where `--select` says or by search; documents
+/// that hold none are reported.
+fn search_docs<'v>(
+    layout: Layout,
+    docs: &'v [Doc],
+    options: &InputOptions,
+    problems: &mut Vec<Problem>,
+) -> Vec<Found<'v>> {
+    let many_docs = layout == Layout::DocumentLines;
+    let mut found = Vec::new();
+    // Documents in which the search found nothing.
+    let mut empty_docs = Vec::new();
+    for (doc_index, doc) in docs.iter().enumerate() {
+        let Some(value) = &doc.value else { continue };
+        let prefix = if many_docs {
+            format!("line {}", doc.line)
+        } else {
+            String::new()
+        };
+        let before = found.len();
+        let mut search = Search {
+            doc: doc_index,
+            format: options.format,
+            prefix: &prefix,
+            found: &mut found,
+        };
+        let Some(selector) = &options.select else {
+            search.find(value, "", None, 0);
+            if found.len() == before && !is_empty_transcript(value) {
+                empty_docs.push(doc_index);
+            }
+            continue;
+        };
+        let selected = selector.select(value);
+        for (pointer, selected_value) in &selected {
+            // The object holding a selected list names its run.
+            let parent = pointer
+                .rfind('/')
+                .and_then(|end| value.pointer(&pointer[..end]))
+                .and_then(Value::as_object);
+            search.selected(selected_value, pointer, parent);
+        }
+        if selected.is_empty() {
+            problems.push(selects_nothing(doc, selector, many_docs));
+        } else if found.len() == before {
+            problems.push(Problem {
+                kind: ProblemKind::UnknownFormat,
+                loc: doc.whole(),
+                message: format!(
+                    "what --select `{selector}` selects holds no transcript in {}",
+                    tried(options.format)
+                ),
+                hint: None,
+            });
+        }
+    }
+    match empty_docs.first() {
+        None => {}
+        // Nothing anywhere: the file is in no format we read.
+        Some(&first) if found.is_empty() => {
+            problems.push(unknown_format(&docs[first], options.format));
+        }
+        // Lines without a transcript among lines with one are bad lines.
+        Some(_) => {
+            for &index in &empty_docs {
+                problems.push(malformed(
+                    docs[index].whole(),
+                    "line holds no transcript, unlike the file's other lines".into(),
+                ));
+            }
+        }
+    }
+    found
+}
+
+fn selects_nothing(doc: &Doc, selector: &Selector, many_docs: bool) -> Problem {
+    Problem {
+        kind: ProblemKind::UnknownFormat,
+        loc: doc.whole(),
+        message: format!(
+            "--select `{selector}` selects nothing in this {}",
+            if many_docs { "line" } else { "file" }
+        ),
+        hint: Some(
+            "a path is keys and indexes, with `[*]` for each element: `runs[*].messages`".into(),
+        ),
+    }
+}
+
+/// What was recognized, for `--verbose`.
+fn detected(layout: Layout, options: &InputOptions, found: &[Found<'_>]) -> Detected {
+    let mut formats: Vec<Format> = Vec::new();
+    for f in found {
+        if !formats.contains(&f.format) {
+            formats.push(f.format);
+        }
+    }
+    Detected {
+        layout,
+        formats,
+        explicit: options.format.is_some(),
+        // Counted from the records, once they are read.
+        traces: 0,
+        warning: None,
+    }
+}
+
+/// Hands each transcript to its format's adapter: what they emit, with the name of
+/// the transcript it came from. OpenTelemetry spans from the whole input go together,
+/// as one trace may be exported in many batches.
+fn adapt(found: &[Found<'_>]) -> Vec<(String, Emitted)> {
+    let mut emitted: Vec<(String, Emitted)> = Vec::new();
+    let mut otel_elements: Vec<Element<'_>> = Vec::new();
+    for transcript in found {
+        let mut out = Out::default();
+        match transcript.format {
+            Format::Otel => {
+                otel_elements.extend(transcript.elements.iter().cloned());
+                continue;
+            }
+            Format::Native => native_list(&transcript.elements, &mut out),
+            Format::OpenAi => openai::read(&transcript.elements, &mut out),
+            Format::Responses => responses::read(&transcript.elements, &mut out),
+            Format::Anthropic => anthropic::read(&transcript.elements, &mut out),
+            Format::Mcp => mcp::read(&transcript.elements, &mut out),
+            Format::Atif => atif::read(&transcript.elements, &mut out),
+            Format::ToolBench => toolbench::read(&transcript.elements, &mut out),
+            Format::ClaudeCode => claude_code::read(&transcript.elements, &mut out),
+            Format::Codex => codex::read(&transcript.elements, &mut out),
+            Format::Gemini => gemini::read(&transcript.elements, &mut out),
+        }
+        emitted.extend(out.items.into_iter().map(|e| (transcript.name.clone(), e)));
+    }
+    if !otel_elements.is_empty() {
+        let mut out = Out::default();
+        otel::read(&otel_elements, &mut out);
+        emitted.extend(out.items.into_iter().map(|e| (String::new(), e)));
+    }
+    emitted
+}
+
+/// Gives records their trace, position and location.
+fn finish(
+    docs: &[Doc],
+    detected: Detected,
+    emitted: Vec<(String, Emitted)>,
+    problems: Vec<Problem>,
+) -> Reading {
+    let name_of = |transcript: &str, item: &Emitted| match (&item.trace, transcript) {
+        (None, name) => name.to_string(),
+        (Some(sub), "") => sub.clone(),
+        // A sub-trace named by a pointer (a ToolBench branch) reads like a list's name.
+        (Some(sub), name) if sub.starts_with('/') => format!("{name} {sub}"),
+        (Some(sub), name) => format!("{name} / {sub}"),
+    };
+    let mut names: FxHashMap<String, u64> = FxHashMap::default();
+    for (transcript, item) in &emitted {
+        if matches!(item.what, Emit::Record(_)) {
+            names.entry(name_of(transcript, item)).or_insert(0);
+        }
+    }
+    let traces = names.len();
+    // Problems found while reading go before the first record after them; records keep
+    // the order adapters emitted them in (a `missing` result sits where the agent moved
+    // on, OpenTelemetry spans are in time order), which is not always file order.
+    let mut early = problems.into_iter().peekable();
+    let mut entries: Vec<Entry> = Vec::new();
+    for (transcript, item) in emitted {
+        let doc = &docs[item.site.doc];
+        let loc = doc.location(&item.site.pointer);
+        let name = name_of(&transcript, &item);
+        while let Some(problem) = early.next_if(|p| p.loc.offset <= loc.offset) {
+            entries.push(Entry::Problem(problem));
+        }
+        match item.what {
+            Emit::Problem(message) => entries.push(Entry::Problem(malformed(loc, message))),
+            Emit::Record(mut fields) => {
+                let seq = names.entry(name.clone()).or_insert(0);
+                if traces > 1 {
+                    fields.insert("trace".into(), Value::String(name));
+                }
+                fields.insert("seq".into(), Value::from(*seq));
+                *seq += 1;
+                match Record::new(Fields::Owned(fields), loc.clone()) {
+                    Ok(record) => entries.push(Entry::Record(record)),
+                    Err(err) => entries.push(Entry::Problem(malformed(loc, err.to_string()))),
+                }
+            }
+        }
+    }
+    entries.extend(early.map(Entry::Problem));
+    Reading {
+        detected: Detected { traces, ..detected },
+        entries,
+        traces,
+        pieces: Vec::new(),
+        arrays: Vec::new(),
+    }
+}
+
+fn unknown_format(doc: &Doc, format: Option<Format>) -> Problem {
+    Problem {
+        kind: ProblemKind::UnknownFormat,
+        loc: doc.whole(),
+        message: format!(
+            "the file is JSON but holds no transcript in {}",
+            tried(format)
+        ),
+        hint: Some(
+            "say where the message lists are with --select PATH (e.g. `runs[*].messages`), or the format with --format NAME"
+                .into(),
+        ),
+    }
+}
+
+/// Keys under which an empty list is an empty transcript, not an unknown format.
+pub(super) const LIST_KEYS: &[&str] = &[
+    "messages",
+    "steps",
+    "items",
+    "input",
+    "output",
+    "traj",
+    "trajectory",
+    "conversation",
+    "history",
+    "turns",
+    "resourceSpans",
+    "spans",
+];
+
+/// An empty list, or an object whose transcript list is empty: a run that recorded
+/// nothing, which is not an error.
+fn is_empty_transcript(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => LIST_KEYS
+            .iter()
+            .any(|key| matches!(map.get(*key), Some(Value::Array(items)) if items.is_empty())),
+        _ => false,
+    }
+}
+
+/// The formats tried, for messages.
+fn tried(format: Option<Format>) -> String {
+    match format {
+        Some(format) => format!("{} (--format {format})", format.describe()),
+        None => "any format tracegate reads (tried native JSONL, OpenAI Chat Completions, \
+                 OpenAI Responses, Anthropic Messages, MCP / JSON-RPC, OpenTelemetry OTLP \
+                 spans, ATIF, ToolBench search trees, Claude Code session logs, Codex CLI \
+                 rollouts, Gemini CLI sessions)"
+            .to_string(),
+    }
+}
+
+/// Native records held in a JSON array: each element is a record as it is.
+fn native_list(elements: &[Element<'_>], out: &mut Out) {
+    for element in elements {
+        match element.value {
+            Value::Object(map) => out.record(&element.site, map.clone()),
+            other => out.problem(
+                &element.site,
+                format!("record is {}, expected a JSON object", describe(other)),
+            ),
+        }
+    }
+}
