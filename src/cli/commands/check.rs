@@ -19,7 +19,7 @@ use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::cli::project::FILE_NAME;
 use crate::diagnostic::Diagnostic;
-use crate::diagnostic::render::run::{FileRun, Paths, Run, SpecInfo};
+use crate::diagnostic::render::run::{FileRun, Run, SpecInfo};
 use crate::diagnostic::render::{github, html, junit, sarif};
 use crate::export;
 use crate::files;
@@ -77,11 +77,7 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
             out.note(note)?;
         }
     }
-    let cwd = std::env::current_dir()?;
-    let paths = Paths {
-        root: config.sarif_root.clone().unwrap_or_else(|| cwd.clone()),
-        base: cwd,
-    };
+    let paths = super::report_paths(config.sarif_root.as_ref())?;
     let run = Run {
         version: env!("CARGO_PKG_VERSION"),
         specs: found

@@ -7,7 +7,7 @@ use crate::cli::args::{LintOutput, OutputFormat};
 use crate::cli::config::LintConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::diagnostic::Diagnostic;
-use crate::diagnostic::render::run::{Paths, Run};
+use crate::diagnostic::render::run::Run;
 use crate::diagnostic::render::sarif;
 use crate::files;
 use crate::lint::{self, Linted};
@@ -33,11 +33,7 @@ pub fn run(config: LintConfig, out: &mut Output<'_>) -> io::Result<()> {
         LintOutput::Json => OutputFormat::Json,
         LintOutput::Sarif | LintOutput::Github => {
             found.diagnostics.iter().for_each(|d| out.tally(d));
-            let cwd = std::env::current_dir()?;
-            let paths = Paths {
-                root: config.sarif_root.clone().unwrap_or_else(|| cwd.clone()),
-                base: cwd,
-            };
+            let paths = super::report_paths(config.sarif_root.as_ref())?;
             let run = Run {
                 version: env!("CARGO_PKG_VERSION"),
                 specs: Vec::new(),

@@ -61,3 +61,15 @@ pub fn say_format(
         _ => Ok(()),
     }
 }
+
+/// How reports name files: relative to `root` (`--sarif-root`), or to the working
+/// directory.
+pub fn report_paths(
+    root: Option<&PathBuf>,
+) -> std::io::Result<crate::diagnostic::render::run::Paths> {
+    let cwd = std::env::current_dir()?;
+    Ok(crate::diagnostic::render::run::Paths {
+        root: root.cloned().unwrap_or_else(|| cwd.clone()),
+        base: cwd,
+    })
+}
