@@ -258,6 +258,13 @@ mod tests {
         );
         let problems = project("[[scope]]\nspecs = [\"a\"]\nspec = 1\n").expect_err("unknown key");
         assert!(problems[0].contains(":3: "), "{problems:?}");
+        let problems = project("").expect_err("an empty file scopes nothing");
+        assert!(problems[0].ends_with("no `[[scope]]`: it scopes no spec to any trace"));
+        let duplicated = "[[scope]]\nspecs = [\"a\"]\nspecs = [\"b\"]\ntraces = [\"t\"]\n";
+        let problems = project(duplicated).expect_err("a duplicated key");
+        assert!(problems[0].contains(":3: "), "{problems:?}");
+        let truncated = "[[scope]]\nspecs = [\"a\"";
+        assert!(project(truncated).is_err());
     }
 
     #[test]
