@@ -199,7 +199,7 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
 /// [`Monitor::feed`] returns the verdicts a record makes final at once (a forbidden or
 /// unexpected move); [`Monitor::allows`] asks whether a record may come next without
 /// changing anything; [`Monitor::finish`] ends the input and adds the end-of-trace
-/// verdicts. The crate documentation has a complete example, and [`crate::runtime`]
+/// verdicts. The crate documentation has a complete example, and the `runtime` module
 /// builds records from the shapes agent SDKs use.
 pub struct Monitor<'s> {
     /// `None` unless someone watches; then it sees every move.

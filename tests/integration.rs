@@ -2,6 +2,7 @@
 //! that runs the real executable.
 
 mod chain;
+mod ci_outputs;
 mod cli;
 mod coding_agents;
 mod corpus;
@@ -17,6 +18,7 @@ mod join;
 mod json_contract;
 mod lint;
 mod malformed;
+mod project;
 mod properties;
 mod readme;
 mod runtime;

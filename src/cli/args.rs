@@ -32,6 +32,25 @@ use crate::trace::adapters;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour reports: `auto` colours a stream that is a terminal, unless
+    /// NO_COLOR is set.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print no report on standard output: only errors on standard error and the exit
+    /// status (files named by `--report` or `-o` are still written).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +87,15 @@ pub enum Command {
     /// broken link of a log (modified, deleted, inserted or reordered records, a bad
     /// genesis or head), 2 when a log cannot be read.
     Verify(VerifyArgs),
+    /// Print a shell completion script (e.g. `tracegate completions bash >
+    /// /etc/bash_completion.d/tracegate`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff; e.g. `tracegate man | man -l -`).
+    Man,
     /// Print help: `tracegate help spec` is the spec language reference; `tracegate
     /// help COMMAND` is a command's help.
     Help {
@@ -76,16 +104,35 @@ pub enum Command {
     },
 }
 
+/// `completions SHELL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Spec files or directories (walked for `*.tg`). Default: `specs/`.
+    /// Spec files or directories (walked for `*.tg`). Default: the scopes of the
+    /// project file `tracegate.toml` (found from the working directory upward), or
+    /// `specs/` when there is none.
     pub specs: Vec<PathBuf>,
-    /// Trace files or directories (walked for `*.jsonl` and `*.json`). Default: `traces/`.
+    /// Trace files or directories (walked for `*.jsonl` and `*.json`). Default: as for
+    /// specs, or `traces/`.
     #[arg(long, num_args = 1..)]
     pub traces: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
-    pub output: OutputFormat,
+    #[arg(long, value_enum, default_value_t = CheckOutput::Human)]
+    pub output: CheckOutput,
+    /// With `--output sarif`: file URIs are relative to this directory (default: the
+    /// working directory), e.g. the repository's root.
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
+    /// Also write a self-contained HTML report to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     /// Split each trace file into one trace per value of this field (e.g. `case`).
     #[arg(long, value_name = "FIELD")]
     pub trace_by: Option<String>,
@@ -267,8 +314,12 @@ pub struct LintArgs {
     #[arg(long, num_args = 1..)]
     pub traces: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
-    pub output: OutputFormat,
+    #[arg(long, value_enum, default_value_t = LintOutput::Human)]
+    pub output: LintOutput,
+    /// With `--output sarif`: file URIs are relative to this directory (default: the
+    /// working directory), e.g. the repository's root.
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
     /// `--deny warnings`: exit with status 1 when there are warnings.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub deny: Vec<Deny>,
@@ -314,6 +365,36 @@ pub enum OutputFormat {
     Human,
     /// JSON Lines: one object per finding, then a summary.
     Json,
+}
+
+/// `check --output`: the formats every reporting command has, and those made for CI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckOutput {
+    /// rustc-style report (colour on a terminal unless NO_COLOR is set).
+    Human,
+    /// JSON Lines: one object per finding, then a summary.
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// JUnit XML: a test suite per spec, a test case per spec and trace file.
+    Junit,
+    /// GitHub Actions workflow commands (annotations), and a Markdown summary appended
+    /// to $GITHUB_STEP_SUMMARY when it is set.
+    Github,
+}
+
+/// `lint --output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintOutput {
+    /// rustc-style report (colour on a terminal unless NO_COLOR is set).
+    Human,
+    /// JSON Lines: one object per finding, then a summary.
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations), and a Markdown summary appended
+    /// to $GITHUB_STEP_SUMMARY when it is set.
+    Github,
 }
 
 /// A clap value parser for a library enum: `all` its values, each offered under its
@@ -405,6 +486,11 @@ fn graph_formats() -> impl TypedValueParser<Value = export::Format> {
             Format::Json => "The machine as JSON (see the language reference)",
         }
     })
+}
+
+/// The clap command, for completions and the manual page.
+pub fn command() -> clap::Command {
+    Cli::command()
 }
 
 /// Parses the process's command line; a malformed one ends the process with clap's

@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use super::args::{
-    CheckArgs, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs, GraphArgs,
-    InputArgs, LintArgs, OutputFormat, ShrinkArgs, VerifyArgs,
+    CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
+    GraphArgs, InputArgs, LintArgs, LintOutput, OutputFormat, Shell, ShrinkArgs, VerifyArgs,
 };
+use super::project::{self, Project};
 use crate::chain::Digest;
 use crate::check::CheckOptions;
 use crate::diagnostic::{Code, Diagnostic};
@@ -32,6 +33,10 @@ pub enum Config {
     Help(HelpConfig),
     Seal(SealConfig),
     Verify(VerifyConfig),
+    /// A shell's completion script.
+    Completions(Shell),
+    /// The manual page.
+    Man,
 }
 
 /// How traces are read, shared by every command that reads them.
@@ -46,7 +51,14 @@ pub struct Input {
 pub struct CheckConfig {
     pub specs: Vec<PathBuf>,
     pub traces: Vec<PathBuf>,
-    pub output: OutputFormat,
+    /// The project file's scopes, when no spec or trace was named and one was found:
+    /// then they, not `specs` × `traces`, say what is checked.
+    pub project: Option<Project>,
+    pub output: CheckOutput,
+    /// What SARIF file URIs are relative to; `None` for the working directory.
+    pub sarif_root: Option<PathBuf>,
+    /// Where the HTML report goes, if anywhere.
+    pub report: Option<PathBuf>,
     pub check: CheckOptions,
     pub input: Input,
     /// Worker threads; `None` for one per core.
@@ -134,7 +146,9 @@ pub struct LintConfig {
     pub specs: Vec<PathBuf>,
     /// Traces whose tools are compared with the specs'; empty for none.
     pub traces: Vec<PathBuf>,
-    pub output: OutputFormat,
+    pub output: LintOutput,
+    /// What SARIF file URIs are relative to; `None` for the working directory.
+    pub sarif_root: Option<PathBuf>,
     pub deny_warnings: bool,
 }
 
@@ -186,7 +200,7 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
         Command::Explain { code } => Config::Explain(ExplainConfig {
             code: code.and_then(|name| code_named(&name, &mut problems)),
         }),
-        Command::Lint(args) => Config::Lint(lint(args)),
+        Command::Lint(args) => Config::Lint(lint(args, &mut problems)),
         Command::Fmt(args) => Config::Fmt(fmt(args, &mut problems)),
         Command::Graph(args) => Config::Graph(graph(args)),
         Command::Help { topic } => Config::Help(help(&topic, &mut problems)),
@@ -198,6 +212,8 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
             key: args.key,
         }),
         Command::Verify(args) => Config::Verify(verify(args, &mut problems)),
+        Command::Completions { shell } => Config::Completions(shell),
+        Command::Man => Config::Man,
     };
     problems.or(config)
 }
@@ -284,10 +300,36 @@ fn code_named(name: &str, problems: &mut Problems) -> Option<Code> {
 
 fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
     let input = input(args.input, problems);
+    // The project file decides only when the command line names nothing to check.
+    let project = if args.specs.is_empty() && args.traces.is_empty() {
+        std::env::current_dir().ok().and_then(|cwd| {
+            let file = project::find(&cwd)?;
+            let loaded = project::load(&file, &cwd);
+            problems.take(loaded, |messages| {
+                (
+                    messages.join("\n"),
+                    Some(format!(
+                        "see `{}` in the README; name specs and --traces to check without it",
+                        project::FILE_NAME
+                    )),
+                )
+            })
+        })
+    } else {
+        None
+    };
+    if args.sarif_root.is_some() && args.output != CheckOutput::Sarif {
+        problems
+            .0
+            .push(usage("--sarif-root applies to --output sarif".into(), None));
+    }
     CheckConfig {
         specs: or_default(args.specs, "specs"),
         traces: or_default(args.traces, "traces"),
+        project,
         output: args.output,
+        sarif_root: args.sarif_root,
+        report: args.report,
         check: CheckOptions {
             trace_by: trace_by(args.trace_by, problems),
             max_line_bytes: args.max_line_bytes,
@@ -394,11 +436,17 @@ fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
     }
 }
 
-fn lint(args: LintArgs) -> LintConfig {
+fn lint(args: LintArgs, problems: &mut Problems) -> LintConfig {
+    if args.sarif_root.is_some() && args.output != LintOutput::Sarif {
+        problems
+            .0
+            .push(usage("--sarif-root applies to --output sarif".into(), None));
+    }
     LintConfig {
         specs: or_default(args.specs, "specs"),
         traces: args.traces,
         output: args.output,
+        sarif_root: args.sarif_root,
         deny_warnings: args.deny.contains(&Deny::Warnings),
     }
 }
@@ -620,6 +668,20 @@ mod tests {
         );
         match configure(&["help", "lint", "extra"]) {
             Ok(Config::Help(topic)) => assert_eq!(topic, HelpConfig::Command("lint".into())),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn sarif_root_goes_with_sarif_output() {
+        assert_eq!(
+            problems(&["check", "--sarif-root", "."]),
+            ["--sarif-root applies to --output sarif"]
+        );
+        match configure(&["check", "--output", "sarif", "--sarif-root", "/repo"]) {
+            Ok(Config::Check(config)) => {
+                assert_eq!(config.sarif_root, Some(PathBuf::from("/repo")));
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -9,6 +9,7 @@ pub(crate) mod args;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub(crate) mod output;
+pub(crate) mod project;
 
 use std::io::{self, ErrorKind};
 
@@ -33,7 +34,7 @@ pub fn run(cli: Cli) -> Exit {
     let stdout = io::stdout();
     let mut stdout = io::BufWriter::new(stdout.lock());
     let mut stderr = io::stderr();
-    let mut output = Output::new(&mut stdout, &mut stderr);
+    let mut output = Output::new(&mut stdout, &mut stderr, cli.color);
     run_with(cli, &mut output)
 }
 
@@ -41,6 +42,9 @@ pub fn run(cli: Cli) -> Exit {
 /// quietly, with the status of what it had found; any other I/O failure (a file that
 /// cannot be written, standard input that cannot be read) is an error.
 pub(crate) fn run_with(cli: Cli, output: &mut Output<'_>) -> Exit {
+    if cli.quiet {
+        output.quiet();
+    }
     let ran = match config::config(cli) {
         Ok(config) => dispatch(config, output),
         Err(problems) => problems.iter().try_for_each(|p| output.problem(p)),
@@ -71,6 +75,8 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
         Config::Help(config) => commands::help::run(config, out),
         Config::Seal(config) => commands::seal::run(config, out),
         Config::Verify(config) => commands::verify::run(config, out),
+        Config::Completions(shell) => commands::completions::run(shell, out),
+        Config::Man => commands::completions::man(out),
     }
 }
 

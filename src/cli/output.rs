@@ -9,7 +9,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use super::Exit;
-use super::args::OutputFormat;
+use super::args::{ColorChoice, OutputFormat};
 use crate::diagnostic::render::{FileResolver, human, json};
 use crate::diagnostic::{Diagnostic, Summary};
 
@@ -43,16 +43,36 @@ pub struct Output<'w> {
     deny_warnings: bool,
     /// The worst status a command raised besides its diagnostics.
     raised: Exit,
+    /// `--quiet`: nothing goes to stdout.
+    quiet: bool,
+    /// Where stdout's writes go under `--quiet`.
+    discard: io::Sink,
+    /// Whether stderr is a terminal a progress bar may be drawn on.
+    pub progress: bool,
 }
 
 impl<'w> Output<'w> {
-    /// Writes to the process's streams, each styled when it is a terminal and
-    /// `NO_COLOR` is unset.
-    pub fn new(stdout: &'w mut dyn Write, stderr: &'w mut dyn Write) -> Output<'w> {
-        let colour = std::env::var_os("NO_COLOR").is_none();
-        let stdout_styled = colour && io::stdout().is_terminal();
-        let stderr_styled = colour && io::stderr().is_terminal();
-        Output::with_style(stdout, stdout_styled, stderr, stderr_styled)
+    /// Writes to the process's streams, styled as `color` says: `auto` styles a stream
+    /// that is a terminal when `NO_COLOR` is unset.
+    pub fn new(
+        stdout: &'w mut dyn Write,
+        stderr: &'w mut dyn Write,
+        color: ColorChoice,
+    ) -> Output<'w> {
+        let (stdout_styled, stderr_styled) = match color {
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
+            ColorChoice::Auto => {
+                let colour = std::env::var_os("NO_COLOR").is_none();
+                (
+                    colour && io::stdout().is_terminal(),
+                    colour && io::stderr().is_terminal(),
+                )
+            }
+        };
+        let mut output = Output::with_style(stdout, stdout_styled, stderr, stderr_styled);
+        output.progress = io::stderr().is_terminal();
+        output
     }
 
     /// Writes to the given streams, with colour as given.
@@ -74,7 +94,17 @@ impl<'w> Output<'w> {
             summary: Summary::default(),
             deny_warnings: false,
             raised: Exit::Success,
+            quiet: false,
+            discard: io::sink(),
+            progress: false,
         }
+    }
+
+    /// `--quiet`: from now on nothing is written to stdout and no progress is drawn;
+    /// stderr still says what went wrong, and the status is kept as before.
+    pub fn quiet(&mut self) {
+        self.quiet = true;
+        self.progress = false;
     }
 
     /// Lint warnings fail the run from now on.
@@ -118,6 +148,9 @@ impl<'w> Output<'w> {
         format: OutputFormat,
         diagnostic: &Diagnostic,
     ) -> io::Result<()> {
+        if to == Stream::Stdout && self.quiet {
+            return Ok(());
+        }
         let sink = self.sink(to);
         match format {
             OutputFormat::Human => sink
@@ -163,17 +196,21 @@ impl<'w> Output<'w> {
                 format!("{}\n", json::render_lint_summary(&self.summary))
             }
         };
-        self.stdout.writer.write_all(line.as_bytes())
+        self.data(line)
     }
 
     /// Writes a command's result (a report, a drawing, records, a trace) on stdout.
     pub fn data(&mut self, bytes: impl AsRef<[u8]>) -> io::Result<()> {
-        self.stdout.writer.write_all(bytes.as_ref())
+        self.stdout().write_all(bytes.as_ref())
     }
 
     /// Stdout, for a library writer that streams its result (`convert`).
     pub fn stdout(&mut self) -> &mut dyn Write {
-        &mut *self.stdout.writer
+        if self.quiet {
+            &mut self.discard
+        } else {
+            &mut *self.stdout.writer
+        }
     }
 
     /// A line of commentary on stderr: progress, notes, a summary beside data on

@@ -3,9 +3,12 @@
 use std::io;
 
 use super::{load_specs, no_input};
+use crate::cli::args::{LintOutput, OutputFormat};
 use crate::cli::config::LintConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::diagnostic::Diagnostic;
+use crate::diagnostic::render::run::Run;
+use crate::diagnostic::render::sarif;
 use crate::files;
 use crate::lint::{self, Linted};
 
@@ -25,8 +28,29 @@ pub fn run(config: LintConfig, out: &mut Output<'_>) -> io::Result<()> {
     out.summary.specs = found.specs;
     out.summary.traces = found.trace_files;
     out.summary.records = found.records;
-    out.diagnostics(Stream::Stdout, config.output, &found.diagnostics)?;
-    out.summary(SummaryKind::Lint, config.output)
+    let format = match config.output {
+        LintOutput::Human => OutputFormat::Human,
+        LintOutput::Json => OutputFormat::Json,
+        LintOutput::Sarif | LintOutput::Github => {
+            found.diagnostics.iter().for_each(|d| out.tally(d));
+            let paths = super::report_paths(config.sarif_root.as_ref())?;
+            let run = Run {
+                version: env!("CARGO_PKG_VERSION"),
+                specs: Vec::new(),
+                problems: &found.diagnostics,
+                files: Vec::new(),
+                summary: out.summary,
+                paths: &paths,
+            };
+            return if config.output == LintOutput::Sarif {
+                out.data(sarif::render(&run))
+            } else {
+                super::check::github(&run, out)
+            };
+        }
+    };
+    out.diagnostics(Stream::Stdout, format, &found.diagnostics)?;
+    out.summary(SummaryKind::Lint, format)
 }
 
 /// The library's part: load and lint the specs, and compare their tools with the

@@ -4,6 +4,7 @@
 
 pub mod chain;
 pub mod check;
+pub mod completions;
 pub mod convert;
 pub mod coverage;
 pub mod explain;
@@ -62,4 +63,16 @@ pub fn say_format(
         (true, Some(detected)) => out.note(&format!("tracegate: {}: {detected}\n", path.display())),
         _ => Ok(()),
     }
+}
+
+/// How reports name files: relative to `root` (`--sarif-root`), or to the working
+/// directory.
+pub fn report_paths(
+    root: Option<&PathBuf>,
+) -> std::io::Result<crate::diagnostic::render::run::Paths> {
+    let cwd = std::env::current_dir()?;
+    Ok(crate::diagnostic::render::run::Paths {
+        root: root.cloned().unwrap_or_else(|| cwd.clone()),
+        base: cwd,
+    })
 }

@@ -6,8 +6,13 @@
 //! arrives through a [`SourceResolver`] the caller hands in (in the manner of ruff's
 //! `FileResolver`), so a renderer can be tested without files.
 
+pub mod github;
+pub mod html;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod run;
+pub mod sarif;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
