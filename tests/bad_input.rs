@@ -1,0 +1,531 @@
+//! The bad-input matrix: inputs nobody vetted (empty files, streams, devices, link
+//! cycles, secrets, control characters, duplicate keys, missing keys) each give a
+//! located diagnostic and the right exit status, and never stop the other records and
+//! files from being checked.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::util::{human_codes, root, stdout, tracegate};
+
+/// A spec that forbids a second `create` after a failed one, per request id.
+const SPEC: &str = r#"spec no_blind_retry
+about "a failed create is not retried blindly"
+
+event create = call "create"
+event failed = result "create" where status == "error"
+event lookup = call "lookup"
+
+initial idle
+otherwise ignore
+
+idle -> created on create
+created -> unknown on failed
+unknown -> idle on lookup
+forbid unknown on create: "blind re-create after a failed create"
+"#;
+
+/// A native trace that violates [`SPEC`] at line 3.
+const FAIL: &str = concat!(
+    r#"{"kind":"call","tool":"create","call_id":"c1","args":{"id":"r-1"}}"#,
+    "\n",
+    r#"{"kind":"result","tool":"create","call_id":"c1","status":"error"}"#,
+    "\n",
+    r#"{"kind":"call","tool":"create","call_id":"c2","args":{"id":"r-1"}}"#,
+    "\n",
+);
+
+/// A scratch directory holding the spec and the failing trace.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let scratch = Scratch {
+            dir: tempfile::tempdir().expect("a temporary directory"),
+        };
+        scratch.write("spec.tg", SPEC);
+        scratch.write("fail.jsonl", FAIL);
+        scratch
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).expect("the scratch file is written");
+        path
+    }
+
+    /// `check spec.tg --traces ARGS…`, with `stdin` fed when given.
+    fn check(&self, traces: &[&str], stdin: Option<&str>) -> Output {
+        self.check_with(traces, &[], stdin)
+    }
+
+    fn check_with(&self, traces: &[&str], extra: &[&str], stdin: Option<&str>) -> Output {
+        let mut command = tracegate();
+        command
+            .current_dir(self.dir.path())
+            .arg("check")
+            .arg("spec.tg")
+            .arg("--traces")
+            .args(traces)
+            .args(extra)
+            .timeout(std::time::Duration::from_secs(20));
+        if let Some(text) = stdin {
+            command.write_stdin(text.to_string());
+        }
+        command.output().expect("tracegate runs")
+    }
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("the run exits with a status")
+}
+
+/// The report, stdout and stderr together.
+fn report(output: &Output) -> String {
+    format!(
+        "{}{}",
+        stdout(output),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The blind re-create of [`FAIL`] was found, at line 3.
+#[track_caller]
+fn assert_fail_checked(text: &str) {
+    assert!(
+        text.contains("blind re-create after a failed create"),
+        "the failing trace was not checked:\n{text}"
+    );
+    assert!(
+        text.contains(":3\n") || text.contains(":3:1") || text.contains("\"line\":3"),
+        "the violation is not at line 3:\n{text}"
+    );
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+}
+
+// ---- no silent pass ---------------------------------------------------------------
+
+#[test]
+fn an_empty_trace_file_is_no_input_and_the_others_are_checked() {
+    let scratch = Scratch::new();
+    scratch.write("empty.jsonl", "");
+    let output = scratch.check(&["empty.jsonl", "fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(human_codes(&text).contains("no-input"), "{text}");
+    assert!(text.contains("--> empty.jsonl"), "{text}");
+    assert_fail_checked(&text);
+}
+
+#[test]
+fn a_blank_trace_file_is_no_input() {
+    let scratch = Scratch::new();
+    scratch.write("blank.jsonl", "\n   \n\t\n");
+    let output = scratch.check(&["blank.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(human_codes(&text).contains("no-input"), "{text}");
+    assert!(text.contains("--> blank.jsonl"), "{text}");
+    assert!(!text.contains("every trace conforms"), "{text}");
+}
+
+#[test]
+fn an_empty_transcript_document_is_reported_in_every_forced_format() {
+    let scratch = Scratch::new();
+    scratch.write("empty.json", "");
+    for format in [
+        "openai",
+        "anthropic",
+        "mcp",
+        "otel",
+        "openai-responses",
+        "native",
+    ] {
+        let output = scratch.check_with(&["empty.json", "fail.jsonl"], &["--format", format], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 2, "{format}: {text}");
+        assert!(text.contains("--> empty.json"), "{format}: {text}");
+        assert!(!text.contains("every trace conforms"), "{format}: {text}");
+    }
+}
+
+// ---- streams ----------------------------------------------------------------------
+
+#[test]
+fn a_dash_reads_standard_input() {
+    let scratch = Scratch::new();
+    let output = scratch.check(&["-"], Some(FAIL));
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{text}");
+    assert_fail_checked(&text);
+    assert!(text.contains("(3 records)"), "{text}");
+}
+
+#[test]
+fn an_empty_standard_input_is_no_input() {
+    let scratch = Scratch::new();
+    let output = scratch.check(&["-", "fail.jsonl"], Some(""));
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(human_codes(&text).contains("no-input"), "{text}");
+    assert_fail_checked(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn dev_stdin_fed_by_a_pipe_is_read_to_its_end() {
+    let scratch = Scratch::new();
+    let output = scratch.check(&["/dev/stdin"], Some(FAIL));
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{text}");
+    assert_fail_checked(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn standard_input_in_another_format_is_detected() {
+    let scratch = Scratch::new();
+    let mcp = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"id":"r-1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"id":"r-1"}}}"#,
+        "\n",
+    );
+    for path in ["-", "/dev/stdin"] {
+        let output = scratch.check(&[path], Some(mcp));
+        let text = report(&output);
+        assert_eq!(code(&output), 1, "{path}: {text}");
+        assert!(text.contains("blind re-create"), "{path}: {text}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_process_substitution_is_read_as_a_stream() {
+    let scratch = Scratch::new();
+    let binary = assert_cmd::cargo::cargo_bin("tracegate");
+    let script = format!(
+        "'{}' check spec.tg --traces <(cat fail.jsonl); echo \"status=$?\"; '{}' convert <(cat fail.jsonl)",
+        binary.display(),
+        binary.display()
+    );
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(scratch.dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("bash runs");
+    let text = report(&output);
+    assert_fail_checked(&text);
+    assert!(text.contains("status=1"), "{text}");
+    assert_eq!(
+        text.matches(r#""kind":"call""#).count(),
+        2,
+        "convert wrote the records:\n{text}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_with_a_writer_is_read_to_its_end() {
+    let scratch = Scratch::new();
+    let fifo = scratch.path("pipe.jsonl");
+    mkfifo(&fifo);
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, FAIL).expect("the pipe is written"))
+    };
+    let output = scratch.check(&["pipe.jsonl"], None);
+    writer.join().expect("the writer ends");
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{text}");
+    assert_fail_checked(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_without_a_writer_does_not_block_the_run() {
+    let scratch = Scratch::new();
+    mkfifo(&scratch.path("pipe.jsonl"));
+    let output = scratch.check(&["pipe.jsonl", "fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(human_codes(&text).contains("no-input"), "{text}");
+    assert!(text.contains("--> pipe.jsonl"), "{text}");
+    assert_fail_checked(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_among_the_specs_does_not_block_the_run() {
+    let scratch = Scratch::new();
+    mkfifo(&scratch.path("pipe.tg"));
+    let output = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["check", "spec.tg", "pipe.tg", "--traces", "fail.jsonl"])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .expect("tracegate runs");
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_and_the_others_are_checked() {
+    let scratch = Scratch::new();
+    for device in ["/dev/zero", "/dev/null"] {
+        let output = scratch.check(&[device, "fail.jsonl"], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 2, "{device}: {text}");
+        assert!(human_codes(&text).contains("unreadable-input"), "{text}");
+        assert!(text.contains("it is a device"), "{text}");
+        assert_fail_checked(&text);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_socket_is_refused() {
+    let scratch = Scratch::new();
+    let socket = scratch.path("sock.jsonl");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("a socket");
+    let output = scratch.check(&["sock.jsonl", "fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(text.contains("it is a socket"), "{text}");
+    assert_fail_checked(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_cycle_is_reported_and_each_trace_is_checked_once() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("traces");
+    std::fs::create_dir(&dir).expect("a directory");
+    std::fs::write(dir.join("fail.jsonl"), FAIL).expect("written");
+    std::os::unix::fs::symlink(&dir, dir.join("again")).expect("a link");
+    std::os::unix::fs::symlink("loop-b.jsonl", dir.join("loop-a.jsonl")).expect("a link");
+    std::os::unix::fs::symlink("loop-a.jsonl", dir.join("loop-b.jsonl")).expect("a link");
+    let output = scratch.check(&["traces"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
+    assert!(text.contains("leads back to"), "{text}");
+    assert!(text.contains("loop-a.jsonl"), "{text}");
+}
+
+// ---- secrets ----------------------------------------------------------------------
+
+/// Secrets of every kind, each with a part of it that may not reach any output.
+const SECRETS: &[(&str, &str)] = &[
+    ("sk-proj-abcdefghijklmnop1234", "ijklmnop1234"),
+    (
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+        "eyJzdWIiOiIxIn0",
+    ),
+    ("https://user:hunter2pass@example.com", "hunter2pass"),
+    (
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "MDENG/bPxRfiCYEX",
+    ),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123", "qrstuvwxyz0123"),
+    ("postgres://admin:Pa55word-x@db:5432/app", "Pa55word-x"),
+];
+
+#[track_caller]
+fn assert_no_secret(text: &str) {
+    for (secret, part) in SECRETS {
+        assert!(!text.contains(part), "`{secret}` leaked:\n{text}");
+    }
+}
+
+/// How many findings with `code` a report holds, in either output mode.
+fn count(text: &str, code: &str) -> usize {
+    text.matches(&format!("[{code}]")).count()
+        + text.matches(&format!("\"code\":\"{code}\"")).count()
+}
+
+#[test]
+fn secrets_in_keys_trace_names_and_snippets_are_masked_in_every_output_mode() {
+    let scratch = Scratch::new();
+    let mut trace = String::new();
+    for (i, (secret, _)) in SECRETS.iter().enumerate() {
+        let secret = secret.replace('"', "");
+        trace.push_str(&format!(
+            "{{\"case\":\"{secret}\",\"kind\":\"call\",\"tool\":\"create\",\"call_id\":\"a{i}\",\"args\":{{\"note\":\"{secret}\"}}}}\n{{\"case\":\"{secret}\",\"kind\":\"result\",\"tool\":\"create\",\"call_id\":\"a{i}\",\"status\":\"error\"}}\n{{\"case\":\"{secret}\",\"kind\":\"call\",\"tool\":\"create\",\"call_id\":\"b{i}\"}}\n"
+        ));
+    }
+    scratch.write("secrets.jsonl", &trace);
+    for output_mode in ["human", "json"] {
+        let output = scratch.check_with(
+            &["secrets.jsonl"],
+            &["--trace-by", "case", "--output", output_mode],
+            None,
+        );
+        let text = report(&output);
+        assert_eq!(code(&output), 1, "{text}");
+        assert_eq!(
+            count(&text, "forbidden-transition"),
+            SECRETS.len(),
+            "{text}"
+        );
+        assert_no_secret(&text);
+    }
+}
+
+#[test]
+fn a_secret_quoted_in_a_malformed_record_message_is_masked() {
+    let scratch = Scratch::new();
+    scratch.write(
+        "bad.jsonl",
+        &format!("{{\"kind\":\"sk-proj-abcdefghijklmnop1234\"}}\n{FAIL}"),
+    );
+    for output_mode in ["human", "json"] {
+        let output = scratch.check_with(&["bad.jsonl"], &["--output", output_mode], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 2, "{text}");
+        assert!(text.contains("malformed-record"), "{text}");
+        assert!(text.contains("blind re-create"), "{text}");
+        assert_no_secret(&text);
+    }
+}
+
+#[test]
+fn secrets_in_spec_strings_are_masked() {
+    let scratch = Scratch::new();
+    let spec = SPEC
+        .replace(
+            "a failed create is not retried blindly",
+            "key sk-proj-abcdefghijklmnop1234",
+        )
+        .replace(
+            "blind re-create after a failed create",
+            "blind re-create, see https://user:hunter2pass@example.com",
+        );
+    scratch.write("spec.tg", &spec);
+    for output_mode in ["human", "json"] {
+        let output = scratch.check_with(&["fail.jsonl"], &["--output", output_mode], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 1, "{text}");
+        assert!(text.contains("blind re-create"), "{text}");
+        assert_no_secret(&text);
+    }
+}
+
+#[test]
+fn shrink_masks_secrets_in_the_trace_it_writes_and_says_so() {
+    let scratch = Scratch::new();
+    let trace = FAIL.replace(
+        r#""args":{"id":"r-1"}"#,
+        r#""args":{"id":"r-1","auth":"Bearer abcdefgh12345678"}"#,
+    );
+    scratch.write("secret.jsonl", &trace);
+    let run = |extra: &[&str]| {
+        tracegate()
+            .current_dir(scratch.dir.path())
+            .args(["shrink", "spec.tg", "secret.jsonl", "-o", "small.jsonl"])
+            .args(extra)
+            .output()
+            .expect("tracegate runs")
+    };
+    let output = run(&[]);
+    let written = std::fs::read_to_string(scratch.path("small.jsonl")).expect("written");
+    assert!(!written.contains("efgh12345678"), "{written}");
+    assert!(written.contains("[redacted]"), "{written}");
+    assert!(report(&output).contains("masked"), "{}", report(&output));
+    let output = run(&["--keep-secrets"]);
+    let written = std::fs::read_to_string(scratch.path("small.jsonl")).expect("written");
+    assert!(written.contains("abcdefgh12345678"), "{written}");
+    assert!(
+        report(&output).contains("--keep-secrets writes them unmasked"),
+        "{}",
+        report(&output)
+    );
+}
+
+// ---- terminal safety --------------------------------------------------------------
+
+/// What a hostile input may try to write to a terminal.
+const CONTROLS: &[char] = &['\x1b', '\x07', '\r', '\x7f', '\u{9b}', '\x08'];
+
+#[track_caller]
+fn assert_no_control(text: &str) {
+    for c in CONTROLS {
+        assert!(
+            !text.contains(*c),
+            "control character {:?} written:\n{}",
+            c,
+            text.escape_debug()
+        );
+    }
+}
+
+#[test]
+fn control_characters_from_a_trace_are_escaped_in_human_output() {
+    let scratch = Scratch::new();
+    let hostile = r#"\u001b]0;pwned\u0007\r\u001b[2Kevery trace conforms\u009b\u007f\b"#;
+    let trace = format!(
+        "{{\"case\":\"{hostile}\",\"kind\":\"call\",\"tool\":\"create\",\"call_id\":\"c1\",\"args\":{{\"id\":\"{hostile}\"}}}}\n{{\"case\":\"{hostile}\",\"kind\":\"result\",\"tool\":\"create\",\"call_id\":\"c1\",\"status\":\"error\"}}\n{{\"case\":\"{hostile}\",\"kind\":\"call\",\"tool\":\"create\",\"call_id\":\"c2\"}}\n{{\"kind\":\"{hostile}\"}}\n"
+    );
+    scratch.write("hostile.jsonl", &trace);
+    let output = scratch.check_with(&["hostile.jsonl"], &["--trace-by", "case"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{}", text.escape_debug());
+    assert!(text.contains("blind re-create"), "{}", text.escape_debug());
+    assert!(text.contains("\\x1b"), "{}", text.escape_debug());
+    assert_no_control(&text);
+}
+
+#[test]
+fn control_characters_from_a_spec_are_escaped_in_human_output() {
+    let scratch = Scratch::new();
+    let spec = SPEC.replace(
+        "blind re-create after a failed create",
+        "blind re-create\\u001b[2J\\r\\u0007",
+    );
+    scratch.write("spec.tg", &spec);
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{}", text.escape_debug());
+    assert!(text.contains("blind re-create"), "{}", text.escape_debug());
+    assert_no_control(&text);
+}
+
+#[cfg(unix)]
+#[test]
+fn control_characters_in_a_file_name_are_escaped() {
+    let scratch = Scratch::new();
+    scratch.write("evil\x1b[2J\r.jsonl", FAIL);
+    let output = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["check", "spec.tg", "--traces", "."])
+        .output()
+        .expect("tracegate runs");
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{}", text.escape_debug());
+    assert_no_control(&text);
+}
+
+#[test]
+fn the_repository_root_is_where_the_specs_are() {
+    // The harness runs from the repository root; the matrix runs from scratch dirs.
+    assert!(root().join("specs").is_dir());
+}
