@@ -529,3 +529,103 @@ fn the_repository_root_is_where_the_specs_are() {
     // The harness runs from the repository root; the matrix runs from scratch dirs.
     assert!(root().join("specs").is_dir());
 }
+
+// ---- missing keys -----------------------------------------------------------------
+
+/// [`SPEC`] with one instance per request id.
+fn keyed_spec(path: &str) -> String {
+    SPEC.replace("initial idle", &format!("per {path}\ninitial idle"))
+}
+
+#[test]
+fn a_misspelt_per_path_is_one_finding_with_did_you_mean() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.requst_id"));
+    let trace = FAIL.replace(r#""id":"r-1""#, r#""request_id":"r-1""#);
+    scratch.write("fail.jsonl", &trace);
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "missing-key"), 1, "{text}");
+    assert!(text.contains("did you mean `args.request_id`"), "{text}");
+    assert!(text.contains("fail.jsonl:1:1"), "{text}");
+    assert!(!text.contains("every trace conforms"), "{text}");
+}
+
+#[test]
+fn a_per_tuple_whose_paths_never_occur_together_is_reported() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.id, args.tenant"));
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "missing-key"), 1, "{text}");
+    assert!(text.contains("`args.tenant`"), "{text}");
+}
+
+#[test]
+fn a_record_without_the_key_and_no_live_instance_is_located_and_the_rest_checked() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.id"));
+    let trace = format!(
+        "{}\n{FAIL}",
+        r#"{"kind":"call","tool":"create","call_id":"c0","args":{}}"#
+    );
+    scratch.write("fail.jsonl", &trace);
+    for output_mode in ["human", "json"] {
+        let output = scratch.check_with(&["fail.jsonl"], &["--output", output_mode], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 2, "{text}");
+        assert_eq!(count(&text, "missing-key"), 1, "{text}");
+        assert!(
+            text.contains("fail.jsonl:1:1") || text.contains(r#""line":1"#),
+            "{text}"
+        );
+        assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
+    }
+}
+
+#[test]
+fn a_record_without_the_key_goes_to_the_live_instances() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.id"));
+    // The failed result inherits its call's args; the lookup without a key goes to the
+    // live instance, which it moves back to `idle`, so the second create is allowed.
+    let trace = [
+        r#"{"kind":"call","tool":"create","call_id":"c1","args":{"id":"r-1"}}"#,
+        r#"{"kind":"result","tool":"create","call_id":"c1","status":"error"}"#,
+        r#"{"kind":"call","tool":"lookup","call_id":"c2","args":{}}"#,
+        r#"{"kind":"call","tool":"create","call_id":"c3","args":{"id":"r-1"}}"#,
+    ]
+    .join("\n");
+    scratch.write("pass.jsonl", &trace);
+    let output = scratch.check(&["pass.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 0, "{text}");
+    assert!(text.contains("(4 records)"), "{text}");
+}
+
+#[test]
+fn a_trace_by_field_no_record_has_is_one_finding_with_did_you_mean() {
+    let scratch = Scratch::new();
+    let trace = FAIL.replace(r#"{"kind""#, r#"{"case":"a","kind""#);
+    scratch.write("cases.jsonl", &trace);
+    let output = scratch.check_with(&["cases.jsonl", "fail.jsonl"], &["--trace-by", "cse"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "usage-error"), 2, "one per file:\n{text}");
+    assert_eq!(count(&text, "malformed-record"), 0, "{text}");
+    assert!(text.contains("did you mean `case`"), "{text}");
+}
+
+#[test]
+fn a_trace_by_field_some_records_lack_is_located_at_each() {
+    let scratch = Scratch::new();
+    let trace = FAIL.replacen(r#"{"kind""#, r#"{"case":"a","kind""#, 2);
+    scratch.write("cases.jsonl", &trace);
+    let output = scratch.check_with(&["cases.jsonl"], &["--trace-by", "case"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
+    assert!(text.contains("cases.jsonl:3:1"), "{text}");
+}

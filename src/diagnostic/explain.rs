@@ -44,6 +44,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnknownFormat => UNKNOWN_FORMAT,
         Code::UsageError => USAGE_ERROR,
         Code::UntypedRecords => UNTYPED_RECORDS,
+        Code::MissingKey => MISSING_KEY,
     }
 }
 
@@ -741,6 +742,30 @@ spec silently. (Specs that match such records with `record where …` still work
     {"ts":"2025-11-07T11:05:34Z","event":"tool_start","name":"create_record","input":{"request_id":"r2"}}
 
 Name the file's format with `--format NAME`, or give records `kind` and `tool`.
+"##;
+
+const MISSING_KEY: &str = r##"## What it means
+A record of a keyed spec's event lacks the `per` key, and no instance of the spec is live
+in its trace to take it (a record without the key goes to every live instance). When no
+record carries the key at all, one finding says so, with the fields the records have.
+
+## Why it matters
+A missing correlation id is a failure of the run, and a record no instance sees could
+hide a violation: tracegate fails closed (exit 2) rather than drop it unseen.
+
+## Example
+    event create = call create_record
+    event failed = result create_record where status == "error"
+    per args.request_id
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on failed
+    forbid doubt on create: "blind re-create: look it up by request id first"
+
+    {"kind":"call","tool":"create_record","call_id":"c1","args":{}}
+    {"kind":"call","tool":"create_record","call_id":"c2","args":{"request_id":"r-2"}}
+
+Make the agent send the id with every call (or fix a misspelt `per` path).
 "##;
 
 #[cfg(test)]
