@@ -629,3 +629,136 @@ fn a_trace_by_field_some_records_lack_is_located_at_each() {
     assert_eq!(count(&text, "malformed-record"), 1, "{text}");
     assert!(text.contains("cases.jsonl:3:1"), "{text}");
 }
+
+// ---- duplicate keys, forced formats -----------------------------------------------
+
+/// A transcript in `format` with a duplicate key, and the key.
+const DUPLICATES: &[(&str, &str, &str)] = &[
+    (
+        "native",
+        "dup.jsonl",
+        r#"{"kind":"call","tool":"create","tool":"lookup","call_id":"c1"}"#,
+    ),
+    (
+        "mcp",
+        "dup.jsonl",
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","name":"lookup","arguments":{}}}"#,
+        ),
+    ),
+    (
+        "openai",
+        "dup.json",
+        r#"[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"create","name":"lookup","arguments":"{}"}}]}]"#,
+    ),
+    (
+        "anthropic",
+        "dup.json",
+        r#"{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"create","input":{},"name":"lookup"}]}]}"#,
+    ),
+    (
+        "openai-responses",
+        "dup.json",
+        r#"[{"type":"function_call","call_id":"c1","name":"create","name":"lookup","arguments":"{}"}]"#,
+    ),
+];
+
+#[test]
+fn duplicate_keys_are_a_located_error_in_every_format() {
+    let scratch = Scratch::new();
+    for (format, name, text) in DUPLICATES {
+        scratch.write(name, text);
+        for forced in [None, Some(*format)] {
+            let extra: Vec<&str> = forced.map_or(vec![], |f| vec!["--format", f]);
+            let traces = [*name, "fail.jsonl"];
+            // fail.jsonl is native; forcing a transcript format is only for the file.
+            let traces = if forced.is_some() && *format != "native" {
+                &traces[..1]
+            } else {
+                &traces[..]
+            };
+            let output = scratch.check_with(traces, &extra, None);
+            let text = report(&output);
+            assert_eq!(code(&output), 2, "{format} {forced:?}: {text}");
+            assert!(
+                text.contains("duplicate") && text.contains(&format!("--> {name}:")),
+                "{format} {forced:?}: {text}"
+            );
+            if traces.len() == 2 {
+                assert_fail_checked(&text);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_duplicate_key_in_a_spec_literal_is_a_syntax_error() {
+    let scratch = Scratch::new();
+    scratch.write(
+        "spec.tg",
+        &SPEC.replace(
+            r#"event lookup = call "lookup""#,
+            r#"event lookup = call "lookup" where args == {"a": 1, "a": 2}"#,
+        ),
+    );
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(
+        text.contains("error[syntax-error]: duplicate key `a`"),
+        "{text}"
+    );
+    assert!(text.contains("spec.tg:6:"), "{text}");
+    let output = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["fmt", "--check", "spec.tg"])
+        .output()
+        .expect("tracegate runs");
+    assert_eq!(code(&output), 2, "{}", report(&output));
+}
+
+#[test]
+fn a_forced_format_that_does_not_fit_the_file_says_so() {
+    let scratch = Scratch::new();
+    let anthropic =
+        root().join("traces/reconcile_before_retry/fail/forbidden-transition-anthropic.json");
+    std::fs::copy(anthropic, scratch.path("anthropic.json")).expect("copied");
+    let output = scratch.check_with(&["anthropic.json"], &["--format", "openai"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(
+        text.contains("but its elements are Anthropic Messages (--format anthropic)"),
+        "{text}"
+    );
+    assert!(text.contains("--> anthropic.json:6:1"), "{text}");
+    // A forced format that finds no transcript at all says so too.
+    let output = scratch.check_with(&["anthropic.json"], &["--format", "mcp"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(human_codes(&text).contains("unknown-format"), "{text}");
+}
+
+#[test]
+fn an_mcp_tool_call_whose_name_is_not_a_string_is_located_and_the_rest_checked() {
+    let scratch = Scratch::new();
+    let mcp = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5,"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create","arguments":{}}}"#,
+    ]
+    .join("\n");
+    scratch.write("mcp.jsonl", &mcp);
+    let output = scratch.check(&["mcp.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert!(
+        text.contains("`tools/call` field `params.name` is a number"),
+        "{text}"
+    );
+    assert!(text.contains("mcp.jsonl:3:"), "{text}");
+    assert!(!text.contains("tool `tools/call`"), "{text}");
+    assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
+}
