@@ -762,3 +762,131 @@ fn an_mcp_tool_call_whose_name_is_not_a_string_is_located_and_the_rest_checked()
     assert!(!text.contains("tool `tools/call`"), "{text}");
     assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
 }
+
+// ---- every command masks ------------------------------------------------------------
+
+/// [`SPEC`] keyed by `args.id`, whose `about` and forbid message hold secrets.
+fn secret_spec() -> String {
+    keyed_spec("args.id")
+        .replace(
+            "a failed create is not retried blindly",
+            "token ghp_abcdefghijklmnopqrstuvwxyz0123",
+        )
+        .replace(
+            "blind re-create after a failed create",
+            "blind re-create; key sk-proj-abcdefghijklmnop1234",
+        )
+}
+
+#[test]
+fn graph_explore_coverage_and_lint_mask_spec_and_trace_secrets() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &secret_spec());
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl";
+    scratch.write("jwt.jsonl", &FAIL.replace("r-1", jwt));
+    let runs: &[&[&str]] = &[
+        &[
+            "graph",
+            "spec.tg",
+            "--highlight",
+            "jwt.jsonl",
+            "--format",
+            "json",
+        ],
+        &[
+            "graph",
+            "spec.tg",
+            "--highlight",
+            "jwt.jsonl",
+            "--format",
+            "dot",
+        ],
+        &["explore", "spec.tg"],
+        &["explore", "spec.tg", "--emit", "out"],
+        &["coverage", "spec.tg", "--traces", "jwt.jsonl"],
+        &[
+            "coverage",
+            "spec.tg",
+            "--traces",
+            "jwt.jsonl",
+            "--output",
+            "json",
+        ],
+        &[
+            "check",
+            "spec.tg",
+            "--traces",
+            "jwt.jsonl",
+            "--output",
+            "json",
+        ],
+        &["shrink", "spec.tg", "jwt.jsonl"],
+    ];
+    for args in runs {
+        let output = tracegate()
+            .current_dir(scratch.dir.path())
+            .args(*args)
+            .output()
+            .expect("tracegate runs");
+        let text = report(&output);
+        assert!(!text.is_empty(), "{args:?} wrote nothing");
+        assert_no_secret(&text);
+        assert!(!text.contains("qrstuvwxyz0123"), "{args:?}:\n{text}");
+    }
+    for entry in walk(&scratch.path("out")) {
+        let text = std::fs::read_to_string(&entry).expect("an emitted trace");
+        assert_no_secret(&text);
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a directory").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    assert!(
+        !files.is_empty() || dir.ends_with("out"),
+        "nothing in {dir:?}"
+    );
+    files
+}
+
+#[test]
+fn lint_with_traces_reports_a_per_key_no_record_carries() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.di"));
+    let output = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["lint", "spec.tg", "--traces", "fail.jsonl"])
+        .output()
+        .expect("tracegate runs");
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "missing-key"), 1, "{text}");
+    assert!(text.contains("did you mean `args.id`"), "{text}");
+}
+
+#[test]
+fn control_characters_in_notes_are_escaped() {
+    let scratch = Scratch::new();
+    scratch.write("evil\x1b]0;x\x07.jsonl", FAIL);
+    let output = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["check", "spec.tg", "--traces", ".", "-v"])
+        .output()
+        .expect("tracegate runs");
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{}", text.escape_debug());
+    assert!(
+        text.contains("evil\\x1b]0;x\\x07.jsonl"),
+        "{}",
+        text.escape_debug()
+    );
+    assert_no_control(&text);
+}

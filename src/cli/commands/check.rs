@@ -68,12 +68,24 @@ fn find(config: &CheckConfig) -> io::Result<Found> {
     };
     let no_traces = (trace_files.is_empty() && missing.is_empty())
         .then(|| no_input("trace", &config.traces, "`*.jsonl` or `*.json`"));
+    // A run that read no record never passes, even when no file said why.
+    let read_nothing = !checked.is_empty()
+        && checked.iter().all(|c| c.outcome.records == 0)
+        && checked
+            .iter()
+            .all(|c| c.outcome.diagnostics.iter().all(|d| d.is_warning()));
+    let no_records = read_nothing.then(|| {
+        let mut diagnostic = no_input("trace", &config.traces, "`*.jsonl` or `*.json`");
+        diagnostic.message = "no record was read from the trace files: nothing was checked".into();
+        diagnostic
+    });
     Ok(Found {
         specs: specs.len(),
         problems: spec_errors
             .into_iter()
             .chain(missing)
             .chain(no_traces)
+            .chain(no_records)
             .collect(),
         checked: trace_files.into_iter().zip(checked).collect(),
     })

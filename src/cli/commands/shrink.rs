@@ -42,7 +42,7 @@ pub fn run(config: ShrinkConfig, out: &mut Output<'_>) -> io::Result<()> {
     let summary = render::shrink_summary(&shrunk, &config.trace, config.output.as_deref());
     match &config.output {
         Some(path) => match std::fs::write(path, &text) {
-            Ok(()) => out.data(summary),
+            Ok(()) => out.report(&summary),
             Err(err) => out.failure(&format!("cannot write `{}`: {err}", path.display())),
         },
         None => {
