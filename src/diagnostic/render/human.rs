@@ -29,9 +29,28 @@ fn line(text: &str) -> String {
     for_terminal(text, false).into_owned()
 }
 
-/// A spec's text made safe to show, with `span` moved to where its text is in the
-/// result.
-fn spec_text(text: &str, span: std::ops::Range<usize>) -> (String, std::ops::Range<usize>) {
+/// The lines of a spec's text that `span` covers, made safe to show, with `span` moved
+/// to where its text is in the result, and the number of the first line. Only those
+/// lines are shown (the snippet is folded), so only they are scanned.
+fn spec_text(whole: &str, span: std::ops::Range<usize>) -> (String, std::ops::Range<usize>, usize) {
+    let boundary = |mut at: usize| {
+        while !whole.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let span = boundary(span.start)..boundary(span.end);
+    let begin = whole[..span.start].rfind('\n').map_or(0, |at| at + 1);
+    let end = whole[span.end..]
+        .find('\n')
+        .map_or(whole.len(), |at| span.end + at);
+    let first_line = whole.as_bytes()[..begin]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
+    let text = &whole[begin..end];
+    let span = span.start - begin..span.end - begin;
     let safe = for_terminal(text, true).into_owned();
     let at = |mut offset: usize| {
         while !text.is_char_boundary(offset) {
@@ -44,7 +63,7 @@ fn spec_text(text: &str, span: std::ops::Range<usize>) -> (String, std::ops::Ran
         offset
     };
     let (start, end) = (at(span.start), at(span.end));
-    (safe, start..end.max(start))
+    (safe, start..end.max(start), first_line)
 }
 
 /// The text a diagnostic's block shows, gathered before the message borrows it.
@@ -70,17 +89,19 @@ struct SpecShown {
     text: String,
     range: std::ops::Range<usize>,
     label: String,
+    first_line: usize,
 }
 
 impl SpecShown {
     fn of(site: &SpecSite, label: &str) -> SpecShown {
         let range = clamp(site.span.range(), site.source.text.len());
-        let (text, range) = spec_text(&site.source.text, range);
+        let (text, range, first_line) = spec_text(&site.source.text, range);
         SpecShown {
             origin: line(&site.source.path.display().to_string()),
             text,
             range,
             label: line(label),
+            first_line,
         }
     }
 }
@@ -184,6 +205,7 @@ impl Parts {
 /// A spec's text, folded around one annotation.
 fn spec_snippet(shown: &SpecShown, level: Level) -> Snippet<'_> {
     Snippet::source(&shown.text)
+        .line_start(shown.first_line)
         .origin(&shown.origin)
         .fold(true)
         .annotation(level.span(shown.range.clone()).label(&shown.label))
