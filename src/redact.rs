@@ -48,7 +48,9 @@ fn patterns() -> &'static Regex {
             // escapes).
             format!(r#""(?i:{SECRET_NAME})"\s*:\s*"(?P<field>(?:[^"\\]|\\.){{4,}}?)""#),
             // The same inside JSON text held in a JSON string (`\"password\": \"…\"`).
-            format!(r#"\\"(?i:{SECRET_NAME})\\"\s*:\s*\\"(?P<escaped>(?:[^"\\]|\\[^"])+?)\\""#),
+            // A value's characters there: plain, an escape of the outer string, or an
+            // escape of the inner text (`\\\"`, `\\\\`, `\\n`).
+            format!(r#"\\"(?i:{SECRET_NAME})\\"\s*:\s*\\"(?P<escaped>(?:[^"\\]|\\[^"\\]|\\\\\\"|\\\\\\\\|\\\\[^"\\])+)\\""#),
             // `password=…`, `secret: …` in plain text.
             format!(r#"\b(?i:{SECRET_NAME})\s*[=:]\s*(?P<assign>[^\s&"',;\\\x7d\]]{{4,}})"#),
             // AWS secret access keys: 40 characters of base64 standing alone; checked
@@ -72,13 +74,23 @@ fn plausible_aws_secret(text: &str) -> bool {
 /// The byte ranges of the secrets in `text`, in order: the one detector behind
 /// [`redact`] and [`contains_secret`].
 pub(crate) fn secrets(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
-    patterns().captures_iter(text).filter_map(|captures| {
-        if let Some(found) = GROUPS.iter().find_map(|name| captures.name(name)) {
-            return Some(found.range());
-        }
-        let aws = captures.name("aws")?;
-        plausible_aws_secret(aws.as_str()).then(|| aws.range())
-    })
+    patterns()
+        .captures_iter(text)
+        .filter_map(|captures| {
+            if let Some(found) = GROUPS.iter().find_map(|name| captures.name(name)) {
+                return Some(found.range());
+            }
+            let aws = captures.name("aws")?;
+            plausible_aws_secret(aws.as_str()).then(|| aws.range())
+        })
+        .filter(|found| !masked_already(text, found.start))
+}
+
+/// Whether the secret found at `start` is one [`redact`] has masked (its kept prefix,
+/// then the mask), so that masking twice changes nothing.
+fn masked_already(text: &str, start: usize) -> bool {
+    let kept: usize = text[start..].chars().take(KEEP).map(char::len_utf8).sum();
+    text[start + kept..].starts_with(MASK)
 }
 
 /// Whether `text` holds a secret of any kind [`redact`] masks.
@@ -210,6 +222,11 @@ mod tests {
             "ss-w0rd-long",
         ),
         (
+            "password with an escaped quote in json text held in a string",
+            r#"{"detail":"{\"password\": \"pa\\\"ss-w0rd-long\"}"}"#,
+            "ss-w0rd-long",
+        ),
+        (
             "secret-named json member",
             r#"{"api_key": "12345678abcdef"}"#,
             "5678abcdef",
@@ -269,6 +286,14 @@ mod tests {
         );
         assert_eq!(for_terminal("x\ny", true), "x\ny");
         assert!(matches!(for_terminal("plain", false), Cow::Borrowed(_)));
+        // Reports mask text that may be masked already (a snippet, then the block).
+        for (kind, text, secret) in SECRETS {
+            let twice = redact(&redact(text)).into_owned();
+            assert!(!twice.contains(secret), "{kind}: {twice}");
+            assert!(!twice.contains("]]"), "{kind}: {twice}");
+        }
+        let once = redact("x secret=topsecret42 y").into_owned();
+        assert_eq!(redact(&once), once);
         assert!(!for_terminal("key sk-proj-abcdefghijklmnop1234\x1b", false).contains("ijklmnop"));
     }
 }

@@ -890,3 +890,45 @@ fn control_characters_in_notes_are_escaped() {
     );
     assert_no_control(&text);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_transcript_document_through_a_pipe_is_read_in_its_format() {
+    let anthropic =
+        root().join("traces/reconcile_before_retry/fail/forbidden-transition-anthropic.json");
+    let text = std::fs::read_to_string(anthropic).expect("the shipped trace");
+    let output = tracegate()
+        .args(["check", "specs", "--traces", "-", "/dev/stdin"])
+        .write_stdin(text)
+        .output()
+        .expect("tracegate runs");
+    let report = report(&output);
+    // Standard input is read once: `-` has the document, `/dev/stdin` then holds nothing.
+    assert_eq!(code(&output), 2, "{report}");
+    assert_eq!(count(&report, "forbidden-transition"), 1, "{report}");
+    assert!(report.contains("--> -:"), "{report}");
+    assert_eq!(count(&report, "no-input"), 1, "{report}");
+}
+
+#[test]
+fn secrets_inside_json_text_held_in_a_string_are_masked_in_snippets() {
+    let scratch = Scratch::new();
+    let trace = FAIL.replace(
+        r#""call_id":"c2","args":{"id":"r-1"}}"#,
+        r#""call_id":"c2","args":{"id":"r-1"},"error":{"detail":"{\"password\": \"pa\\\"ss-w0rd-long\", \"aws\": \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"}"},"output_text":"secret=topsecret42 from postgres://admin:Pa55word-x@db:5432/app"}"#,
+    );
+    let trace = format!("{trace}{}\n", r#"{"kind":"sk-proj-abcdefghijklmnop1234"}"#);
+    scratch.write("nested.jsonl", &trace);
+    let output = scratch.check(&["nested.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_fail_checked(&text);
+    assert_no_secret(&text);
+    for part in ["ss-w0rd-long", "topsecret42"] {
+        assert!(!text.contains(part), "`{part}` leaked:\n{text}");
+    }
+    assert!(
+        text.contains("[redacted]"),
+        "the line was not shown:\n{text}"
+    );
+}
