@@ -932,3 +932,37 @@ fn secrets_inside_json_text_held_in_a_string_are_masked_in_snippets() {
         "the line was not shown:\n{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn shrink_and_fmt_do_not_block_on_a_named_pipe_without_a_writer() {
+    let scratch = Scratch::new();
+    mkfifo(&scratch.path("pipe.jsonl"));
+    mkfifo(&scratch.path("pipe.tg"));
+    let runs: &[&[&str]] = &[
+        &["shrink", "spec.tg", "pipe.jsonl"],
+        &["fmt", "pipe.tg", "spec.tg"],
+        &["lint", "spec.tg", "--traces", "pipe.jsonl"],
+        &[
+            "coverage",
+            "spec.tg",
+            "--traces",
+            "pipe.jsonl",
+            "fail.jsonl",
+        ],
+        &["convert", "pipe.jsonl", "fail.jsonl"],
+    ];
+    for args in runs {
+        let output = tracegate()
+            .current_dir(scratch.dir.path())
+            .args(*args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .expect("tracegate runs");
+        assert!(
+            output.status.code().is_some(),
+            "{args:?} was killed: {}",
+            report(&output)
+        );
+    }
+}

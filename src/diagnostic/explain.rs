@@ -166,7 +166,8 @@ it). Fix the path, or make the step that records the transcripts run before the 
 
 const NO_INPUT: &str = r##"## What it means
 The paths were readable, but there was nothing to check: no `*.tg` file among the spec
-paths, or no trace file among the trace paths (directories are walked for both).
+paths, or no trace file among the trace paths (directories are walked for both), or a
+trace file or stream that holds nothing (empty, blank, a pipe closed unwritten).
 
 ## Why it matters
 Checking zero traces against zero specs always "passes". An empty directory usually

@@ -16,7 +16,7 @@ pub fn run(config: ShrinkConfig, out: &mut Output<'_>) -> io::Result<()> {
     if !errors.is_empty() {
         return out.diagnostics(Stream::Stdout, OutputFormat::Human, &errors);
     }
-    let text = match std::fs::read(&config.trace) {
+    let text = match crate::trace::input::read_input(&config.trace) {
         Ok(text) => text,
         Err(err) => {
             let diagnostic = Diagnostic::unreadable(&config.trace, &err);
