@@ -553,6 +553,22 @@ fn a_misspelt_per_path_is_one_finding_with_did_you_mean() {
 }
 
 #[test]
+fn a_per_path_no_file_carries_is_one_finding_for_the_run() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.requst_id"));
+    scratch.write("again.jsonl", FAIL);
+    let output = scratch.check(&["fail.jsonl", "again.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "missing-key"), 1, "{text}");
+    assert!(text.contains("--> fail.jsonl:1:1"), "{text}");
+    assert!(
+        text.contains("(and in 1 other file, not reported again)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_per_tuple_whose_paths_never_occur_together_is_reported() {
     let scratch = Scratch::new();
     scratch.write("spec.tg", &keyed_spec("args.id, args.tenant"));
@@ -613,7 +629,11 @@ fn a_trace_by_field_no_record_has_is_one_finding_with_did_you_mean() {
     let output = scratch.check_with(&["cases.jsonl", "fail.jsonl"], &["--trace-by", "cse"], None);
     let text = report(&output);
     assert_eq!(code(&output), 2, "{text}");
-    assert_eq!(count(&text, "usage-error"), 2, "one per file:\n{text}");
+    assert_eq!(count(&text, "usage-error"), 1, "one for the run:\n{text}");
+    assert!(
+        text.contains("(and in 1 other file, not reported again)"),
+        "{text}"
+    );
     assert_eq!(count(&text, "malformed-record"), 0, "{text}");
     assert!(text.contains("did you mean `case`"), "{text}");
 }
