@@ -524,12 +524,6 @@ fn control_characters_in_a_file_name_are_escaped() {
     assert_no_control(&text);
 }
 
-#[test]
-fn the_repository_root_is_where_the_specs_are() {
-    // The harness runs from the repository root; the matrix runs from scratch dirs.
-    assert!(root().join("specs").is_dir());
-}
-
 // ---- missing keys -----------------------------------------------------------------
 
 /// [`SPEC`] with one instance per request id.
