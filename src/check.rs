@@ -482,8 +482,9 @@ impl<'s> Monitor<'s> {
                 self.diagnostics.extend(held);
             }
             let run = &mut self.traces[trace].runs[spec_index];
-            if !keyed && run.instances.iter().all(|instance| instance.stopped) {
-                // No instance can take the record: it would be checked by nothing.
+            if !keyed && run.instances.is_empty() {
+                // No instance can take the record: it would be checked by nothing. (Once
+                // instances exist and have all stopped, each has reported its violation.)
                 let name = self.traces[trace].name.clone();
                 let diagnostic = self.missing_key(spec_index, event, name.as_deref(), record);
                 if let Some(diagnostic) = self.keys[spec_index].missed(record, diagnostic) {
@@ -552,7 +553,7 @@ impl<'s> Monitor<'s> {
         let mut diagnostic = Diagnostic::new(
             Code::MissingKey,
             format!(
-                "record is event `{}` of spec `{}` but has no {} (its `per` key), and no instance is live to take it: no instance checked it",
+                "record is event `{}` of spec `{}` but has no {} (its `per` key), and no instance exists yet to take it: no instance checked it",
                 machine.events[event].name,
                 machine.name,
                 missing.join(", ")

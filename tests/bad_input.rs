@@ -980,3 +980,19 @@ fn shrink_and_fmt_do_not_block_on_a_named_pipe_without_a_writer() {
         );
     }
 }
+
+#[test]
+fn a_record_without_the_key_after_every_instance_stopped_is_not_reported_again() {
+    let scratch = Scratch::new();
+    scratch.write("spec.tg", &keyed_spec("args.id"));
+    let trace = format!(
+        "{FAIL}{}\n",
+        r#"{"kind":"call","tool":"create","call_id":"c9","args":{}}"#
+    );
+    scratch.write("fail.jsonl", &trace);
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 1, "{text}");
+    assert_eq!(count(&text, "missing-key"), 0, "{text}");
+    assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
+}

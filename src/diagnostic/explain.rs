@@ -746,8 +746,8 @@ Name the file's format with `--format NAME`, or give records `kind` and `tool`.
 "##;
 
 const MISSING_KEY: &str = r##"## What it means
-A record of a keyed spec's event lacks the `per` key, and no instance of the spec is live
-in its trace to take it (a record without the key goes to every live instance). When no
+A record of a keyed spec's event lacks the `per` key, and no instance of the spec exists
+yet in its trace to take it (a record without the key goes to every live instance). When no
 record carries the key at all, one finding says so, with the fields the records have.
 
 ## Why it matters
