@@ -223,6 +223,11 @@ pub struct Monitor<'s> {
     /// instances and open calls remember their own.
     joined: bool,
     tools: rustc_hash::FxHashSet<Arc<str>>,
+    /// Per spec: records of its events that lacked its `per` key with no instance to
+    /// take them (`missing-key`).
+    keys: Vec<KeyWatch>,
+    /// Records that lacked the `--trace-by` field.
+    split: KeyWatch,
 }
 
 /// The specs a monitor checks against: borrowed from the caller, or shared with it (a
@@ -432,6 +437,7 @@ impl<'s> Monitor<'s> {
     }
 
     fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
+        let keys = specs.iter().map(|_| KeyWatch::default()).collect();
         Monitor {
             observer: None,
             at_end: false,
@@ -447,6 +453,8 @@ impl<'s> Monitor<'s> {
             key: String::new(),
             tools: Default::default(),
             joined: false,
+            keys,
+            split: KeyWatch::default(),
         }
     }
 
@@ -610,8 +618,19 @@ impl<'s> Monitor<'s> {
     fn check_record(&mut self, mut record: Record<'_>) {
         let trace = match self.trace_of(&record) {
             Ok(trace) => trace,
-            Err(error) => return self.malformed(record.loc.clone(), error.to_string()),
+            Err(message) => {
+                let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message.to_string());
+                diagnostic.trace = Some(self.site(None, &record.loc));
+                if let Some(diagnostic) = self.split.missed(&record, diagnostic) {
+                    self.push(diagnostic);
+                }
+                return;
+            }
         };
+        if self.trace_by.is_some() {
+            let held = self.split.carried();
+            self.diagnostics.extend(held);
+        }
         self.records += 1;
         match record.kind {
             Some(Kind::Call) => self.open_call(trace, &record),
@@ -704,7 +723,21 @@ impl<'s> Monitor<'s> {
                 continue;
             }
             let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+            if keyed && !machine.per.is_empty() {
+                let held = self.keys[spec_index].carried();
+                self.diagnostics.extend(held);
+            }
             let run = &mut self.traces[trace].runs[spec_index];
+            if !keyed && run.instances.is_empty() {
+                // No instance can take the record: it would be checked by nothing. (Once
+                // instances exist and have all stopped, each has reported its violation.)
+                let name = self.traces[trace].name.clone();
+                let diagnostic = self.missing_key(spec_index, event, name.as_deref(), record);
+                if let Some(diagnostic) = self.keys[spec_index].missed(record, diagnostic) {
+                    self.push(diagnostic);
+                }
+                continue;
+            }
             let mut found = Vec::new();
             if keyed {
                 let index = match run.by_key.get(self.key.as_str()) {
@@ -753,6 +786,98 @@ impl<'s> Monitor<'s> {
                     self.violation(spec_index, name.as_deref(), &record.loc, violation);
                 self.push(diagnostic);
             }
+        }
+    }
+
+    /// `missing-key`: `record` is event `event` of spec `spec`, lacks the spec's `per`
+    /// key, and no live instance of the spec in its trace can take it.
+    fn missing_key(
+        &self,
+        spec: usize,
+        event: EventId,
+        trace: Option<&str>,
+        record: &Record<'_>,
+    ) -> Diagnostic {
+        let machine = &self.specs[spec];
+        let missing: Vec<String> = machine
+            .per
+            .iter()
+            .filter(|path| record.lookup(&path.segments).is_none())
+            .map(|path| format!("`{}`", path.text))
+            .collect();
+        let mut diagnostic = Diagnostic::new(
+            Code::MissingKey,
+            format!(
+                "record is event `{}` of spec `{}` but has no {} (its `per` key), and no instance exists yet to take it: no instance checked it",
+                machine.events[event].name,
+                machine.name,
+                missing.join(", ")
+            ),
+        );
+        diagnostic.trace = Some(self.site(trace, &record.loc));
+        diagnostic.spec = Some(SpecSite::new(
+            &machine.name,
+            &machine.source,
+            per_span(machine),
+        ));
+        diagnostic.hint = Some(
+            "every record of a keyed spec's events must carry its `per` key (a missing correlation id is a failure of the run); a record without it goes only to the instances already live"
+                .into(),
+        );
+        diagnostic
+    }
+
+    /// At the end of the input: a `per` key or a `--trace-by` field that no record
+    /// carried is one finding each, with the fields the records do carry, instead of
+    /// one finding per record.
+    fn never_carried(&mut self) {
+        for spec in 0..self.specs.len() {
+            let watch = std::mem::take(&mut self.keys[spec]);
+            let Some(first) = watch.first.clone() else {
+                continue;
+            };
+            let machine = &self.specs[spec];
+            let paths: Vec<String> = machine
+                .per
+                .iter()
+                .map(|p| format!("`{}`", p.text))
+                .collect();
+            let mut diagnostic = Diagnostic::new(
+                Code::MissingKey,
+                format!(
+                    "no record of the events of spec `{}` carries its `per` key {}: {} record(s) were checked by no instance",
+                    machine.name,
+                    paths.join(", "),
+                    watch.missed
+                ),
+            );
+            diagnostic.trace = Some(self.site(None, &first));
+            diagnostic.spec = Some(SpecSite::new(
+                &machine.name,
+                &machine.source,
+                per_span(machine),
+            ));
+            let names: Vec<&str> = machine.per.iter().map(|p| p.text.as_str()).collect();
+            diagnostic.hint = Some(watch.hint(&names, "check the spelling of the `per` path"));
+            self.push(diagnostic);
+        }
+        let watch = std::mem::take(&mut self.split);
+        if let (Some(first), Some(path)) = (watch.first.clone(), &self.trace_by) {
+            let path = crate::spec::ast::Path {
+                segments: path.clone(),
+                span: Span::default(),
+            }
+            .to_string();
+            let mut diagnostic = Diagnostic::new(
+                Code::UsageError,
+                format!(
+                    "no record has a `{path}` field to split traces by (--trace-by): {} record(s) were not checked",
+                    watch.missed
+                ),
+            );
+            diagnostic.trace = Some(self.site(None, &first));
+            diagnostic.hint = Some(watch.hint(&[path.as_str()], "name a field the records have"));
+            self.push(diagnostic);
         }
     }
 
@@ -916,6 +1041,7 @@ impl<'s> Monitor<'s> {
                 self.push(diagnostic);
             }
         }
+        self.never_carried();
         Outcome {
             diagnostics: self.diagnostics,
             records: self.records,
@@ -1022,6 +1148,110 @@ fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, NoTraceFi
         Some(text) => text.into_owned(),
         None => value.to_value().map_or_else(String::new, |v| v.to_string()),
     })
+}
+
+/// Records that lacked a key (a spec's `per` key, or the `--trace-by` field), while no
+/// record has carried it. Until one does, their findings are held: if none ever does,
+/// the key is likely misspelt, and one finding says so instead of one per record.
+#[derive(Default)]
+struct KeyWatch {
+    /// Whether a record has carried the key.
+    carried: bool,
+    /// Findings held while no record has carried the key.
+    held: Vec<Diagnostic>,
+    /// Records that lacked the key while none had carried it.
+    missed: u64,
+    /// The first of them.
+    first: Option<Location>,
+    /// Field paths those records carry (top-level and one level down), for did-you-mean.
+    fields: std::collections::BTreeSet<String>,
+}
+
+/// The most findings held before a key is known to be carried; past this, records
+/// that lack it are only counted.
+const HELD: usize = 100_000;
+/// How many records lacking a key give their field names for did-you-mean.
+const SAMPLED: u64 = 64;
+
+impl KeyWatch {
+    /// A record carried the key: the findings held until now are to be reported.
+    fn carried(&mut self) -> Vec<Diagnostic> {
+        if self.carried {
+            return Vec::new();
+        }
+        self.carried = true;
+        self.first = None;
+        self.fields.clear();
+        std::mem::take(&mut self.held)
+    }
+
+    /// `record` lacked the key: its finding, to report now if the key has been
+    /// carried already; otherwise it is held.
+    fn missed(&mut self, record: &Record<'_>, diagnostic: Diagnostic) -> Option<Diagnostic> {
+        if self.carried {
+            return Some(diagnostic);
+        }
+        self.missed += 1;
+        if self.first.is_none() {
+            self.first = Some(record.loc.clone());
+        }
+        if self.missed <= SAMPLED {
+            for name in record.fields.keys() {
+                self.fields.insert(name.to_string());
+                let value = record.get(&[Segment::Key(name.to_string())]);
+                if let Some(Value::Object(map)) = value.as_deref() {
+                    for inner in map.keys() {
+                        self.fields.insert(format!("{name}.{inner}"));
+                    }
+                }
+            }
+        }
+        if self.held.len() < HELD {
+            self.held.push(diagnostic);
+        }
+        None
+    }
+
+    /// A hint for a key no record carried: did-you-mean for each of `paths`, or else
+    /// `otherwise`, and the fields the records have.
+    fn hint(&self, paths: &[&str], otherwise: &str) -> String {
+        let close: Vec<String> = paths
+            .iter()
+            .filter_map(|path| {
+                crate::suggest::did_you_mean(path, self.fields.iter().map(String::as_str))
+            })
+            .map(|close| format!("`{close}`"))
+            .collect();
+        let mut hint = if close.is_empty() {
+            otherwise.to_string()
+        } else {
+            format!("did you mean {}", close.join(", "))
+        };
+        let fields: Vec<&str> = self.fields.iter().map(String::as_str).take(20).collect();
+        if !fields.is_empty() {
+            hint.push_str(&format!("; the records have: {}", fields.join(", ")));
+        }
+        hint
+    }
+}
+
+/// Where a spec's `per` statement is, for pointing at it.
+fn per_span(machine: &Machine) -> Span {
+    let text = &machine.source.text;
+    let start = if text.starts_with("per ") {
+        Some(0)
+    } else {
+        text.find("\nper ").map(|at| at + 1)
+    };
+    match start {
+        Some(start) => {
+            let end = text[start..]
+                .find('\n')
+                .map_or(text.len(), |len| start + len);
+            Span { start, end }
+        }
+        None => Span::default(),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,11 @@
 //! Finding and loading input files: walking directories for specs and traces, and
 //! compiling every spec found. Reads files; never prints.
+//!
+//! `-` (standard input) and pipes are taken as given; devices and sockets are
+//! reported, as reading them may never end; a directory reached again through a
+//! symbolic link is reported once and not walked again, so a link cycle is finite.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,39 +23,80 @@ pub fn is_trace_file(path: &Path) -> bool {
         .is_some_and(|ext| ext == "jsonl" || ext == "json")
 }
 
-/// The files named by `paths`: a file is taken as given; a directory is walked
-/// (recursively, in sorted order) for files that `wanted` accepts. A path that does not
-/// exist is an `unreadable-input` diagnostic.
+/// The files named by `paths`: a file (or `-`, standard input, or a pipe) is taken
+/// as given; a directory is walked (recursively, in sorted order) for files that
+/// `wanted` accepts. A path that does not exist, a device, a socket and a symbolic
+/// link back into a directory being walked are `unreadable-input` diagnostics.
 pub fn collect(paths: &[PathBuf], wanted: fn(&Path) -> bool) -> (Vec<PathBuf>, Vec<Diagnostic>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
+    let mut walk = Walk {
+        wanted,
+        files: Vec::new(),
+        errors: Vec::new(),
+        walked: BTreeSet::new(),
+    };
     for path in paths {
+        if crate::trace::input::is_stdin(path) {
+            walk.files.push(path.clone());
+            continue;
+        }
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, wanted, &mut files, &mut errors),
-            Ok(_) => files.push(path.clone()),
-            Err(err) => errors.push(Diagnostic::unreadable(path, &err)),
+            Ok(meta) if meta.is_dir() => walk.dir(path),
+            Ok(meta) => walk.file(path, &meta),
+            Err(err) => walk.errors.push(Diagnostic::unreadable(path, &err)),
         }
     }
-    (files, errors)
+    (walk.files, walk.errors)
 }
 
-fn walk(
-    dir: &Path,
+struct Walk {
     wanted: fn(&Path) -> bool,
-    files: &mut Vec<PathBuf>,
-    errors: &mut Vec<Diagnostic>,
-) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) => return errors.push(Diagnostic::unreadable(dir, &err)),
-    };
-    let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    children.sort();
-    for child in children {
-        if child.is_dir() {
-            walk(&child, wanted, files, errors);
-        } else if wanted(&child) {
-            files.push(child);
+    files: Vec<PathBuf>,
+    errors: Vec<Diagnostic>,
+    /// The directories walked, by canonical path.
+    walked: BTreeSet<PathBuf>,
+}
+
+impl Walk {
+    fn file(&mut self, path: &Path, meta: &std::fs::Metadata) {
+        if meta.is_file() {
+            return self.files.push(path.to_path_buf());
+        }
+        // A pipe is read as a stream; anything else (a device, a socket) is refused.
+        match crate::trace::input::stream_check(meta) {
+            Ok(()) => self.files.push(path.to_path_buf()),
+            Err(err) => self.errors.push(Diagnostic::unreadable(path, &err)),
+        }
+    }
+
+    fn dir(&mut self, dir: &Path) {
+        match std::fs::canonicalize(dir) {
+            Ok(real) if !self.walked.insert(real.clone()) => {
+                let err = std::io::Error::other(format!(
+                    "a symbolic link leads back to `{}`, which is already walked; it is not walked again",
+                    real.display()
+                ));
+                return self.errors.push(Diagnostic::unreadable(dir, &err));
+            }
+            Ok(_) => {}
+            Err(err) => return self.errors.push(Diagnostic::unreadable(dir, &err)),
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) => return self.errors.push(Diagnostic::unreadable(dir, &err)),
+        };
+        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        children.sort();
+        for child in children {
+            match std::fs::metadata(&child) {
+                Ok(meta) if meta.is_dir() => self.dir(&child),
+                Ok(meta) if (self.wanted)(&child) => self.file(&child, &meta),
+                Ok(_) => {}
+                // A dangling or looping link named like a wanted file is reported.
+                Err(err) if (self.wanted)(&child) => {
+                    self.errors.push(Diagnostic::unreadable(&child, &err))
+                }
+                Err(_) => {}
+            }
         }
     }
 }
@@ -61,7 +107,7 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
     let mut machines: Vec<Machine> = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
-        let text = match std::fs::read(path) {
+        let text = match crate::trace::input::read_input(path) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => text,
                 Err(err) => {

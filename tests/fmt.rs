@@ -459,7 +459,7 @@ fn a_spec_that_is_not_utf8_is_unreadable_input_named_in_the_message_alone() {
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
         format!(
-            "error[unreadable-input]: cannot read `{}`: stream did not contain valid UTF-8\n = help: spec files are UTF-8 text\n\n",
+            "error[unreadable-input]: cannot read `{}`: invalid utf-8 sequence of 1 bytes from index 17\n = help: spec files are UTF-8 text\n\n",
             path.display()
         )
     );

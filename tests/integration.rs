@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area. `util` holds the harness
 //! that runs the real executable.
 
+mod bad_input;
 mod chain;
 mod ci_outputs;
 mod cli;

@@ -272,6 +272,11 @@ pub struct ShrinkArgs {
     /// standard error).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write secrets (tokens, keys, passwords) in the shrunk trace as they are, for
+    /// local debugging only; by default they are masked. Never use it for a trace that
+    /// leaves your machine.
+    #[arg(long)]
+    pub keep_secrets: bool,
     /// Keep the violation with this code (default: the trace's first violation).
     #[arg(long, value_name = "CODE")]
     pub code: Option<String>,

@@ -120,6 +120,8 @@ pub struct ShrinkConfig {
     pub trace: PathBuf,
     /// Where the shrunk trace goes; `None` for stdout.
     pub output: Option<PathBuf>,
+    /// Write the trace's secrets unmasked (`--keep-secrets`).
+    pub keep_secrets: bool,
     pub shrink: ShrinkOptions,
     pub input: Input,
 }
@@ -399,6 +401,7 @@ fn shrink(args: ShrinkArgs, problems: &mut Problems) -> ShrinkConfig {
         spec: args.spec,
         trace: args.trace,
         output: args.output,
+        keep_secrets: args.keep_secrets,
         shrink: ShrinkOptions {
             check: CheckOptions {
                 trace_by,

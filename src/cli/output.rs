@@ -199,9 +199,17 @@ impl<'w> Output<'w> {
         self.data(line)
     }
 
-    /// Writes a command's result (a report, a drawing, records, a trace) on stdout.
+    /// Writes a command's result as it is (a formatted spec, a help text, a trace) on
+    /// stdout.
     pub fn data(&mut self, bytes: impl AsRef<[u8]>) -> io::Result<()> {
         self.stdout().write_all(bytes.as_ref())
+    }
+
+    /// Writes a report that quotes traces or specs (coverage, counterexamples, a
+    /// drawing, a summary) on stdout: secrets masked, control characters escaped.
+    pub fn report(&mut self, text: &str) -> io::Result<()> {
+        let safe = crate::redact::for_terminal(text, true);
+        self.stdout.writer.write_all(safe.as_bytes())
     }
 
     /// Stdout, for a library writer that streams its result (`convert`).
@@ -216,14 +224,16 @@ impl<'w> Output<'w> {
     /// A line of commentary on stderr: progress, notes, a summary beside data on
     /// stdout. `text` carries its own line ending.
     pub fn note(&mut self, text: &str) -> io::Result<()> {
-        self.stderr.writer.write_all(text.as_bytes())
+        let safe = crate::redact::for_terminal(text, true);
+        self.stderr.writer.write_all(safe.as_bytes())
     }
 
     /// A failure that is not a finding (a file that cannot be written, a trace with
     /// nothing to shrink): `error: MESSAGE` on stderr, and the run exits 2.
     pub fn failure(&mut self, message: &str) -> io::Result<()> {
         self.raise(Exit::Error);
-        writeln!(self.stderr.writer, "error: {message}")
+        let safe = crate::redact::for_terminal(message, false);
+        writeln!(self.stderr.writer, "error: {safe}")
     }
 
     /// Flushes both streams.

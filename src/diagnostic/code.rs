@@ -119,6 +119,8 @@ codes! {
         "a trace file that holds no transcript in any format tracegate reads";
     UsageError => "usage-error", Error,
         "a command line that names something tracegate does not have or cannot do";
+    MissingKey => "missing-key", Error,
+        "a record of a keyed spec's event without the `per` key, which no instance could take";
     UntypedRecords => "untyped-records", Warning,
         "a trace file read as native records in which no record has a `kind` or a `tool`";
     BrokenChain => "broken-chain", Error,

@@ -47,6 +47,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::BrokenChain => BROKEN_CHAIN,
         Code::UnusableTime => UNUSABLE_TIME,
         Code::TimeOutOfOrder => TIME_OUT_OF_ORDER,
+        Code::MissingKey => MISSING_KEY,
     }
 }
 
@@ -168,7 +169,8 @@ it). Fix the path, or make the step that records the transcripts run before the 
 
 const NO_INPUT: &str = r##"## What it means
 The paths were readable, but there was nothing to check: no `*.tg` file among the spec
-paths, or no trace file among the trace paths (directories are walked for both).
+paths, or no trace file among the trace paths (directories are walked for both), or a
+trace file or stream that holds nothing (empty, blank, a pipe closed unwritten).
 
 ## Why it matters
 Checking zero traces against zero specs always "passes". An empty directory usually
@@ -805,6 +807,30 @@ The verdicts for the keys near this point may be wrong.
     {"time":"2025-04-12T10:18:06Z","id":"op-2","event":"remote_committed"}
 
 Sort the file by `time` (a stable sort keeps equal times in line order) and join again.
+"##;
+
+const MISSING_KEY: &str = r##"## What it means
+A record of a keyed spec's event lacks the `per` key, and no instance of the spec exists
+yet in its trace to take it (a record without the key goes to every live instance). When no
+record carries the key at all, one finding says so, with the fields the records have.
+
+## Why it matters
+A missing correlation id is a failure of the run, and a record no instance sees could
+hide a violation: tracegate fails closed (exit 2) rather than drop it unseen.
+
+## Example
+    event create = call create_record
+    event failed = result create_record where status == "error"
+    per args.request_id
+    initial idle
+    idle    -> pending on create
+    pending -> doubt   on failed
+    forbid doubt on create: "blind re-create: look it up by request id first"
+
+    {"kind":"call","tool":"create_record","call_id":"c1","args":{}}
+    {"kind":"call","tool":"create_record","call_id":"c2","args":{"request_id":"r-2"}}
+
+Make the agent send the id with every call (or fix a misspelt `per` path).
 "##;
 
 #[cfg(test)]

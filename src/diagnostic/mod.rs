@@ -78,6 +78,7 @@ impl Diagnostic {
             ProblemKind::Malformed => Code::MalformedRecord,
             ProblemKind::UnknownFormat => Code::UnknownFormat,
             ProblemKind::Untyped => Code::UntypedRecords,
+            ProblemKind::Empty => Code::NoInput,
         };
         let mut diagnostic = Diagnostic::new(code, problem.message);
         diagnostic.hint = problem.hint;

@@ -7,8 +7,16 @@
 //! by their adapter. Either way [`TraceInput::for_each`] hands out one [`Item`] at a
 //! time. Every consumer of traces (checking, coverage, shrinking, `convert`,
 //! `lint --traces`, `graph --highlight`) reads them through this type.
+//!
+//! Not every input is a regular file. `-` is standard input; a named pipe, a process
+//! substitution (`<(…)`) or `/dev/stdin` fed by a pipe is a stream, read to its end
+//! before its format is detected ([`read_input`]). A pipe is opened without waiting
+//! for a writer, so a named pipe nobody writes to reads as empty instead of blocking
+//! the run. Devices (`/dev/zero`) and sockets are refused: they may never end. An
+//! input that holds nothing at all is a problem ([`ProblemKind::Empty`]), never a
+//! silent pass.
 
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read};
 use std::path::Path;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
@@ -21,6 +29,9 @@ use super::record::Record;
 pub struct TraceInput<'a> {
     detected: Detected,
     body: Body<'a>,
+    /// Whether an input with nothing in it is a problem: for files and streams a user
+    /// named, not for text a program generated (an empty trace is a valid word).
+    report_empty: bool,
 }
 
 enum Body<'a> {
@@ -73,13 +84,20 @@ impl<'a> TraceInput<'a> {
         max_line_bytes: Option<usize>,
     ) -> io::Result<TraceInput<'static>> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
-        Ok(match adapters::open(path, options, max)? {
-            Opened::Native(detected) => {
-                let handle = std::fs::File::open(path)?;
-                TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
+        let mut input = if !is_regular_file(path)? {
+            let bytes = read_input(path)?;
+            TraceInput::from_vec(bytes, options, max)
+        } else {
+            match adapters::open(path, options, max)? {
+                Opened::Native(detected) => {
+                    let handle = std::fs::File::open(path)?;
+                    TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
+                }
+                Opened::Read(reading) => TraceInput::read(reading),
             }
-            Opened::Read(reading) => TraceInput::read(reading),
-        })
+        };
+        input.report_empty = true;
+        Ok(input)
     }
 
     /// Reads `bytes`, the whole content of a trace file, exactly as [`TraceInput::open`]
@@ -96,6 +114,14 @@ impl<'a> TraceInput<'a> {
         }
     }
 
+    /// Reads `bytes`, the whole content of a stream, as [`TraceInput::from_bytes`] does.
+    fn from_vec(bytes: Vec<u8>, options: &InputOptions, max: usize) -> TraceInput<'static> {
+        match adapters::open_bytes(&bytes, options, max) {
+            Opened::Native(detected) => TraceInput::lines(detected, io::Cursor::new(bytes), max),
+            Opened::Read(reading) => TraceInput::read(reading),
+        }
+    }
+
     /// Streams native JSONL from `input`, without detecting its format (stdin, or
     /// text known to be native records).
     pub fn native<R: BufRead + 'a>(input: R, max_line_bytes: Option<usize>) -> TraceInput<'a> {
@@ -108,6 +134,7 @@ impl<'a> TraceInput<'a> {
         TraceInput {
             detected: reading.detected.clone(),
             body: Body::Read(reading),
+            report_empty: false,
         }
     }
 
@@ -118,6 +145,7 @@ impl<'a> TraceInput<'a> {
                 reader: LineReader::with_max_line_bytes(Box::new(input), max),
                 max_line_bytes: max,
             },
+            report_empty: false,
         }
     }
 
@@ -163,11 +191,36 @@ impl<'a> TraceInput<'a> {
         let Ok(()) = done;
     }
 
-    /// [`TraceInput::for_each`], stopping at the first error `visit` returns.
+    /// [`TraceInput::for_each`], stopping at the first error `visit` returns. A file or
+    /// stream ([`TraceInput::open`]) with nothing in it gives one [`ProblemKind::Empty`]
+    /// problem.
     pub fn try_for_each<E>(
         self,
         mut visit: impl FnMut(Item<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let report_empty = self.report_empty;
+        let mut seen = false;
+        self.visit_all(|item| {
+            seen = true;
+            visit(item)
+        })?;
+        if seen || !report_empty {
+            return Ok(());
+        }
+        visit(Item::Problem(Problem {
+            kind: ProblemKind::Empty,
+            loc: Default::default(),
+            message: "the trace input is empty: it holds no record, so nothing was checked".into(),
+            hint: Some(
+                "an empty or blank file, or a pipe closed before anything was written to it, \
+                 is no trace; a named pipe is read when tracegate reaches it, so its writer \
+                 must already have it open"
+                    .into(),
+            ),
+        }))
+    }
+
+    fn visit_all<E>(self, mut visit: impl FnMut(Item<'_>) -> Result<(), E>) -> Result<(), E> {
         match self.body {
             Body::Lines {
                 mut reader,
@@ -200,6 +253,104 @@ impl<'a> TraceInput<'a> {
             }
         }
     }
+}
+
+/// Whether `path` names a regular file (which is read, and may be read again, from
+/// the file system) rather than standard input (`-`), a pipe or a device.
+fn is_regular_file(path: &Path) -> io::Result<bool> {
+    if is_stdin(path) {
+        return Ok(false);
+    }
+    Ok(std::fs::metadata(path)?.is_file())
+}
+
+/// Whether `path` is `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The whole content of the input `path` names: a regular file, standard input (`-`)
+/// or a pipe (named, `/dev/stdin`, a process substitution), read to its end. A pipe
+/// is opened without waiting for a writer: with none, it reads as empty. A terminal, a
+/// device or a socket is an error, as reading it may never end.
+pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if is_stdin(path) {
+        let stdin = io::stdin();
+        if stdin.is_terminal() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "standard input is a terminal; pipe a trace into it",
+            ));
+        }
+        stdin.lock().read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    let meta = std::fs::metadata(path)?;
+    if meta.is_file() {
+        return std::fs::read(path);
+    }
+    stream_check(&meta)?;
+    open_pipe(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// An error for a file that is neither a regular file nor a pipe.
+#[cfg(unix)]
+pub fn stream_check(meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    let what = if kind.is_fifo() || kind.is_file() {
+        return Ok(());
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file or a pipe"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {what}, which may never end; only files and pipes are read"),
+    ))
+}
+
+#[cfg(not(unix))]
+pub fn stream_check(meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is a directory",
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a pipe for reading without blocking until a writer opens it, then makes reads
+/// block again, so that they wait for data and end at the writer's close.
+#[cfg(unix)]
+fn open_pipe(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file` for the duration of the calls;
+    // F_GETFL and F_SETFL only read and set its status flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_pipe(path: &Path) -> io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 #[cfg(test)]

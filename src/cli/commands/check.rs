@@ -239,6 +239,19 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
     } else {
         check_groups(&specs, &groups, config.jobs, progress)?
     };
+    let mut checked = checked;
+    merge_never_carried(&mut checked);
+    // A run that read no record never passes, even when no file said why.
+    let read_nothing = !checked.is_empty()
+        && checked.iter().all(|c| c.checked.outcome.records == 0)
+        && checked
+            .iter()
+            .all(|c| c.checked.outcome.diagnostics.iter().all(|d| d.is_warning()));
+    if read_nothing {
+        let mut diagnostic = no_input("trace", &config.traces, "`*.jsonl` or `*.json`");
+        diagnostic.message = "no record was read from the trace files: nothing was checked".into();
+        problems.push(diagnostic);
+    }
     Ok(Found {
         specs,
         problems,
@@ -313,6 +326,54 @@ fn join_groups(specs: &[Machine], groups: &[Group<'_>]) -> Vec<FileChecked> {
             }
         })
         .collect()
+}
+
+/// A `per` key or `--trace-by` field that no record carries is reported by each file
+/// that lacks it; across files, the same finding is given once, at the first file, with
+/// how many other files lack it too.
+fn merge_never_carried(checked: &mut [FileChecked]) {
+    use crate::diagnostic::Code;
+    let never_carried = |d: &Diagnostic| {
+        (d.code == Code::MissingKey && d.message.starts_with("no record of the events of spec"))
+            || (d.code == Code::UsageError && d.message.starts_with("no record has a `"))
+    };
+    // The finding without its per-file count, and where its first copy is.
+    let mut first: Vec<(String, usize, usize, u64)> = Vec::new();
+    for (file, one) in checked.iter_mut().enumerate() {
+        let diagnostics = &mut one.checked.outcome.diagnostics;
+        let mut index = 0;
+        while index < diagnostics.len() {
+            let diagnostic = &diagnostics[index];
+            if !never_carried(diagnostic) {
+                index += 1;
+                continue;
+            }
+            let what = diagnostic
+                .message
+                .split_once(": ")
+                .map_or(diagnostic.message.as_str(), |(what, _)| what)
+                .to_string();
+            match first.iter_mut().find(|(seen, ..)| *seen == what) {
+                Some((.., others)) => {
+                    *others += 1;
+                    diagnostics.remove(index);
+                }
+                None => {
+                    first.push((what, file, index, 0));
+                    index += 1;
+                }
+            }
+        }
+    }
+    for (_, file, index, others) in first {
+        if others > 0 {
+            let s = if others == 1 { "" } else { "s" };
+            let diagnostic = &mut checked[file].checked.outcome.diagnostics[index];
+            diagnostic.message.push_str(&format!(
+                " (and in {others} other file{s}, not reported again)"
+            ));
+        }
+    }
 }
 
 /// With a project file, what `-v` says was not checked: each trace file found under a

@@ -34,7 +34,7 @@ pub fn run(config: CoverageConfig, out: &mut Output<'_>) -> io::Result<()> {
     {
         out.raise(Exit::Violations);
     }
-    out.data(match config.output {
+    out.report(&match config.output {
         OutputFormat::Human => render::coverage_human(&specs, &coverage, config.min),
         OutputFormat::Json => render::coverage_json(&specs, &coverage, config.min),
     })

@@ -28,7 +28,7 @@ pub fn run(config: ExploreConfig, out: &mut Output<'_>) -> io::Result<()> {
         if failed {
             out.raise(Exit::Violations);
         }
-        out.data(text)?;
+        out.report(&text)?;
     }
     Ok(())
 }
@@ -111,7 +111,8 @@ fn emit(
         let dir = dir.join(&machine.name).join(kind);
         let file = dir.join(format!("{name}.{}", config.format.extension()));
         std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&file, text))
+            // Spec literals may hold secrets; an emitted trace is shared like any other.
+            .and_then(|()| std::fs::write(&file, crate::redact::redact(&text).as_bytes()))
             .map_err(|err| format!("cannot write `{}`: {err}", file.display()))?;
         Ok(Emitted::Written {
             file: file.display().to_string(),

@@ -47,7 +47,9 @@ fn files(config: &FmtConfig, paths: &[PathBuf], out: &mut Output<'_>) -> io::Res
         out.problem(&no_input("spec", paths, "`*.tg`"))?;
     }
     for path in &spec_files {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::trace::input::read_input(path)
+            .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
+        {
             Ok(text) => text,
             Err(err) => {
                 let mut diagnostic = Diagnostic::unreadable_unlocated(path, &err);
@@ -65,6 +67,8 @@ fn files(config: &FmtConfig, paths: &[PathBuf], out: &mut Output<'_>) -> io::Res
             Formatted::Text(formatted) if config.check => {
                 diff(out, &path.display().to_string(), &text, &formatted)?;
             }
+            // A pipe cannot be rewritten in place: its formatted text goes to stdout.
+            Formatted::Text(formatted) if !path.is_file() => out.data(formatted)?,
             Formatted::Text(formatted) => {
                 std::fs::write(path, formatted)?;
                 out.note(&format!("formatted {}\n", path.display()))?;

@@ -14,8 +14,8 @@ use crate::files;
 pub fn run(config: GraphConfig, out: &mut Output<'_>) -> io::Result<()> {
     match draw(&config) {
         Ok(text) => match &config.output {
-            Some(path) => std::fs::write(path, text),
-            None => out.data(text),
+            Some(path) => std::fs::write(path, crate::redact::redact(&text).as_bytes()),
+            None => out.report(&text),
         },
         Err(problems) => {
             // A spec path with no spec in it and no error is still a failure.
@@ -27,7 +27,8 @@ pub fn run(config: GraphConfig, out: &mut Output<'_>) -> io::Result<()> {
 
 /// The library's part: compile the spec, walk the trace, draw.
 fn draw(config: &GraphConfig) -> Result<String, Vec<Diagnostic>> {
-    let (specs, spec_errors) = files::load_specs(std::slice::from_ref(&config.spec));
+    let (mut specs, spec_errors) = files::load_specs(std::slice::from_ref(&config.spec));
+    super::mask_spec_strings(&mut specs);
     let Some(machine) = specs.first().filter(|_| spec_errors.is_empty()) else {
         return Err(spec_errors);
     };

@@ -91,5 +91,21 @@ fn find(config: &LintConfig) -> Found {
             .diagnostics
             .extend(lint::tools::tool_lints(&linted, &usage));
     }
+    // A `per` key that records lack (most often a misspelt path) is found by checking
+    // the traces, exactly as `check` would report it.
+    if spec_ok && specs.iter().any(|machine| !machine.per.is_empty()) {
+        let checked = crate::check::check_paths(
+            &specs,
+            &trace_files,
+            &crate::check::CheckOptions::default(),
+            &crate::trace::adapters::InputOptions::default(),
+        );
+        for checked in checked {
+            let missing = checked.outcome.diagnostics.into_iter();
+            found.diagnostics.extend(
+                missing.filter(|diagnostic| diagnostic.code == crate::diagnostic::Code::MissingKey),
+            );
+        }
+    }
     found
 }

@@ -33,9 +33,24 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
     if spec_files.is_empty() && errors.is_empty() {
         errors.push(no_input("spec", paths, "`*.tg`"));
     }
-    let (specs, spec_errors) = files::load_specs(&spec_files);
+    let (mut specs, spec_errors) = files::load_specs(&spec_files);
     errors.extend(spec_errors);
+    mask_spec_strings(&mut specs);
     (specs, errors)
+}
+
+/// Masks secrets in the strings a spec shows people (`about`, `forbid` messages), once,
+/// before any command prints or draws them: a drawing wraps long labels, which would
+/// split a secret where a mask applied to the output could no longer find it.
+pub fn mask_spec_strings(specs: &mut [Machine]) {
+    for machine in specs {
+        if let Some(about) = &mut machine.about {
+            *about = crate::redact::redact(about).into_owned();
+        }
+        for rule in &mut machine.forbids {
+            rule.message = crate::redact::redact(&rule.message).into_owned();
+        }
+    }
 }
 
 /// `no-input`: none of `paths` held a file of the kind wanted.

@@ -8,7 +8,7 @@ use annotate_snippets::{Level, Message, Renderer, Snippet};
 
 use super::{SourceResolver, trace_snippet};
 use crate::diagnostic::{Diagnostic, SpecSite, Summary};
-use crate::redact::redact;
+use crate::redact::for_terminal;
 
 /// Renders one diagnostic as a multi-line block ending in a blank line, quoting trace
 /// text read through `resolver`.
@@ -20,71 +20,158 @@ pub fn render(diagnostic: &Diagnostic, styled: bool, resolver: &dyn SourceResolv
     };
     // Everything the message borrows is built first, so it outlives the message.
     let parts = Parts::of(diagnostic, resolver);
-    format!("{}\n\n", renderer.render(parts.message(diagnostic)))
+    format!("{}\n\n", renderer.render(parts.message()))
+}
+
+/// One line of text from a trace, a spec or the command line, safe to show: secrets
+/// masked, control characters escaped.
+fn line(text: &str) -> String {
+    for_terminal(text, false).into_owned()
+}
+
+/// The lines of a spec's text that `span` covers, made safe to show, with `span` moved
+/// to where its text is in the result, and the number of the first line. Only those
+/// lines are shown (the snippet is folded), so only they are scanned.
+fn spec_text(whole: &str, span: std::ops::Range<usize>) -> (String, std::ops::Range<usize>, usize) {
+    let boundary = |mut at: usize| {
+        while !whole.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let span = boundary(span.start)..boundary(span.end);
+    let begin = whole[..span.start].rfind('\n').map_or(0, |at| at + 1);
+    let end = whole[span.end..]
+        .find('\n')
+        .map_or(whole.len(), |at| span.end + at);
+    let first_line = whole.as_bytes()[..begin]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
+    let text = &whole[begin..end];
+    let span = span.start - begin..span.end - begin;
+    let safe = for_terminal(text, true).into_owned();
+    let at = |mut offset: usize| {
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let mut offset = for_terminal(&text[..offset], true).len().min(safe.len());
+        while !safe.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    };
+    let (start, end) = (at(span.start), at(span.end));
+    (safe, start..end.max(start), first_line)
 }
 
 /// The text a diagnostic's block shows, gathered before the message borrows it.
 struct Parts {
+    title: String,
+    code: &'static str,
+    warning: bool,
     /// The trace file, the quoted record (if it could be read) and its line.
     trace: Option<(String, Option<String>, u64)>,
     trace_label: Option<String>,
-    /// The spec file and the label of its annotation.
-    spec: Option<(String, String)>,
-    /// The spec file of each related place.
-    related: Vec<String>,
+    /// The spec file, its text, the annotated range and the label, with the level of
+    /// the annotation.
+    spec: Option<(SpecShown, Level)>,
+    /// Each related place.
+    related: Vec<SpecShown>,
     footers: Vec<String>,
+    hint: Option<String>,
+}
+
+/// A spec's text as shown: its file, its safe text, the annotated range and label.
+struct SpecShown {
+    origin: String,
+    text: String,
+    range: std::ops::Range<usize>,
+    label: String,
+    first_line: usize,
+}
+
+impl SpecShown {
+    fn of(site: &SpecSite, label: &str) -> SpecShown {
+        let range = clamp(site.span.range(), site.source.text.len());
+        let (text, range, first_line) = spec_text(&site.source.text, range);
+        SpecShown {
+            origin: line(&site.source.path.display().to_string()),
+            text,
+            range,
+            label: line(label),
+            first_line,
+        }
+    }
 }
 
 impl Parts {
     fn of(diagnostic: &Diagnostic, resolver: &dyn SourceResolver) -> Parts {
         let trace = diagnostic.trace.as_ref().map(|site| {
-            let origin = site.file.display().to_string();
+            let mut origin = line(&site.file.display().to_string());
             let snippet = (site.loc.line > 0)
                 .then(|| trace_snippet(site, resolver))
-                .flatten();
+                .flatten()
+                .map(|text| line(&text));
+            // Text that cannot be read again (standard input, a pipe) is still located.
+            if snippet.is_none() && site.loc.line > 0 {
+                origin = format!("{origin}:{}", site.loc.line);
+            }
             (origin, snippet, site.loc.line)
         });
         let trace_label = diagnostic
             .violation
             .as_ref()
             .map(|detail| match &detail.event {
-                Some(event) => format!("`{event}` in state `{}`", detail.state),
-                None => format!(
+                Some(event) => line(&format!("`{event}` in state `{}`", detail.state)),
+                None => line(&format!(
                     "last event of the instance, which ended in `{}`",
                     detail.state
-                ),
+                )),
             });
-        let spec = diagnostic.spec.as_ref().map(|site| {
-            let label = match diagnostic.violation {
-                Some(_) => format!("rule of spec `{}`", site.spec),
-                None => String::new(),
-            };
-            (site.source.path.display().to_string(), label)
-        });
+        let warning = diagnostic.is_warning();
+        let level = if warning {
+            Level::Warning
+        } else {
+            Level::Error
+        };
+        let spec = diagnostic
+            .spec
+            .as_ref()
+            .map(|site| match diagnostic.violation {
+                Some(_) => (
+                    SpecShown::of(site, &format!("rule of spec `{}`", site.spec)),
+                    Level::Info,
+                ),
+                None => (SpecShown::of(site, ""), level),
+            });
         Parts {
+            title: line(&diagnostic.message),
+            code: diagnostic.code.as_str(),
+            warning,
             trace,
             trace_label,
             spec,
             related: diagnostic
                 .related
                 .iter()
-                .map(|(site, _)| site.source.path.display().to_string())
+                .map(|(site, label)| SpecShown::of(site, label))
                 .collect(),
-            footers: footers(diagnostic),
+            footers: footers(diagnostic).iter().map(|f| line(f)).collect(),
+            hint: diagnostic.hint.as_deref().map(line),
         }
     }
 
     /// The message: the title, the trace line, the spec rule, related places, notes
     /// and the hint, in that order.
-    fn message<'a>(&'a self, diagnostic: &'a Diagnostic) -> Message<'a> {
-        let level = if diagnostic.is_warning() {
+    fn message(&self) -> Message<'_> {
+        let level = if self.warning {
             Level::Warning
         } else {
             Level::Error
         };
-        let mut message = level
-            .title(&diagnostic.message)
-            .id(diagnostic.code.as_str());
+        let mut message = level.title(&self.title).id(self.code);
         if let Some((origin, snippet, line)) = &self.trace {
             let snippet = match snippet {
                 Some(text) => Snippet::source(text)
@@ -99,32 +186,16 @@ impl Parts {
             };
             message = message.snippet(snippet);
         }
-        if let (Some(site), Some((origin, label))) = (&diagnostic.spec, &self.spec) {
-            let level = if diagnostic.violation.is_some() {
-                Level::Info
-            } else {
-                level
-            };
-            message = message.snippet(spec_snippet(
-                site,
-                origin,
-                level
-                    .span(clamp(site.span.range(), site.source.text.len()))
-                    .label(label),
-            ));
+        if let Some((shown, level)) = &self.spec {
+            message = message.snippet(spec_snippet(shown, *level));
         }
-        for ((site, label), origin) in diagnostic.related.iter().zip(&self.related) {
-            let range = clamp(site.span.range(), site.source.text.len());
-            message = message.snippet(spec_snippet(
-                site,
-                origin,
-                Level::Info.span(range).label(label),
-            ));
+        for shown in &self.related {
+            message = message.snippet(spec_snippet(shown, Level::Info));
         }
         for footer in &self.footers {
             message = message.footer(Level::Note.title(footer));
         }
-        if let Some(hint) = &diagnostic.hint {
+        if let Some(hint) = &self.hint {
             message = message.footer(Level::Help.title(hint));
         }
         message
@@ -132,15 +203,12 @@ impl Parts {
 }
 
 /// A spec's text, folded around one annotation.
-fn spec_snippet<'a>(
-    site: &'a SpecSite,
-    origin: &'a str,
-    annotation: annotate_snippets::Annotation<'a>,
-) -> Snippet<'a> {
-    Snippet::source(&site.source.text)
-        .origin(origin)
+fn spec_snippet(shown: &SpecShown, level: Level) -> Snippet<'_> {
+    Snippet::source(&shown.text)
+        .line_start(shown.first_line)
+        .origin(&shown.origin)
         .fold(true)
-        .annotation(annotation)
+        .annotation(level.span(shown.range.clone()).label(&shown.label))
 }
 
 /// The notes under a diagnostic: which trace, where in the document, the instance's
@@ -149,7 +217,7 @@ fn footers(diagnostic: &Diagnostic) -> Vec<String> {
     let mut footers = Vec::new();
     if let Some(site) = &diagnostic.trace {
         if let Some(trace) = &site.trace {
-            footers.push(format!("trace: {}", redact(trace)));
+            footers.push(format!("trace: {trace}"));
         }
         if !site.loc.pointer.is_empty() {
             footers.push(format!("at: {}", site.loc.pointer));
@@ -157,7 +225,7 @@ fn footers(diagnostic: &Diagnostic) -> Vec<String> {
     }
     if let Some(detail) = &diagnostic.violation {
         if let Some(key) = &detail.key {
-            footers.push(format!("key: {}", redact(key)));
+            footers.push(format!("key: {key}"));
         }
         footers.push(format!("path: {}", path_text(detail)));
         if detail.allowed.is_empty() {
@@ -293,11 +361,11 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_trace_shows_only_its_name() {
+    fn a_trace_that_cannot_be_read_again_shows_its_name_and_line() {
         let have = render(&malformed_at_line_two(), false, &MemoryResolver::default());
         assert_eq!(
             have,
-            "error[malformed-record]: line is not a JSON object\n--> run.jsonl\n |\n |\n\n"
+            "error[malformed-record]: line is not a JSON object\n--> run.jsonl:2\n |\n |\n\n"
         );
     }
 }

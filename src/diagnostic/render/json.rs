@@ -23,7 +23,7 @@ struct Violation<'a> {
     key: Option<String>,
     state: &'a str,
     event: Option<&'a str>,
-    message: &'a str,
+    message: String,
     allowed: &'a [String],
     path: Vec<Step<'a>>,
     path_elided: u64,
@@ -55,8 +55,8 @@ struct Error<'a> {
     column: Option<usize>,
     pointer: Option<&'a str>,
     spec: Option<&'a str>,
-    message: &'a str,
-    hint: Option<&'a str>,
+    message: String,
+    hint: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -93,7 +93,7 @@ pub fn render(diagnostic: &Diagnostic) -> String {
             key: detail.key.as_deref().map(|k| redact(k).into_owned()),
             state: &detail.state,
             event: detail.event.as_deref(),
-            message: &diagnostic.message,
+            message: redact(&diagnostic.message).into_owned(),
             allowed: &detail.allowed,
             path: detail
                 .path
@@ -142,8 +142,8 @@ pub fn render(diagnostic: &Diagnostic) -> String {
                     .as_ref()
                     .map(|s| s.spec.as_str())
                     .filter(|s| !s.is_empty()),
-                message: &diagnostic.message,
-                hint: diagnostic.hint.as_deref(),
+                message: redact(&diagnostic.message).into_owned(),
+                hint: diagnostic.hint.as_deref().map(|h| redact(h).into_owned()),
             })
         }
     };

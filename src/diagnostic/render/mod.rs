@@ -35,6 +35,11 @@ pub struct FileResolver;
 
 impl SourceResolver for FileResolver {
     fn read(&self, file: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
+        // A pipe or standard input was read to its end already; opening a named pipe
+        // again would wait for a writer.
+        if !std::fs::metadata(file).ok()?.is_file() {
+            return None;
+        }
         let mut file = std::fs::File::open(file).ok()?;
         file.seek(SeekFrom::Start(offset)).ok()?;
         let mut bytes = Vec::with_capacity(len as usize);

@@ -333,6 +333,13 @@ impl<'s> Parser<'s> {
             let Some(after_colon) = self.ws(after).strip_prefix(':') else {
                 return report(self.syntax(after, "expected `:` after the key"));
             };
+            if map.contains_key(&key.value) {
+                // serde_json's map would keep the last value, and fmt would drop one.
+                return report(self.syntax(
+                    rest.trim_start(),
+                    format!("duplicate key `{}` in the object", key.value),
+                ));
+            }
             let (after, item) = self.required_literal(after_colon, ":")?;
             map.insert(key.value, item.value);
             let next = self.ws(after);

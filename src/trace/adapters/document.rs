@@ -2,6 +2,7 @@
 //! the transcripts in them handed to their format's adapter, and the adapters' output
 //! turned into located records, each with its trace and position.
 
+use crate::trace::json_index::child_pointer;
 use std::cell::OnceCell;
 use std::io::{self, Read};
 
@@ -117,6 +118,20 @@ pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -
             None
         }
     };
+    if value.is_some()
+        && let Err(err) = duplicate_keys(&text)
+    {
+        let start = line_start(&text, err.line());
+        problems.push(malformed(
+            Location {
+                line: err.line() as u64,
+                offset: offset + start as u64,
+                len: text[start..].find('\n').unwrap_or(text.len() - start) as u64,
+                pointer: Box::default(),
+            },
+            duplicate_message(&err),
+        ));
+    }
     Doc {
         text,
         offset,
@@ -177,6 +192,11 @@ pub(super) fn read_lines(
                 None
             }
         };
+        if value.is_some()
+            && let Err(err) = duplicate_keys(text)
+        {
+            problems.push(malformed(loc.clone(), duplicate_message(&err)));
+        }
         docs.push(Doc {
             text: text.to_string(),
             offset: loc.offset,
@@ -186,6 +206,104 @@ pub(super) fn read_lines(
         });
     }
     Ok(docs)
+}
+
+/// Checks that no object in `text` (valid JSON) has a key twice. serde_json's `Value`
+/// keeps the last of two members with one key, so a transcript could hide a call's
+/// real tool behind a second `name`; native records reject duplicates the same way.
+/// The error names the key and the object's JSON pointer, at the line and column of
+/// the second member.
+fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Unique {
+        pointer: String::new(),
+    }
+    .deserialize(&mut deserializer)
+}
+
+/// What [`duplicate_keys`] found, with its column (the line is the problem's).
+fn duplicate_message(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(m, _)| m);
+    format!("{message} (column {})", err.column())
+}
+
+/// A visitor that walks a JSON value and fails on an object with a key twice.
+struct Unique {
+    /// Where the value is, as a JSON pointer.
+    pointer: String,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Unique {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unique {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0usize;
+        while seq
+            .next_element_seed(Unique {
+                pointer: child_pointer(&self.pointer, index),
+            })?
+            .is_some()
+        {
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                let at = if self.pointer.is_empty() {
+                    "/"
+                } else {
+                    &self.pointer
+                };
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate key `{key}` in the object at `{at}`: which value is meant is ambiguous"
+                )));
+            }
+            map.next_value_seed(Unique {
+                pointer: child_pointer(&self.pointer, &key),
+            })?;
+            keys.push(key);
+        }
+        Ok(())
+    }
 }
 
 fn malformed(loc: Location, message: String) -> Problem {
@@ -210,13 +328,33 @@ pub(super) fn read_docs(
     };
     problems.sort_by_key(|problem| problem.loc.offset);
     let detected = detected(layout, options, &found);
-    let emitted = adapt(&found);
+    let emitted = adapt(&found, options.format);
     let (pieces, arrays) = pieces::find(layout, docs, &found);
     Reading {
         pieces,
         arrays,
         ..finish(docs, detected, emitted, problems)
     }
+}
+
+/// The first element of `elements` that is clearly of another format than `forced`,
+/// and that format, when no element is clearly of `forced`: a `--format` that does
+/// not fit the file would otherwise drop what it cannot read without a word.
+fn foreign<'e, 'v>(
+    elements: &'e [Element<'v>],
+    forced: Format,
+) -> Option<(&'e Element<'v>, Format)> {
+    let mut first = None;
+    for element in elements {
+        match super::detect::signal(element.value) {
+            super::detect::Signal::Strong(format) if format == forced => return None,
+            super::detect::Signal::Strong(format) => {
+                first.get_or_insert((element, format));
+            }
+            _ => {}
+        }
+    }
+    first
 }
 
 /// A file of one transcript element per line: one transcript of every line.
@@ -362,11 +500,23 @@ fn detected(layout: Layout, options: &InputOptions, found: &[Found<'_>]) -> Dete
 /// Hands each transcript to its format's adapter: what they emit, with the name of
 /// the transcript it came from. OpenTelemetry spans from the whole input go together,
 /// as one trace may be exported in many batches.
-fn adapt(found: &[Found<'_>]) -> Vec<(String, Emitted)> {
+fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String, Emitted)> {
     let mut emitted: Vec<(String, Emitted)> = Vec::new();
     let mut otel_elements: Vec<Element<'_>> = Vec::new();
     for transcript in found {
         let mut out = Out::default();
+        if let Some(forced) = forced
+            && let Some((element, other)) = foreign(&transcript.elements, forced)
+        {
+            out.problem(
+                &element.site,
+                format!(
+                    "--format {forced} reads this transcript as {}, but its elements are {} (--format {other}): what {forced} does not know, such as their tool calls, is not read",
+                    forced.describe(),
+                    other.describe()
+                ),
+            );
+        }
         match transcript.format {
             Format::Otel => {
                 otel_elements.extend(transcript.elements.iter().cloned());

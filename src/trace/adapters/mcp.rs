@@ -191,6 +191,19 @@ fn handle(
             );
         }
     };
+    // A tool call must name its tool: `tools/call` is the method, not a tool.
+    if method == Some("tools/call") {
+        match map.get("params").and_then(|p| p.get("name")) {
+            Some(Value::String(_)) => {}
+            other => {
+                let what = other.map_or("missing", describe);
+                return out.problem(
+                    &context.site.child("params"),
+                    format!("`tools/call` field `params.name` is {what}, expected the tool's name as a string"),
+                );
+            }
+        }
+    }
     let session = sessions.entry(context.session.clone()).or_default();
     let mut emit = emitter(&context, out);
     match (method, map.get("id")) {

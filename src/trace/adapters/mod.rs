@@ -221,6 +221,9 @@ pub enum ProblemKind {
     /// A file read as native records in which no record has `kind` or `tool`
     /// (`untyped-records`): a warning, as specs will likely match nothing in it.
     Untyped,
+    /// An input that holds nothing at all: an empty or blank file, a pipe closed
+    /// before writing (`no-input`).
+    Empty,
 }
 
 /// A problem with an input: an unusable element, no known format, or a doubtful file.
