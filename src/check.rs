@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::eval::{Context, Seen, Val};
 use crate::json::Segment;
 use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
@@ -212,6 +213,9 @@ struct TraceState {
     name: Option<String>,
     calls: OpenCalls,
     runs: Vec<SpecRun>,
+    /// The values this trace's outputs and messages have shown, when a spec tests
+    /// provenance (`None` otherwise, so other specs pay nothing for it).
+    seen: Option<Box<Seen>>,
 }
 
 /// The calls of one trace still waiting for their result.
@@ -308,6 +312,22 @@ struct Instance {
     elided: u64,
     /// The last event delivered to the instance, where an unaccepted end is reported.
     last: Location,
+    /// The instance's variables, by slot (empty when the spec binds none).
+    vars: Vec<Option<Val<'static>>>,
+}
+
+impl Instance {
+    fn new(machine: &Machine, key: Option<Box<str>>, loc: &Location) -> Instance {
+        Instance {
+            key,
+            state: machine.initial,
+            stopped: false,
+            path: VecDeque::new(),
+            elided: 0,
+            last: loc.clone(),
+            vars: vec![None; machine.variables.len()],
+        }
+    }
 }
 
 impl<'s> Monitor<'s> {
@@ -368,6 +388,35 @@ impl<'s> Monitor<'s> {
             _ => {}
         }
         self.dispatch(trace, &record);
+        if self.traces[trace].seen.is_some() {
+            self.remember(trace, &record);
+        }
+    }
+
+    /// Adds what `record` shows (a result's output, a message's text) to its trace's
+    /// provenance index, after the record itself was checked: only later records may
+    /// cite it.
+    fn remember(&mut self, trace: usize, record: &Record<'_>) {
+        let Some(seen) = self.traces[trace].seen.as_deref_mut() else {
+            return;
+        };
+        match record.kind {
+            Some(Kind::Result) => {
+                let output = record.get(&[Segment::Key("output".into())]);
+                if let Some(output) = output {
+                    seen.add_output(record.tool.as_deref().unwrap_or(""), &output);
+                }
+            }
+            Some(Kind::Message) => {
+                let text = record.get(&[Segment::Key("text".into())]);
+                let role = record.get(&[Segment::Key("role".into())]);
+                if let Some(Value::String(text)) = text.as_deref() {
+                    let role = role.as_deref().and_then(Value::as_str).unwrap_or("");
+                    seen.add_message(role, text);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, String> {
@@ -405,6 +454,11 @@ impl<'s> Monitor<'s> {
             name,
             calls: OpenCalls::default(),
             runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
+            seen: self
+                .specs
+                .iter()
+                .any(|spec| spec.provenance)
+                .then(Box::default),
         }
     }
 
@@ -450,6 +504,10 @@ impl<'s> Monitor<'s> {
     fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
+            if machine.contextual {
+                self.dispatch_in_context(spec_index, trace, record);
+                continue;
+            }
             let (first, second) = machine.first_two(record);
             let Some(event) = first else {
                 continue;
@@ -466,14 +524,8 @@ impl<'s> Monitor<'s> {
                     Some(&index) => index,
                     None => {
                         let index = run.instances.len();
-                        run.instances.push(Instance {
-                            key: (!machine.per.is_empty()).then(|| self.key.as_str().into()),
-                            state: machine.initial,
-                            stopped: false,
-                            path: VecDeque::new(),
-                            elided: 0,
-                            last: record.loc.clone(),
-                        });
+                        let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
+                        run.instances.push(Instance::new(machine, key, &record.loc));
                         run.by_key.insert(self.key.as_str().into(), index);
                         index
                     }
@@ -483,14 +535,15 @@ impl<'s> Monitor<'s> {
                     machine,
                     &mut run.instances[index],
                     event,
-                    &record.loc,
+                    record,
+                    None,
                     watch,
                 ));
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for instance in &mut run.instances {
                     let watch = (&mut self.observer, spec_index, trace, self.at_end);
-                    found.extend(deliver(machine, instance, event, &record.loc, watch));
+                    found.extend(deliver(machine, instance, event, record, None, watch));
                 }
             }
             for violation in found {
@@ -499,6 +552,65 @@ impl<'s> Monitor<'s> {
                     self.violation(spec_index, name.as_deref(), &record.loc, violation);
                 self.push(diagnostic);
             }
+        }
+    }
+
+    /// [`Monitor::dispatch`] for a spec whose guards read variables or provenance:
+    /// which event the record is depends on the instance, so it is classified once per
+    /// instance it reaches, with that instance's variables.
+    fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
+        let machine = &self.specs[spec_index];
+        let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        let state = &mut self.traces[trace];
+        let seen = state.seen.as_deref();
+        let run = &mut state.runs[spec_index];
+        let targets: Vec<Option<usize>> = if keyed {
+            // A new key's instance exists only once an event concerns it.
+            vec![run.by_key.get(self.key.as_str()).copied()]
+        } else {
+            (0..run.instances.len()).map(Some).collect()
+        };
+        let mut found = Vec::new();
+        let mut ambiguous = Vec::new();
+        let fresh = Instance::new(machine, None, &record.loc);
+        for target in targets {
+            let instance = target.map_or(&fresh, |index| &run.instances[index]);
+            if instance.stopped {
+                continue;
+            }
+            let ctx = Context {
+                vars: &instance.vars,
+                seen,
+            };
+            let (first, second) = machine.first_two_in(record, &ctx);
+            let Some(event) = first else {
+                continue;
+            };
+            if let Some(other) = second {
+                ambiguous.push((event, other));
+                continue;
+            }
+            let index = match target {
+                Some(index) => index,
+                None => {
+                    let index = run.instances.len();
+                    let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
+                    run.instances.push(Instance::new(machine, key, &record.loc));
+                    run.by_key.insert(self.key.as_str().into(), index);
+                    index
+                }
+            };
+            let watch = (&mut self.observer, spec_index, trace, self.at_end);
+            let instance = &mut run.instances[index];
+            found.extend(deliver(machine, instance, event, record, seen, watch));
+        }
+        for (event, other) in ambiguous {
+            self.ambiguous(spec_index, event, other, trace, record);
+        }
+        for violation in found {
+            let name = self.traces[trace].name.clone();
+            let diagnostic = self.violation(spec_index, name.as_deref(), &record.loc, violation);
+            self.push(diagnostic);
         }
     }
 
@@ -679,14 +791,18 @@ impl Instance {
     }
 }
 
-/// Moves an instance on one event; returns the violation, if the move is one.
+/// Moves an instance on one event; returns the violation, if the move is one. An
+/// allowed move sets the event's `bind` variables (evaluated together, on the values
+/// from before the move); any other move binds nothing.
 fn deliver(
     machine: &Machine,
     instance: &mut Instance,
     event: EventId,
-    loc: &Location,
+    record: &Record<'_>,
+    seen: Option<&Seen>,
     (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
 ) -> Option<Found> {
+    let loc = &record.loc;
     if instance.stopped {
         return None;
     }
@@ -711,6 +827,24 @@ fn deliver(
             }
             instance.path.push_back((instance.state, event, loc.line));
             instance.state = to;
+            let binds = &machine.events[event].binds;
+            if !binds.is_empty() {
+                let ctx = Context {
+                    vars: &instance.vars,
+                    seen,
+                };
+                // A value that is missing or invalid leaves the variable unset.
+                let values: Vec<(usize, Option<Val<'static>>)> = binds
+                    .iter()
+                    .map(|(slot, value)| {
+                        let value = value.eval(record, &ctx).ok().flatten();
+                        (*slot, value.map(Val::into_owned))
+                    })
+                    .collect();
+                for (slot, value) in values {
+                    instance.vars[slot] = value;
+                }
+            }
             None
         }
         Move::Forbidden(rule) => Some(instance.found(FoundKind::Forbidden(rule), Some(event))),

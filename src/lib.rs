@@ -131,6 +131,7 @@ pub mod check;
 #[doc(hidden)]
 pub mod cli;
 pub mod diagnostic;
+pub mod eval;
 // The explorer's and the exports' insides are being reshaped module by module; until
 // each item there is documented, their missing docs are not reported.
 #[allow(missing_docs)]

@@ -31,6 +31,12 @@ fn patterns() -> &'static Regex {
     })
 }
 
+/// Whether `text` holds something that looks like a credential: exactly what
+/// [`redact`] would mask.
+pub fn contains_secret(text: &str) -> bool {
+    patterns().is_match(text)
+}
+
 /// `text` with every secret it contains masked.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let regex = patterns();

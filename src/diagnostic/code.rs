@@ -93,6 +93,10 @@ codes! {
         "two event patterns that claim exactly the same records";
     ToolOnNonToolPattern => "tool-on-non-tool-pattern", Error,
         "a tool name given to a `message` or `record` pattern";
+    UnknownVariable => "unknown-variable", Error,
+        "a `$VAR` that no event's `bind` sets";
+    TypeMismatch => "type-mismatch", Error,
+        "a comparison or arithmetic between values that can never be compared or combined";
     UnreachableState => "unreachable-state", Warning,
         "a state that no sequence of events leads to from the initial state";
     TrapState => "trap-state", Warning,
@@ -119,6 +123,8 @@ codes! {
         "a command line that names something tracegate does not have or cannot do";
     UntypedRecords => "untyped-records", Warning,
         "a trace file read as native records in which no record has a `kind` or a `tool`";
+    UnsetVariable => "unset-variable", Warning,
+        "a variable read in a state that no path binding it leads to";
 }
 
 impl Code {

@@ -116,6 +116,12 @@ fn guard_dnf(guard: &Guard, positive: bool) -> Vec<Conj<'_>> {
         (Guard::Matches { path, regex }, _) => lit(path, Test::Matches(regex), positive),
         (Guard::Has(path), _) => lit(path, Test::Has, positive),
         (Guard::Is(path, ty), _) => lit(path, Test::Is(*ty), positive),
+        // Tests on variables, provenance and secrets depend on more than the record:
+        // no constraint here; the candidate is checked against the compiled pattern.
+        (
+            Guard::Relation { .. } | Guard::HasVar(_) | Guard::Provenance { .. } | Guard::Secret(_),
+            _,
+        ) => vec![Vec::new()],
     }
 }
 
