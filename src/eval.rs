@@ -385,6 +385,37 @@ pub fn parse_rfc3339(text: &str) -> Option<i128> {
     Some(seconds * 1_000_000_000 + nanos)
 }
 
+/// `nanos` since the Unix epoch as an RFC 3339 string in UTC (`2026-12-01T03:00:00Z`,
+/// with a fraction only when there is one); `None` outside years 0 to 9999.
+pub fn format_rfc3339(nanos: i128) -> Option<String> {
+    let seconds = nanos.div_euclid(1_000_000_000);
+    let fraction = nanos.rem_euclid(1_000_000_000);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // The inverse of the days-from-civil computation in `parse_rfc3339`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    if !(0..=9999).contains(&year) {
+        return None;
+    }
+    let (h, m, s) = (of_day / 3600, of_day % 3600 / 60, of_day % 60);
+    let mut text = format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}");
+    if fraction > 0 {
+        let digits = format!("{fraction:09}");
+        text.push('.');
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    text.push('Z');
+    Some(text)
+}
+
 /// How many distinct values one trace's provenance index holds at most. Beyond it, new
 /// values are not recorded (and [`Seen::full`] says so), so memory stays bounded on any
 /// input.
@@ -523,6 +554,32 @@ impl Seen {
     }
 }
 
+impl Seen {
+    /// A value seen from a source `accepts` (for synthesizing records that cite one):
+    /// the smallest leaf string of the first source in name order, for determinism.
+    pub fn sample(&self, outputs: bool, accepts: impl Fn(&str) -> bool) -> Option<Value> {
+        let map = if outputs {
+            &self.outputs
+        } else {
+            &self.messages
+        };
+        let mut sources: Vec<(&Box<str>, &Bag)> = map.iter().collect();
+        sources.sort_by(|a, b| a.0.cmp(b.0));
+        sources
+            .into_iter()
+            .filter(|(source, _)| accepts(source))
+            .find_map(|(_, bag)| {
+                let mut leaves: Vec<&Box<str>> = bag.leaves.iter().collect();
+                leaves.sort();
+                leaves.into_iter().find_map(|leaf| match leaf.split_at(1) {
+                    ("s", text) => Some(Value::String(text.to_owned())),
+                    ("n", number) => serde_json::from_str(number).ok(),
+                    _ => None,
+                })
+            })
+    }
+}
+
 /// The string and number leaves of `value`, and of JSON text inside its strings.
 fn collect_leaves<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
     match value {
@@ -581,6 +638,18 @@ mod tests {
 
     fn j(value: Value) -> Eval<'static> {
         Ok(Some(Val::Json(Cow::Owned(value))))
+    }
+
+    #[test]
+    fn instants_print_back() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2024-02-29T23:59:59.5Z",
+            "2026-12-01T03:00:00Z",
+        ] {
+            let nanos = parse_rfc3339(text).expect("valid");
+            assert_eq!(format_rfc3339(nanos).as_deref(), Some(text));
+        }
     }
 
     #[test]

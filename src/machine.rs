@@ -236,6 +236,22 @@ impl Machine {
         matched
     }
 
+    /// [`Machine::classify`] for an instance: its variables and its trace's index.
+    pub fn classify_in(&self, record: &Record<'_>, ctx: &Context<'_>) -> Vec<EventId> {
+        let mut matched = Vec::new();
+        self.each_match(record, ctx, |id| {
+            matched.push(id);
+            true
+        });
+        matched
+    }
+
+    /// Whether some guard reads a variable or provenance, so that which event a record
+    /// is depends on the instance (and the trace) it goes to.
+    pub fn is_contextual(&self) -> bool {
+        self.contextual
+    }
+
     /// The first two events that `record` matches, in declaration order: the event it
     /// is, and (if any) a second one that makes it ambiguous.
     pub fn first_two(&self, record: &Record<'_>) -> (Option<EventId>, Option<EventId>) {

@@ -26,6 +26,7 @@
 pub mod build;
 pub mod coverage;
 pub mod emit;
+pub(crate) mod fit;
 pub mod paths;
 pub mod render;
 pub mod shrink;

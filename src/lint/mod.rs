@@ -178,13 +178,18 @@ fn unset_variables(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding
             continue;
         };
         let mut reads: Vec<&Ident> = Vec::new();
+        // A condition that tests `has $VAR` has said what the unset case means.
+        let mut tested: BTreeSet<&str> = BTreeSet::new();
         if let Some(guard) = &decl.pattern.guard {
             guard.each_var(&mut |var, only_has| {
-                if !only_has {
+                if only_has {
+                    tested.insert(var.name.as_str());
+                } else {
                     reads.push(var);
                 }
             });
         }
+        reads.retain(|var| !tested.contains(var.name.as_str()));
         for bind in &decl.binds {
             bind.value.each_var(&mut |var| reads.push(var));
         }
