@@ -177,11 +177,13 @@ fn every_shipped_counterexample_is_rejected_as_predicted() {
     }
     // A retry (same request id) right after a lookup from `idle`: no create has bound
     // the key yet, and the explorer says so.
+    // Likewise `over_budget` first: nothing has been counted yet.
     let (unbound, failures): (Vec<String>, Vec<String>) = failures
         .into_iter()
-        .partition(|f| f.contains("its condition reads `$key`"));
-    assert_eq!(unbound.len(), 1, "{unbound:#?}");
-    assert!(unbound[0].starts_with("reconcile_before_retry: lookup -> retry ✗"));
+        .partition(|f| f.contains("which no earlier move of this path binds"));
+    assert_eq!(unbound.len(), 2, "{unbound:#?}");
+    assert!(unbound[0].starts_with("approval_budget: over_budget ✗"));
+    assert!(unbound[1].starts_with("reconcile_before_retry: lookup -> retry ✗"));
     // The two ends no trace can reach: every reply to a lookup is found, not_found or
     // lookup_failed, and a call left unanswered gets a `missing` one (lookup_failed).
     assert_eq!(failures.len(), 2, "{failures:#?}");
@@ -207,8 +209,27 @@ fn every_shipped_allowed_path_conforms() {
                 Ok(trace) => trace,
                 // The graph allows `retry` first, but its condition needs a bound key:
                 // the explorer says so instead of writing a trace that is not one.
-                Err(e) if e.message.contains("reads `$key`, which no earlier move") => {
-                    assert!(path.steps[0].event == event_named(&machine, "retry"), "{e}");
+                // (In `approval_budget`, `next_request` needs a count `first_request`
+                // started.)
+                // (In `ids_from_tool_output`, every path starts with a write that
+                // needs an id from an earlier lookup, which the spec names no event for.)
+                Err(e)
+                    if e.message
+                        .contains("no earlier record of this path shows one") =>
+                {
+                    assert_eq!(machine.name, "ids_from_tool_output", "{e}");
+                    continue;
+                }
+                Err(e)
+                    if e.message
+                        .contains("which no earlier move of this path binds") =>
+                {
+                    let first = &machine.events[path.steps[0].event].name;
+                    assert!(
+                        ["retry", "next_request"].contains(&first.as_str()),
+                        "{}: {e}",
+                        machine.name
+                    );
                     continue;
                 }
                 Err(e) => panic!("{}: {e}", machine.name),
@@ -217,7 +238,11 @@ fn every_shipped_allowed_path_conforms() {
             assert_judged(&machine, &trace);
             built += 1;
         }
-        assert!(built > 0, "{}", machine.name);
+        assert!(
+            built > 0 || machine.name == "ids_from_tool_output",
+            "{}",
+            machine.name
+        );
     }
 }
 
@@ -954,12 +979,4 @@ fn emitted_traces_in_every_format_are_checked_as_predicted() {
             );
         }
     }
-}
-
-fn event_named(machine: &Machine, name: &str) -> usize {
-    machine
-        .events
-        .iter()
-        .position(|e| e.name == name)
-        .expect("the event exists")
 }

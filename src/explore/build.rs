@@ -362,7 +362,14 @@ impl Builder<'_> {
                 } else {
                     Vec::new()
                 };
-                self.why = Some(if unset.is_empty() {
+                let unseen = self.machine.is_contextual()
+                    && self.bound.lacks_provenance(self.machine, event);
+                self.why = Some(if unset.is_empty() && unseen {
+                    format!(
+                        "its condition asks for a value seen in an earlier output or message, and no earlier record of this path shows one (the record matches {})",
+                        self.names(&events)
+                    )
+                } else if unset.is_empty() {
                     format!(
                         "joined to its call and keyed, the record matches {}",
                         self.names(&events)

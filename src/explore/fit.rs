@@ -99,21 +99,32 @@ impl Bound {
         record: &mut JsonRecord,
         inherited: Option<&Value>,
     ) {
+        // A `record` pattern gives a record of no kind; a message is the plainest one,
+        // and keeps the trace from reading as untyped.
+        if !record.contains_key("kind") {
+            record.insert("kind".into(), json!("message"));
+            record.entry("role").or_insert(json!("user"));
+            record.entry("text").or_insert(json!("ok"));
+        }
         if let Some(guard) = &machine.events[event].matcher.guard {
             self.fit_guard(guard, true, record, inherited);
         }
         // A binding from a path the record lacks would leave its variable unset: give
-        // the path a value, so later events can compare with it.
+        // the path a value, so later events can compare with it (a number if some
+        // guard orders the variable, else a string).
         for (slot, value) in &machine.events[event].binds {
             if let Operand::Path(path) = value {
                 let present = as_record(record, inherited).is_ok_and(|r| r.get(path).is_some());
                 if !present {
                     let name = &machine.variables[*slot];
-                    set(
-                        record,
-                        path,
-                        json!(format!("{name}-{}", self.seen_count() + 1)),
-                    );
+                    let fresh = if timed_vars(machine).contains(slot) {
+                        json!("2026-01-01T00:00:00Z")
+                    } else if ordered_vars(machine).contains(slot) {
+                        json!(100 * (self.seen_count() + 1))
+                    } else {
+                        json!(format!("{name}-{}", self.seen_count() + 1))
+                    };
+                    set(record, path, fresh);
                 }
             }
         }
@@ -121,6 +132,26 @@ impl Bound {
 
     fn seen_count(&self) -> usize {
         self.vars.iter().filter(|v| v.is_some()).count()
+    }
+
+    /// Whether `event`'s guard asks for provenance while nothing earlier in the path
+    /// showed a value: why no record can be that event at this point.
+    pub fn lacks_provenance(&self, machine: &Machine, event: EventId) -> bool {
+        fn has(guard: &Guard) -> bool {
+            match guard {
+                Guard::Or(a, b) | Guard::And(a, b) => has(a) || has(b),
+                Guard::Not(inner) => has(inner),
+                Guard::Provenance { .. } => true,
+                _ => false,
+            }
+        }
+        machine.events[event]
+            .matcher
+            .guard
+            .as_ref()
+            .is_some_and(has)
+            && self.seen.sample(true, |_| true).is_none()
+            && self.seen.sample(false, |_| true).is_none()
     }
 
     /// The variables `event`'s guard reads that are unset here, by name: why no record
@@ -160,12 +191,33 @@ impl Bound {
             }
             (Guard::Not(inner), _) => self.fit_guard(inner, !positive, record, inherited),
             (Guard::Relation { lhs, op, rhs }, _) => {
-                let (path, other, op) = match (lhs, rhs) {
-                    (Operand::Path(path), other) if !reads_path(other) => (path, other, *op),
-                    (other, Operand::Path(path)) if !reads_path(other) => (path, other, flip(*op)),
-                    _ => return,
-                };
-                let Some(value) = self.value_of(other, record, inherited) else {
+                // Set a path side to what the other side evaluates to (a variable, a
+                // computed value, or another path the record already has).
+                let mut sides = Vec::new();
+                if let Operand::Path(path) = lhs {
+                    sides.push((path, rhs, *op));
+                }
+                if let Operand::Path(path) = rhs {
+                    sides.push((path, lhs, flip(*op)));
+                }
+                let found = sides.into_iter().find_map(|(path, other, op)| {
+                    let value = self.value_of(other, record, inherited)?;
+                    Some((path, value, op))
+                });
+                let Some((path, value, op)) = found else {
+                    // Two paths the record lacks: make them equal, or different.
+                    if let (Operand::Path(a), Operand::Path(b)) = (lhs, rhs) {
+                        let want = if positive { *op } else { negate(*op) };
+                        let name = last_name(a);
+                        set(record, a, json!(format!("{name}-1")));
+                        let other = match want {
+                            CompareOp::Eq | CompareOp::Le | CompareOp::Ge => format!("{name}-1"),
+                            // `a < b` with a = NAME-1: b sorts after it.
+                            CompareOp::Lt | CompareOp::Ne => format!("{name}-2"),
+                            CompareOp::Gt => format!("{name}-0"),
+                        };
+                        set(record, b, json!(other));
+                    }
                     return;
                 };
                 let op = if positive { op } else { negate(op) };
@@ -199,6 +251,17 @@ impl Bound {
                 };
                 set(record, path, wanted);
             }
+            // A credential the shared detector recognizes, made up for the purpose.
+            (Guard::Secret(target), true) => {
+                let secret = json!(SYNTHETIC_SECRET);
+                match target {
+                    None => {
+                        record.insert("note".into(), secret);
+                    }
+                    Some(Operand::Path(path)) => set(record, path, secret),
+                    Some(_) => {}
+                }
+            }
             _ => {}
         }
     }
@@ -231,6 +294,79 @@ impl Bound {
     }
 }
 
+/// What a synthesized record that must hold a credential carries: a bearer token, fake.
+const SYNTHETIC_SECRET: &str = "Authorization: Bearer tg-synthetic-000000000000";
+
+/// The variables some guard adds a duration to (`$at + 30s`): they hold times.
+fn timed_vars(machine: &Machine) -> Vec<usize> {
+    fn has_duration(operand: &Operand) -> bool {
+        match operand {
+            Operand::Const(Val::Duration(_)) => true,
+            Operand::Arith(_, a, b) => has_duration(a) || has_duration(b),
+            _ => false,
+        }
+    }
+    fn walk_operand(operand: &Operand, out: &mut Vec<usize>) {
+        if let Operand::Arith(op, a, b) = operand {
+            if matches!(op, crate::eval::ArithOp::Add | crate::eval::ArithOp::Sub) {
+                for (x, y) in [(a, b), (b, a)] {
+                    if let (Operand::Var(slot), true) = (x.as_ref(), has_duration(y)) {
+                        out.push(*slot);
+                    }
+                }
+            }
+            walk_operand(a, out);
+            walk_operand(b, out);
+        }
+    }
+    fn walk(guard: &Guard, out: &mut Vec<usize>) {
+        match guard {
+            Guard::Or(a, b) | Guard::And(a, b) => {
+                walk(a, out);
+                walk(b, out);
+            }
+            Guard::Not(inner) => walk(inner, out),
+            Guard::Relation { lhs, rhs, .. } => {
+                walk_operand(lhs, out);
+                walk_operand(rhs, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for event in &machine.events {
+        if let Some(guard) = &event.matcher.guard {
+            walk(guard, &mut out);
+        }
+    }
+    out
+}
+
+/// The variables some guard compares with `<`, `<=`, `>` or `>=`.
+fn ordered_vars(machine: &Machine) -> Vec<usize> {
+    fn walk(guard: &Guard, out: &mut Vec<usize>) {
+        match guard {
+            Guard::Or(a, b) | Guard::And(a, b) => {
+                walk(a, out);
+                walk(b, out);
+            }
+            Guard::Not(inner) => walk(inner, out),
+            Guard::Relation { lhs, op, rhs } if !matches!(op, CompareOp::Eq | CompareOp::Ne) => {
+                operand_vars(lhs, out);
+                operand_vars(rhs, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for event in &machine.events {
+        if let Some(guard) = &event.matcher.guard {
+            walk(guard, &mut out);
+        }
+    }
+    out
+}
+
 fn guard_vars(guard: &Guard, out: &mut Vec<usize>) {
     match guard {
         Guard::Or(a, b) | Guard::And(a, b) => {
@@ -256,14 +392,6 @@ fn operand_vars(operand: &Operand, out: &mut Vec<usize>) {
             operand_vars(b, out);
         }
         Operand::Path(_) | Operand::Const(_) => {}
-    }
-}
-
-fn reads_path(operand: &Operand) -> bool {
-    match operand {
-        Operand::Path(_) => true,
-        Operand::Arith(_, a, b) => reads_path(a) || reads_path(b),
-        Operand::Var(_) | Operand::Const(_) => false,
     }
 }
 

@@ -352,6 +352,9 @@ impl<'f> Analyzer<'f> {
                 let (a, b) = (self.operand(lhs), self.operand(rhs));
                 let ((lhs_value, lhs_ty), (rhs_value, rhs_ty)) = (a?, b?);
                 self.check_comparison(expr.span(), lhs_ty, *op, rhs_ty)?;
+                // Which records satisfy it is found by evaluating, in context: the
+                // checker classifies per instance and the explorer fits records.
+                self.contextual = true;
                 Guard::Relation {
                     lhs: lhs_value,
                     op: *op,
@@ -382,6 +385,14 @@ impl<'f> Analyzer<'f> {
                 }
             }
             Expr::Secret { target, .. } => Guard::Secret(match target {
+                // Not instance data, but the explorer fits such records in context.
+                _ if {
+                    self.contextual = true;
+                    false
+                } =>
+                {
+                    None
+                }
                 None => None,
                 Some(target) => Some(self.operand(target)?.0),
             }),
