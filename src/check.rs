@@ -312,8 +312,9 @@ struct Instance {
     elided: u64,
     /// The last event delivered to the instance, where an unaccepted end is reported.
     last: Location,
-    /// The instance's variables, by slot (empty when the spec binds none).
-    vars: Vec<Option<Val<'static>>>,
+    /// The instance's variables, by slot (empty, and unallocated, when the spec binds
+    /// none: instances are many, so this costs a spec without variables no memory).
+    vars: Box<[Option<Val<'static>>]>,
 }
 
 impl Instance {
@@ -325,7 +326,7 @@ impl Instance {
             path: VecDeque::new(),
             elided: 0,
             last: loc.clone(),
-            vars: vec![None; machine.variables.len()],
+            vars: vec![None; machine.variables.len()].into_boxed_slice(),
         }
     }
 }
@@ -572,16 +573,14 @@ impl<'s> Monitor<'s> {
         };
         let mut found = Vec::new();
         let mut ambiguous = Vec::new();
-        let fresh = Instance::new(machine, None, &record.loc);
         for target in targets {
-            let instance = target.map_or(&fresh, |index| &run.instances[index]);
-            if instance.stopped {
-                continue;
-            }
-            let ctx = Context {
-                vars: &instance.vars,
-                seen,
+            // A new key's instance has every variable unset, as an empty slice does.
+            let vars: &[Option<Val<'static>>] = match target {
+                Some(index) if run.instances[index].stopped => continue,
+                Some(index) => &run.instances[index].vars,
+                None => &[],
             };
+            let ctx = Context { vars, seen };
             let (first, second) = machine.first_two_in(record, &ctx);
             let Some(event) = first else {
                 continue;

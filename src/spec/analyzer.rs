@@ -322,6 +322,10 @@ impl<'f> Analyzer<'f> {
     /// Compiles a guard, reporting bad regexes. Returns `None` when part of it failed
     /// (the error is recorded, so the spec will not compile).
     fn guard(&mut self, expr: &Expr) -> Option<Guard> {
+        if let Expr::Secret { .. } = expr {
+            // Not instance data, but the explorer fits such records in context.
+            self.contextual = true;
+        }
         Some(match expr {
             Expr::Or(a, b) => {
                 let (a, b) = (self.guard(a), self.guard(b));
@@ -385,14 +389,6 @@ impl<'f> Analyzer<'f> {
                 }
             }
             Expr::Secret { target, .. } => Guard::Secret(match target {
-                // Not instance data, but the explorer fits such records in context.
-                _ if {
-                    self.contextual = true;
-                    false
-                } =>
-                {
-                    None
-                }
                 None => None,
                 Some(target) => Some(self.operand(target)?.0),
             }),
