@@ -753,6 +753,16 @@ mod tests {
     }
 
     #[test]
+    fn the_index_is_bounded_and_says_when_it_filled() {
+        let mut seen = Seen::default();
+        let items: Vec<Value> = (0..SEEN_LIMIT + 10).map(|i| json!(i)).collect();
+        seen.add_output("list", &Value::Array(items));
+        assert!(seen.full());
+        assert!(seen.contains(&json!(0), true, |_| true));
+        assert!(!seen.contains(&json!(SEEN_LIMIT + 5), true, |_| true));
+    }
+
+    #[test]
     fn secrets_inside_json_text() {
         assert!(value_has_secret(
             &json!({"body": "{\"auth\": \"Bearer abcdefghijklmnop\"}"})
