@@ -228,9 +228,12 @@ fn arith(op: ArithOp, a: &Val<'_>, b: &Val<'_>) -> Result<Val<'static>, Invalid>
             Div => json_number(x / y),
         };
     }
+    // Overflow is invalid, like any other arithmetic no value can come of.
+    let add = |x: i128, y: i128| x.checked_add(y).ok_or(Invalid);
+    let sub = |x: i128, y: i128| x.checked_sub(y).ok_or(Invalid);
     match (op, a, b) {
-        (Add, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(x + y)),
-        (Sub, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(x - y)),
+        (Add, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(add(*x, *y)?)),
+        (Sub, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(sub(*x, *y)?)),
         (Mul, Val::Duration(d), n) | (Mul, n, Val::Duration(d)) => {
             Ok(Val::Duration(scale(*d, number(n).ok_or(Invalid)?)?))
         }
@@ -239,15 +242,15 @@ fn arith(op: ArithOp, a: &Val<'_>, b: &Val<'_>) -> Result<Val<'static>, Invalid>
             _ => Err(Invalid),
         },
         (Add, Val::Duration(d), t) | (Add, t, Val::Duration(d)) => {
-            Ok(Val::Instant(instant(t).ok_or(Invalid)? + d))
+            Ok(Val::Instant(add(instant(t).ok_or(Invalid)?, *d)?))
         }
-        (Sub, t, Val::Duration(d)) => Ok(Val::Instant(instant(t).ok_or(Invalid)? - d)),
+        (Sub, t, Val::Duration(d)) => Ok(Val::Instant(sub(instant(t).ok_or(Invalid)?, *d)?)),
         (Sub, Val::Instant(x), t) | (Sub, t, Val::Instant(x)) if instant(t).is_some() => {
             let y = instant(t).ok_or(Invalid)?;
             Ok(Val::Duration(if matches!(a, Val::Instant(_)) {
-                x - y
+                sub(*x, y)?
             } else {
-                y - x
+                sub(y, *x)?
             }))
         }
         _ => Err(Invalid),
@@ -707,6 +710,20 @@ mod tests {
         );
         assert_eq!(
             arith(ArithOp::Add, &n(json!("soon")), &Val::Duration(second)),
+            Err(Invalid)
+        );
+    }
+
+    #[test]
+    fn overflowing_time_arithmetic_is_invalid() {
+        let huge = Val::Duration(i128::MAX - 1);
+        assert_eq!(arith(ArithOp::Add, &huge, &huge), Err(Invalid));
+        assert_eq!(
+            arith(ArithOp::Sub, &Val::Duration(i128::MIN + 1), &huge),
+            Err(Invalid)
+        );
+        assert_eq!(
+            arith(ArithOp::Add, &Val::Instant(i128::MAX), &huge),
             Err(Invalid)
         );
     }
