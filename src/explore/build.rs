@@ -433,6 +433,9 @@ impl Builder<'_> {
     /// Places a record for `event` (taken in `state`) built from `template`; `false`
     /// when no way of placing it matches exactly `event`.
     fn place(&mut self, state: StateId, event: EventId, template: &JsonRecord) -> bool {
+        if self.machine.is_contextual() && self.bound.lacks_provenance(self.machine, event) {
+            self.add_source(state, event);
+        }
         let keyings: &[bool] = if self.keys.is_empty() {
             &[false]
         } else {
@@ -498,6 +501,31 @@ impl Builder<'_> {
                 true
             }
         }
+    }
+
+    /// Before an event that needs a value from an earlier output or message, and when
+    /// the path has shown none: a record that shows one and moves nothing (a result of
+    /// a tool the test names, or a message), so the event's record can cite it.
+    fn add_source(&mut self, state: StateId, event: EventId) {
+        let Some(mut source) = self.bound.source_record(self.machine, event) else {
+            return;
+        };
+        let is_result = source.get("kind") == Some(&json!("result"));
+        if is_result {
+            if self.format.results_need_calls() {
+                return;
+            }
+            source.insert("call_id".into(), json!(self.fresh_id()));
+        }
+        if self.format.accepts(&source).is_err() || !self.harmless(state, &source) {
+            self.why = None;
+            return;
+        }
+        if is_result {
+            self.calls += 1;
+        }
+        self.commit(state, event, &source, None);
+        self.records.push(source);
     }
 
     /// Fits `record` to the values bound so far (specs whose guards read them only).

@@ -154,6 +154,56 @@ impl Bound {
             && self.seen.sample(false, |_| true).is_none()
     }
 
+    /// A record that shows a value `event`'s first provenance test would accept: a
+    /// result of a tool it names (the name, or a string its glob or regex matches) with
+    /// an `id` in its output, or a message from the role it names.
+    pub fn source_record(&self, machine: &Machine, event: EventId) -> Option<JsonRecord> {
+        fn first(guard: &Guard) -> Option<&Guard> {
+            match guard {
+                Guard::Or(a, b) | Guard::And(a, b) => first(a).or_else(|| first(b)),
+                Guard::Not(inner) => first(inner),
+                Guard::Provenance { .. } => Some(guard),
+                _ => None,
+            }
+        }
+        let guard = machine.events[event].matcher.guard.as_ref()?;
+        let Guard::Provenance {
+            value,
+            outputs,
+            tool,
+            role,
+        } = first(guard)?
+        else {
+            return None;
+        };
+        let name = match value {
+            Operand::Path(path) => last_name(path),
+            _ => "value",
+        };
+        let shown = json!(format!("{name}-src-1"));
+        let mut record = JsonRecord::new();
+        if *outputs {
+            let tool = match tool {
+                None => "lookup".to_string(),
+                Some(crate::machine::ToolMatcher::Name(name)) => name.clone(),
+                Some(crate::machine::ToolMatcher::Pattern(regex)) => {
+                    super::synth::regex_strings(regex.as_str())
+                        .into_iter()
+                        .find(|candidate| regex.is_match(candidate))?
+                }
+            };
+            record.insert("kind".into(), json!("result"));
+            record.insert("tool".into(), json!(tool));
+            record.insert("status".into(), json!("ok"));
+            record.insert("output".into(), json!({ "id": shown }));
+        } else {
+            record.insert("kind".into(), json!("message"));
+            record.insert("role".into(), json!(role.as_deref().unwrap_or("user")));
+            record.insert("text".into(), shown);
+        }
+        Some(record)
+    }
+
     /// The variables `event`'s guard reads that are unset here, by name: why no record
     /// can be that event at this point of the path.
     pub fn unset_reads(&self, machine: &Machine, event: EventId) -> Vec<String> {
