@@ -184,3 +184,28 @@ forbid * on leak: "a credential in a record"
     let message = format!("{:?}", outcome.diagnostics[0].violation);
     assert!(!message.contains("abcdefghijklmnopqrstuv"), "{message}");
 }
+
+#[test]
+fn reports_of_a_leaked_credential_never_show_it() {
+    let token = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let trace = "traces/no_secrets_in_records/fail/forbidden-transition-openai.json";
+    assert!(
+        std::fs::read_to_string(crate::util::root().join(trace))
+            .unwrap()
+            .contains(token)
+    );
+    for output in ["human", "json"] {
+        let run = crate::util::run(&[
+            "check",
+            "specs/no_secrets_in_records.tg",
+            "--traces",
+            trace,
+            "--output",
+            output,
+        ]);
+        assert_eq!(run.status.code(), Some(1));
+        let text = crate::util::stdout(&run);
+        assert!(text.contains("forbidden-transition"), "{text}");
+        assert!(!text.contains(token), "{output}: {text}");
+    }
+}
