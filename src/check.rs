@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::eval::{Context, Seen, Val};
 use crate::json::Segment;
 use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
@@ -295,6 +296,9 @@ struct TraceState {
     name: Option<String>,
     calls: OpenCalls,
     runs: Vec<SpecRun>,
+    /// The values this trace's outputs and messages have shown, when a spec tests
+    /// provenance (`None` otherwise, so other specs pay nothing for it).
+    seen: Option<Box<Seen>>,
 }
 
 /// The calls of one trace still waiting for their result.
@@ -407,6 +411,24 @@ struct Instance {
     last: Location,
     /// The file of `last`, in a joined stream.
     last_file: Option<Arc<Path>>,
+    /// The instance's variables, by slot (empty, and unallocated, when the spec binds
+    /// none: instances are many, so this costs a spec without variables no memory).
+    vars: Box<[Option<Val<'static>>]>,
+}
+
+impl Instance {
+    fn new(machine: &Machine, key: Option<Box<str>>, loc: &Location) -> Instance {
+        Instance {
+            key,
+            state: machine.initial,
+            stopped: false,
+            path: VecDeque::new(),
+            elided: 0,
+            last: loc.clone(),
+            last_file: None,
+            vars: vec![None; machine.variables.len()].into_boxed_slice(),
+        }
+    }
 }
 
 impl Monitor<'static> {
@@ -561,16 +583,21 @@ impl<'s> Monitor<'s> {
         }
         let name = trace.and_then(|trace| trace.name.as_deref());
         let mut key = String::new();
+        let seen = trace.and_then(|trace| trace.seen.as_deref());
         for (spec, machine) in self.specs.iter().enumerate() {
-            let (first, second) = machine.first_two(&record);
-            let Some(event) = first else {
-                continue;
-            };
-            if let Some(other) = second {
-                if self.ambiguous_seen.contains(&(spec, event, other)) {
+            // Which event the record is: the same for every instance, unless the spec's
+            // guards read variables or provenance (then per instance, as `feed` does).
+            let plain = (!machine.contextual).then(|| machine.first_two(&record));
+            if let Some((first, second)) = plain {
+                let Some(event) = first else {
                     continue;
+                };
+                if let Some(other) = second {
+                    if self.ambiguous_seen.contains(&(spec, event, other)) {
+                        continue;
+                    }
+                    return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
                 }
-                return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
             }
             let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
             let run = trace.map(|trace| &trace.runs[spec]);
@@ -579,15 +606,8 @@ impl<'s> Monitor<'s> {
                 match run.and_then(|run| run.by_key.get(key.as_str())) {
                     Some(&index) => vec![&run.expect("an index implies a run").instances[index]],
                     None => {
-                        fresh = Instance {
-                            key: (!machine.per.is_empty()).then(|| key.as_str().into()),
-                            state: machine.initial,
-                            stopped: false,
-                            path: VecDeque::new(),
-                            elided: 0,
-                            last: record.loc.clone(),
-                            last_file: None,
-                        };
+                        let key = (!machine.per.is_empty()).then(|| key.as_str().into());
+                        fresh = Instance::new(machine, key, &record.loc);
                         vec![&fresh]
                     }
                 }
@@ -599,6 +619,28 @@ impl<'s> Monitor<'s> {
                 if instance.stopped {
                     continue;
                 }
+                let event = match plain {
+                    Some((first, _)) => first.expect("bug: a plain event was found above"),
+                    None => {
+                        let ctx = Context {
+                            vars: &instance.vars,
+                            seen,
+                        };
+                        let (first, second) = machine.first_two_in(&record, &ctx);
+                        let Some(event) = first else {
+                            continue;
+                        };
+                        if let Some(other) = second {
+                            if self.ambiguous_seen.contains(&(spec, event, other)) {
+                                continue;
+                            }
+                            let ambiguous =
+                                self.ambiguous_diagnostic(spec, event, other, name, &record);
+                            return deny(ambiguous);
+                        }
+                        event
+                    }
+                };
                 if let Some(kind) = verdict(machine, machine.step(instance.state, event)) {
                     let found = Found {
                         kind,
@@ -638,6 +680,35 @@ impl<'s> Monitor<'s> {
             _ => {}
         }
         self.dispatch(trace, &record);
+        if self.traces[trace].seen.is_some() {
+            self.remember(trace, &record);
+        }
+    }
+
+    /// Adds what `record` shows (a result's output, a message's text) to its trace's
+    /// provenance index, after the record itself was checked: only later records may
+    /// cite it.
+    fn remember(&mut self, trace: usize, record: &Record<'_>) {
+        let Some(seen) = self.traces[trace].seen.as_deref_mut() else {
+            return;
+        };
+        match record.kind {
+            Some(Kind::Result) => {
+                let output = record.get(&[Segment::Key("output".into())]);
+                if let Some(output) = output {
+                    seen.add_output(record.tool.as_deref().unwrap_or(""), &output);
+                }
+            }
+            Some(Kind::Message) => {
+                let text = record.get(&[Segment::Key("text".into())]);
+                let role = record.get(&[Segment::Key("role".into())]);
+                if let Some(Value::String(text)) = text.as_deref() {
+                    let role = role.as_deref().and_then(Value::as_str).unwrap_or("");
+                    seen.add_message(role, text);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn trace_of(&mut self, record: &Record<'_>) -> Result<usize, NoTraceField> {
@@ -663,6 +734,11 @@ impl<'s> Monitor<'s> {
             name,
             calls: OpenCalls::default(),
             runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
+            seen: self
+                .specs
+                .iter()
+                .any(|spec| spec.provenance)
+                .then(Box::default),
         }
     }
 
@@ -710,6 +786,10 @@ impl<'s> Monitor<'s> {
         let mut matched = false;
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
+            if machine.contextual {
+                self.dispatch_in_context(spec_index, trace, record);
+                continue;
+            }
             let (first, second) = machine.first_two(record);
             let Some(event) = first else {
                 continue;
@@ -744,15 +824,8 @@ impl<'s> Monitor<'s> {
                     Some(&index) => index,
                     None => {
                         let index = run.instances.len();
-                        run.instances.push(Instance {
-                            key: (!machine.per.is_empty()).then(|| self.key.as_str().into()),
-                            state: machine.initial,
-                            stopped: false,
-                            path: VecDeque::new(),
-                            elided: 0,
-                            last: record.loc.clone(),
-                            last_file: None,
-                        });
+                        let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
+                        run.instances.push(Instance::new(machine, key, &record.loc));
                         run.by_key.insert(self.key.as_str().into(), index);
                         index
                     }
@@ -763,7 +836,8 @@ impl<'s> Monitor<'s> {
                     machine,
                     &mut run.instances[index],
                     event,
-                    (&record.loc, file),
+                    (record, file),
+                    None,
                     watch,
                 ));
             } else {
@@ -775,7 +849,8 @@ impl<'s> Monitor<'s> {
                         machine,
                         instance,
                         event,
-                        (&record.loc, file),
+                        (record, file),
+                        None,
                         watch,
                     ));
                 }
@@ -877,6 +952,71 @@ impl<'s> Monitor<'s> {
             );
             diagnostic.trace = Some(self.site(None, &first));
             diagnostic.hint = Some(watch.hint(&[path.as_str()], "name a field the records have"));
+            self.push(diagnostic);
+        }
+    }
+
+    /// [`Monitor::dispatch`] for a spec whose guards read variables or provenance:
+    /// which event the record is depends on the instance, so it is classified once per
+    /// instance it reaches, with that instance's variables.
+    fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
+        let machine = &self.specs[spec_index];
+        let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        let state = &mut self.traces[trace];
+        let seen = state.seen.as_deref();
+        let run = &mut state.runs[spec_index];
+        let targets: Vec<Option<usize>> = if keyed {
+            // A new key's instance exists only once an event concerns it.
+            vec![run.by_key.get(self.key.as_str()).copied()]
+        } else {
+            (0..run.instances.len()).map(Some).collect()
+        };
+        let mut found = Vec::new();
+        let mut ambiguous = Vec::new();
+        for target in targets {
+            // A new key's instance has every variable unset, as an empty slice does.
+            let vars: &[Option<Val<'static>>] = match target {
+                Some(index) if run.instances[index].stopped => continue,
+                Some(index) => &run.instances[index].vars,
+                None => &[],
+            };
+            let ctx = Context { vars, seen };
+            let (first, second) = machine.first_two_in(record, &ctx);
+            let Some(event) = first else {
+                continue;
+            };
+            if let Some(other) = second {
+                ambiguous.push((event, other));
+                continue;
+            }
+            let index = match target {
+                Some(index) => index,
+                None => {
+                    let index = run.instances.len();
+                    let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
+                    run.instances.push(Instance::new(machine, key, &record.loc));
+                    run.by_key.insert(self.key.as_str().into(), index);
+                    index
+                }
+            };
+            let watch = (&mut self.observer, spec_index, trace, self.at_end);
+            let instance = &mut run.instances[index];
+            let file = self.joined.then_some(&self.file);
+            found.extend(deliver(
+                machine,
+                instance,
+                event,
+                (record, file),
+                seen,
+                watch,
+            ));
+        }
+        for (event, other) in ambiguous {
+            self.ambiguous(spec_index, event, other, trace, record);
+        }
+        for violation in found {
+            let name = self.traces[trace].name.clone();
+            let diagnostic = self.violation(spec_index, name.as_deref(), &record.loc, violation);
             self.push(diagnostic);
         }
     }
@@ -1082,14 +1222,18 @@ impl Instance {
     }
 }
 
-/// Moves an instance on one event; returns the violation, if the move is one.
+/// Moves an instance on one event; returns the violation, if the move is one. An
+/// allowed move sets the event's `bind` variables (evaluated together, on the values
+/// from before the move); any other move binds nothing.
 fn deliver(
     machine: &Machine,
     instance: &mut Instance,
     event: EventId,
-    (loc, file): (&Location, Option<&Arc<Path>>),
+    (record, file): (&Record<'_>, Option<&Arc<Path>>),
+    seen: Option<&Seen>,
     (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
 ) -> Option<Found> {
+    let loc = &record.loc;
     if instance.stopped {
         return None;
     }
@@ -1119,6 +1263,25 @@ fn deliver(
             .path
             .push_back((instance.state, event, loc.line, file.cloned()));
         instance.state = to;
+        let binds = &machine.events[event].binds;
+        if !binds.is_empty() {
+            let ctx = Context {
+                vars: &instance.vars,
+                seen,
+            };
+            // All binds of the event read the values from before the move; a value
+            // that is missing or invalid leaves the variable unset.
+            let values: Vec<(usize, Option<Val<'static>>)> = binds
+                .iter()
+                .map(|(slot, value)| {
+                    let value = value.eval(record, &ctx).ok().flatten();
+                    (*slot, value.map(Val::into_owned))
+                })
+                .collect();
+            for (slot, value) in values {
+                instance.vars[slot] = value;
+            }
+        }
         return None;
     }
     verdict(machine, step).map(|kind| instance.found(kind, Some(event)))

@@ -132,6 +132,7 @@ pub mod check;
 #[doc(hidden)]
 pub mod cli;
 pub mod diagnostic;
+pub mod eval;
 pub mod explore;
 pub mod export;
 pub mod files;

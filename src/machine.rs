@@ -12,6 +12,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use regex::Regex;
 use serde_json::Value;
 
+use crate::eval::{Context, Operand, compare, value_has_secret};
 use crate::json::{CompareOp, JsonType, Segment};
 use crate::source::Span;
 pub use crate::source::SpecSource;
@@ -107,6 +108,13 @@ pub struct Machine {
     /// Which events can match a record, by the record's tool: events naming the tool
     /// exactly, and the events that must always be tried (globs, regexes, no tool).
     pub(crate) index: EventIndex,
+    /// The instance variables events bind, by slot.
+    pub variables: Vec<String>,
+    /// Whether some guard reads a variable or a provenance index, so which event a
+    /// record is depends on the instance it goes to.
+    pub(crate) contextual: bool,
+    /// Whether some guard tests provenance, so the checker keeps each trace's index.
+    pub(crate) provenance: bool,
 }
 
 /// Narrows the events to try on a record to those that can match its tool.
@@ -240,18 +248,43 @@ impl Machine {
     /// The events of this spec that `record` matches, in declaration order.
     pub fn classify(&self, record: &Record<'_>) -> Vec<EventId> {
         let mut matched = Vec::new();
-        self.each_match(record, |id| {
+        self.each_match(record, &Context::default(), |id| {
             matched.push(id);
             true
         });
         matched
     }
 
+    /// [`Machine::classify`] for an instance: its variables and its trace's index.
+    pub fn classify_in(&self, record: &Record<'_>, ctx: &Context<'_>) -> Vec<EventId> {
+        let mut matched = Vec::new();
+        self.each_match(record, ctx, |id| {
+            matched.push(id);
+            true
+        });
+        matched
+    }
+
+    /// Whether some guard reads a variable or provenance, so that which event a record
+    /// is depends on the instance (and the trace) it goes to.
+    pub fn is_contextual(&self) -> bool {
+        self.contextual
+    }
+
     /// The first two events that `record` matches, in declaration order: the event it
     /// is, and (if any) a second one that makes it ambiguous.
     pub fn first_two(&self, record: &Record<'_>) -> (Option<EventId>, Option<EventId>) {
+        self.first_two_in(record, &Context::default())
+    }
+
+    /// [`Machine::first_two`] for an instance: its variables and its trace's index.
+    pub fn first_two_in(
+        &self,
+        record: &Record<'_>,
+        ctx: &Context<'_>,
+    ) -> (Option<EventId>, Option<EventId>) {
         let (mut first, mut second) = (None, None);
-        self.each_match(record, |id| {
+        self.each_match(record, ctx, |id| {
             if first.is_none() {
                 first = Some(id);
                 true
@@ -265,7 +298,12 @@ impl Machine {
 
     /// Calls `found` with each event `record` matches, in declaration order, while it
     /// returns `true`. Only events that can match the record's tool are tried.
-    fn each_match(&self, record: &Record<'_>, mut found: impl FnMut(EventId) -> bool) {
+    fn each_match(
+        &self,
+        record: &Record<'_>,
+        ctx: &Context<'_>,
+        mut found: impl FnMut(EventId) -> bool,
+    ) {
         let named: &[EventId] = record
             .tool
             .as_deref()
@@ -282,7 +320,7 @@ impl Machine {
                 j += 1;
                 always[j - 1]
             };
-            if self.events[id].matcher.matches(record) && !found(id) {
+            if self.events[id].matcher.matches_in(record, ctx) && !found(id) {
                 return;
             }
         }
@@ -321,6 +359,8 @@ pub struct Event {
     pub span: Span,
     /// The compiled pattern; inside the crate, as it holds compiled regexes.
     pub(crate) matcher: Matcher,
+    /// `bind` list: (variable slot, value), set together when the event's move is taken.
+    pub(crate) binds: Vec<(usize, Operand)>,
 }
 
 /// A compiled event pattern.
@@ -333,6 +373,10 @@ pub(crate) struct Matcher {
 
 impl Matcher {
     pub fn matches(&self, record: &Record<'_>) -> bool {
+        self.matches_in(record, &Context::default())
+    }
+
+    pub fn matches_in(&self, record: &Record<'_>, ctx: &Context<'_>) -> bool {
         let kind_ok = match self.kind {
             PatternKind::Call => record.kind == Some(Kind::Call),
             PatternKind::Result => record.kind == Some(Kind::Result),
@@ -346,7 +390,10 @@ impl Matcher {
                     .as_deref()
                     .is_some_and(|name| tool.matches(name))
             })
-            && self.guard.as_ref().is_none_or(|guard| guard.eval(record))
+            && self
+                .guard
+                .as_ref()
+                .is_none_or(|guard| guard.eval(record, ctx))
     }
 }
 
@@ -388,14 +435,58 @@ pub(crate) enum Guard {
     },
     Has(Vec<Segment>),
     Is(Vec<Segment>, JsonType),
+    Relation {
+        lhs: Operand,
+        op: CompareOp,
+        rhs: Operand,
+    },
+    HasVar(usize),
+    /// `VALUE in outputs [of TOOL]` (`outputs`) or `VALUE in messages [from ROLE]`.
+    Provenance {
+        value: Operand,
+        outputs: bool,
+        tool: Option<ToolMatcher>,
+        role: Option<String>,
+    },
+    /// `secret in VALUE`; `None` for the whole record.
+    Secret(Option<Operand>),
 }
 
 impl Guard {
-    pub fn eval(&self, record: &Record<'_>) -> bool {
+    pub fn eval(&self, record: &Record<'_>, ctx: &Context<'_>) -> bool {
         match self {
-            Guard::Or(a, b) => a.eval(record) || b.eval(record),
-            Guard::And(a, b) => a.eval(record) && b.eval(record),
-            Guard::Not(inner) => !inner.eval(record),
+            Guard::Or(a, b) => a.eval(record, ctx) || b.eval(record, ctx),
+            Guard::And(a, b) => a.eval(record, ctx) && b.eval(record, ctx),
+            Guard::Not(inner) => !inner.eval(record, ctx),
+            Guard::Relation { lhs, op, rhs } => {
+                compare(lhs.eval(record, ctx), *op, rhs.eval(record, ctx))
+            }
+            Guard::HasVar(slot) => ctx.vars.get(*slot).is_some_and(Option::is_some),
+            Guard::Provenance {
+                value,
+                outputs,
+                tool,
+                role,
+            } => {
+                let Some(seen) = ctx.seen else {
+                    return false;
+                };
+                let Ok(Some(crate::eval::Val::Json(value))) = value.eval(record, ctx) else {
+                    return false;
+                };
+                seen.contains(&value, *outputs, |source| {
+                    if *outputs {
+                        tool.as_ref().is_none_or(|tool| tool.matches(source))
+                    } else {
+                        role.as_deref().is_none_or(|role| role == source)
+                    }
+                })
+            }
+            Guard::Secret(None) => record_has_secret(record),
+            Guard::Secret(Some(target)) => match target.eval(record, ctx) {
+                Ok(Some(crate::eval::Val::Json(value))) => value_has_secret(&value),
+                _ => false,
+            },
             Guard::Compare { path, op, value } => {
                 if let ([Segment::Key(key)], Value::String(want), CompareOp::Eq | CompareOp::Ne) =
                     (path.as_slice(), value, op)
@@ -445,5 +536,21 @@ impl Guard {
                 .lookup(path)
                 .is_some_and(|actual| actual.json_type() == *ty),
         }
+    }
+}
+
+/// Whether any field of `record` holds a credential (see [`value_has_secret`]).
+fn record_has_secret(record: &Record<'_>) -> bool {
+    use crate::trace::Fields;
+    match &record.fields {
+        Fields::Raw(fields) => fields.iter().any(|(name, raw)| {
+            let text = raw.get();
+            // A member named like a secret is judged with its name, as JSON.
+            crate::redact::contains_secret(&format!(
+                "{{{}:{text}}}",
+                Value::String(name.to_string())
+            )) || serde_json::from_str::<Value>(text).is_ok_and(|value| value_has_secret(&value))
+        }),
+        Fields::Owned(map) => value_has_secret(&Value::Object(map.clone())),
     }
 }

@@ -319,8 +319,66 @@ fn leaf() -> impl Strategy<Value = String> {
     ]
 }
 
+fn variable() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["$n", "$rid", "$t", "$not"]).prop_map(str::to_string)
+}
+
+/// A value: paths, variables, numbers, strings, durations, arithmetic and groups.
+fn value() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        path(),
+        variable(),
+        prop::sample::select(vec![
+            "0",
+            "-1.5",
+            "1e3",
+            "\"2026-01-01T00:00:00Z\"",
+            "\"ok\""
+        ])
+        .prop_map(str::to_string),
+        prop::sample::select(vec!["500ms", "30s", "5m", "2h", "0s"]).prop_map(str::to_string),
+    ];
+    atom.prop_recursive(3, 8, 2, |inner| {
+        prop_oneof![
+            (
+                inner.clone(),
+                prop::sample::select(vec!["+", "-", "*", "/"]),
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+            inner.prop_map(|a| format!("({a})")),
+        ]
+    })
+}
+
+/// The tests added for values across records: comparisons of values, `has $VAR`,
+/// provenance and secrets.
+fn value_leaf() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (
+            value(),
+            prop::sample::select(vec!["==", "!=", "<", "<=", ">", ">="]),
+            value()
+        )
+            .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+        variable().prop_map(|v| format!("has {v}")),
+        (
+            value(),
+            prop_oneof![
+                Just("outputs".to_string()),
+                tool().prop_map(|t| format!("outputs of {t}")),
+                Just("messages".to_string()),
+                name().prop_map(|r| format!("messages from {r}")),
+            ]
+        )
+            .prop_map(|(v, source)| format!("{v} in {source}")),
+        Just("secret in record".to_string()),
+        value().prop_map(|v| format!("secret in {v}")),
+    ]
+}
+
 fn condition() -> impl Strategy<Value = String> {
-    leaf().prop_recursive(3, 12, 3, |inner| {
+    prop_oneof![leaf(), value_leaf()].prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
             (inner.clone(), gap(), inner.clone()).prop_map(|(a, g, b)| format!("{a}{g}and {b}")),
             (inner.clone(), gap(), inner.clone()).prop_map(|(a, g, b)| format!("{a}{g}or {b}")),
@@ -342,9 +400,10 @@ fn statement() -> impl Strategy<Value = String> {
             name(),
             prop::sample::select(vec!["call", "result"]),
             prop::option::of(tool()),
-            prop::option::of(condition())
+            prop::option::of(condition()),
+            prop::collection::vec((name(), value()), 0..3)
         )
-            .prop_map(|(n, kind, tool, guard)| {
+            .prop_map(|(n, kind, tool, guard, binds)| {
                 let mut text = format!("event {n} = {kind}");
                 if let Some(tool) = tool {
                     text.push(' ');
@@ -353,6 +412,12 @@ fn statement() -> impl Strategy<Value = String> {
                 if let Some(guard) = guard {
                     text.push_str(" where ");
                     text.push_str(&guard);
+                }
+                if !binds.is_empty() {
+                    let binds: Vec<String> =
+                        binds.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                    text.push_str(" bind ");
+                    text.push_str(&binds.join(", "));
                 }
                 text
             }),

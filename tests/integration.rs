@@ -27,3 +27,4 @@ mod semantics;
 mod shrink;
 mod spec_errors;
 mod util;
+mod values;

@@ -388,9 +388,9 @@ fn explore_json_unreached_allowed_and_emitted() {
             _ => None,
         })
         .collect();
-    assert!(unreached.contains(&("forbidden-transition", "unknown", Some("create"), 75)));
-    assert!(unreached.contains(&("forbidden-transition", "checking", Some("create"), 75)));
-    assert!(unreached.contains(&("unaccepted-end", "checking", None, 49)));
+    assert!(unreached.contains(&("forbidden-transition", "unknown", Some("create"), 84)));
+    assert!(unreached.contains(&("forbidden-transition", "checking", Some("create"), 84)));
+    assert!(unreached.contains(&("unaccepted-end", "checking", None, 54)));
 
     // Allowed paths: `states` has one more entry than `path`, and ends in `end`; a
     // `truncated` line counts the spec's paths.

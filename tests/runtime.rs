@@ -164,8 +164,10 @@ fn a_forbidden_call_is_denied_before_it_runs_and_reported_by_feed_at_once() {
     assert!(monitor.allows(&result).is_allowed());
     assert!(monitor.feed(result).is_empty());
 
+    // A new request id after an unknown outcome: the blind re-create (the same id would
+    // be an idempotent retry).
     let retry = json!({"type": "tool_use", "id": "t2", "name": "create_record",
-        "input": {"request_id": "r1"}});
+        "input": {"request_id": "r2"}});
     let mut retry = runtime::anthropic_tool_use(&retry).expect("a call");
     retry.loc.line = 3;
     let answer = monitor.allows(&retry);
@@ -179,9 +181,9 @@ fn a_forbidden_call_is_denied_before_it_runs_and_reported_by_feed_at_once() {
             "blind re-create: the first create may have committed; look it up by request id first"
         )
     );
-    assert_eq!(answer.allowed_events(), ["lookup"]);
+    assert_eq!(answer.allowed_events(), ["retry", "lookup"]);
     let rule = answer.rule().expect("the forbid rule");
-    assert_eq!(rule.line_col().0, 75);
+    assert_eq!(rule.line_col().0, 84);
     let path: Vec<(String, u64)> = answer
         .denial()
         .and_then(|d| d.violation.as_deref())

@@ -676,3 +676,20 @@ fn a_document_that_is_one_message_is_shrunk_as_native_records() {
         "{text}"
     );
 }
+
+#[test]
+fn shrinking_keeps_the_record_that_bound_the_value_compared() {
+    let output = run(&[
+        "shrink",
+        "specs/narrow_before_retry.tg",
+        "traces/narrow_before_retry/fail/forbidden-transition.jsonl",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let shrunk = stdout(&output);
+    // The refusal that bound `$window` (720) stays with its call; the retry with the
+    // same window is the violation; the first refusal (1440) and the prompt go.
+    let lines: Vec<&str> = shrunk.lines().collect();
+    assert_eq!(lines.len(), 3, "{shrunk}");
+    assert!(lines[1].contains("window_too_large"), "{shrunk}");
+    assert!(lines.iter().all(|l| !l.contains("1440")), "{shrunk}");
+}

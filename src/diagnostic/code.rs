@@ -95,6 +95,10 @@ codes! {
         "two event patterns that claim exactly the same records";
     ToolOnNonToolPattern => "tool-on-non-tool-pattern", Error,
         "a tool name given to a `message` or `record` pattern";
+    UnknownVariable => "unknown-variable", Error,
+        "a `$VAR` that no event's `bind` sets";
+    TypeMismatch => "type-mismatch", Error,
+        "a comparison or arithmetic between values that can never be compared or combined";
     UnreachableState => "unreachable-state", Warning,
         "a state that no sequence of events leads to from the initial state";
     TrapState => "trap-state", Warning,
@@ -129,6 +133,8 @@ codes! {
         "a record of a joined log without an RFC 3339 `time` to order it by";
     TimeOutOfOrder => "time-out-of-order", Error,
         "a joined log whose records are not in time order";
+    UnsetVariable => "unset-variable", Warning,
+        "a variable read in a state that no path binding it leads to";
 }
 
 impl Code {

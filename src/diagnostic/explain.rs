@@ -48,6 +48,9 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnusableTime => UNUSABLE_TIME,
         Code::TimeOutOfOrder => TIME_OUT_OF_ORDER,
         Code::MissingKey => MISSING_KEY,
+        Code::UnknownVariable => UNKNOWN_VARIABLE,
+        Code::TypeMismatch => TYPE_MISMATCH,
+        Code::UnsetVariable => UNSET_VARIABLE,
     }
 }
 
@@ -287,6 +290,64 @@ nothing, and an `accept` list with a misspelt state rejects traces that should p
     forbid unkown on create: "blind re-create"
 
 Fix the spelling: `forbid unknown on create: "blind re-create"`.
+"##;
+
+const UNKNOWN_VARIABLE: &str = r##"## What it means
+A guard or a `bind` reads `$NAME`, and no event of the spec binds `NAME`
+(`event E = PATTERN bind NAME = VALUE`).
+
+## Why it matters
+A variable nobody sets is always unset, so every comparison with it acts as on a missing
+path: the rule it belongs to can never do what it says. It is almost always a typo.
+
+## Example
+    event create  = call create_record bind rid = args.request_id
+    event created = result create_record where output.request_id == $ird
+    initial idle
+    idle    -> pending on create
+    pending -> done    on created
+
+Fix: read the variable that is bound: `$rid`.
+"##;
+
+const TYPE_MISMATCH: &str = r##"## What it means
+A comparison or an arithmetic operation joins values whose types are known before any
+record is read, and no record can make it valid: a duration compared with a string or a
+number, arithmetic on a string, a boolean or `null`, a computed number compared with a
+string.
+
+## Why it matters
+tracegate never coerces: such a test would be false on every record, so the rule it
+guards could never fire (or, under `not`, always would). That is a mistake in the spec.
+
+## Example
+    event call = call fetch where args.timeout == 30s + "1"
+    initial idle
+    idle -> idle on call
+
+Fix: compare like with like: `args.timeout * 1s == 30s`.
+"##;
+
+const UNSET_VARIABLE: &str = r##"## What it means
+An event's guard or `bind` reads `$NAME` in a state that the instance can reach without
+any event having bound `NAME` on the way. Found by `tracegate lint`.
+
+## Why it matters
+There the variable is unset, so the guard acts as on a missing path (`==` false, `!=`
+true): the rule usually does not say what its author meant. `has $NAME` asks whether it
+is set, and is never reported.
+
+## Example
+    event create = call create_record where args.request_id != $rid
+    event done   = result create_record bind rid = args.request_id
+    initial idle
+    idle    -> pending on create
+    pending -> done    on done
+    done    -> pending on create
+
+In `idle` no create has been seen, so `$rid` is unset and the first create matches only
+because `!=` holds on a missing value. Fix: bind the variable on an earlier move, or say
+what the first time means with `has $rid` (`not has $rid or args.request_id != $rid`).
 "##;
 
 const UNKNOWN_EVENT: &str = r##"## What it means

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::emit::{Format, Inexpressible, RecordSite, native_line};
+use super::fit::Bound;
 use super::paths::{AllowedPath, Counterexample, Step};
 use super::synth::{
     JsonRecord, any_result, as_record, classify, last_key, neutral_result, records_for, set_path,
@@ -132,6 +133,8 @@ struct Builder<'m> {
     calls: usize,
     /// Why the last attempt to place a record failed.
     why: Option<String>,
+    /// What the instance has bound so far, for specs whose guards read it.
+    bound: Bound,
 }
 
 fn build(
@@ -180,6 +183,7 @@ fn build_keyed(
         open: Vec::new(),
         calls: 0,
         why: None,
+        bound: Bound::new(machine),
     };
     for (&(state, event), templates) in moves.iter().zip(choices) {
         builder.why = None;
@@ -349,13 +353,38 @@ impl Builder<'_> {
             self.why = Some(why.to_string());
             return false;
         }
-        match classify(self.machine, record, inherited) {
+        let events = if self.machine.is_contextual() {
+            self.bound.classify(self.machine, record, inherited)
+        } else {
+            classify(self.machine, record, inherited)
+        };
+        match events {
             Ok(events) if events == [event] => true,
             Ok(events) => {
-                self.why = Some(format!(
-                    "joined to its call and keyed, the record matches {}",
-                    self.names(&events)
-                ));
+                let unset = if self.machine.is_contextual() {
+                    self.bound.unset_reads(self.machine, event)
+                } else {
+                    Vec::new()
+                };
+                let unseen = self.machine.is_contextual()
+                    && self.bound.lacks_provenance(self.machine, event);
+                self.why = Some(if unset.is_empty() && unseen {
+                    format!(
+                        "its condition asks for a value seen in an earlier output or message, and no earlier record of this path shows one (the record matches {})",
+                        self.names(&events)
+                    )
+                } else if unset.is_empty() {
+                    format!(
+                        "joined to its call and keyed, the record matches {}",
+                        self.names(&events)
+                    )
+                } else {
+                    format!(
+                        "its condition reads {}, which no earlier move of this path binds (the record matches {})",
+                        unset.join(" and "),
+                        self.names(&events)
+                    )
+                });
                 false
             }
             Err(why) => {
@@ -408,6 +437,9 @@ impl Builder<'_> {
     /// Places a record for `event` (taken in `state`) built from `template`; `false`
     /// when no way of placing it matches exactly `event`.
     fn place(&mut self, state: StateId, event: EventId, template: &JsonRecord) -> bool {
+        if self.machine.is_contextual() && self.bound.lacks_provenance(self.machine, event) {
+            self.add_source(state, event);
+        }
         let keyings: &[bool] = if self.keys.is_empty() {
             &[false]
         } else {
@@ -437,10 +469,12 @@ impl Builder<'_> {
                 let id = self.fresh_id();
                 let mut record = template.clone();
                 record.insert("call_id".into(), json!(id));
-                let record = key(self, record, None);
+                let mut record = key(self, record, None);
+                self.fit(event, &mut record, None);
                 if !self.exact(&record, None, event) {
                     return false;
                 }
+                self.commit(state, event, &record, None);
                 self.calls += 1;
                 self.open.push(OpenCall {
                     id,
@@ -455,24 +489,73 @@ impl Builder<'_> {
                 true
             }
             Some("result") => {
-                if self.join(event, template, keyed) {
+                if self.join(state, event, template, keyed) {
                     return true;
                 }
                 self.standalone(state, event, template, keyed)
             }
             _ => {
-                let record = key(self, template.clone(), None);
+                let mut record = key(self, template.clone(), None);
+                self.fit(event, &mut record, None);
                 if !self.exact(&record, None, event) {
                     return false;
                 }
+                self.commit(state, event, &record, None);
                 self.records.push(record);
                 true
             }
         }
     }
 
+    /// Before an event that needs a value from an earlier output or message, and when
+    /// the path has shown none: a record that shows one and moves nothing (a result of
+    /// a tool the test names, or a message), so the event's record can cite it.
+    fn add_source(&mut self, state: StateId, event: EventId) {
+        let Some(mut source) = self.bound.source_record(self.machine, event) else {
+            return;
+        };
+        let is_result = source.get("kind") == Some(&json!("result"));
+        if is_result {
+            if self.format.results_need_calls() {
+                return;
+            }
+            source.insert("call_id".into(), json!(self.fresh_id()));
+        }
+        if self.format.accepts(&source).is_err() || !self.harmless(state, &source) {
+            self.why = None;
+            return;
+        }
+        if is_result {
+            self.calls += 1;
+        }
+        self.commit(state, event, &source, None);
+        self.records.push(source);
+    }
+
+    /// Fits `record` to the values bound so far (specs whose guards read them only).
+    fn fit(&self, event: EventId, record: &mut JsonRecord, inherited: Option<&Value>) {
+        if self.machine.is_contextual() {
+            self.bound.fit(self.machine, event, record, inherited);
+        }
+    }
+
+    /// Takes note of what placing `record` as `event` in `state` binds and shows.
+    fn commit(
+        &mut self,
+        state: StateId,
+        event: EventId,
+        record: &JsonRecord,
+        inherited: Option<&Value>,
+    ) {
+        if self.machine.is_contextual() {
+            let moved = matches!(self.machine.step(state, event), Move::Go { .. });
+            self.bound
+                .commit(self.machine, event, moved, record, inherited);
+        }
+    }
+
     /// Answers the most recent open call the event's pattern accepts.
-    fn join(&mut self, event: EventId, template: &JsonRecord, keyed: bool) -> bool {
+    fn join(&mut self, state: StateId, event: EventId, template: &JsonRecord, keyed: bool) -> bool {
         let matcher = &self.machine.events[event].matcher;
         let Some(index) = self.open.iter().rposition(|call| {
             matcher
@@ -494,14 +577,16 @@ impl Builder<'_> {
                 _ => {}
             }
         }
-        let record = if keyed {
+        let mut record = if keyed {
             self.keyed(record, inherited.as_ref())
         } else {
             record
         };
+        self.fit(event, &mut record, inherited.as_ref());
         if !self.exact(&record, inherited.as_ref(), event) {
             return false;
         }
+        self.commit(state, event, &record, inherited.as_ref());
         self.open.remove(index);
         self.records.push(record);
         true
@@ -520,14 +605,16 @@ impl Builder<'_> {
         let mut record = template.clone();
         record.insert("call_id".into(), json!(id));
         if !self.format.results_need_calls() {
-            let record = if keyed {
+            let mut record = if keyed {
                 self.keyed(record, None)
             } else {
                 record
             };
+            self.fit(event, &mut record, None);
             if !self.exact(&record, None, event) {
                 return false;
             }
+            self.commit(state, event, &record, None);
             self.calls += 1;
             self.records.push(record);
             return true;
@@ -542,17 +629,19 @@ impl Builder<'_> {
         call.insert("args".into(), record.remove("args").unwrap_or(json!({})));
         let call = if keyed { self.keyed(call, None) } else { call };
         let inherited = call.get("args").cloned();
-        let record = if keyed {
+        let mut record = if keyed {
             self.keyed(record, inherited.as_ref())
         } else {
             record
         };
+        self.fit(event, &mut record, inherited.as_ref());
         if self.format.accepts(&call).is_err()
             || !self.harmless(state, &call)
             || !self.exact(&record, inherited.as_ref(), event)
         {
             return false;
         }
+        self.commit(state, event, &record, inherited.as_ref());
         self.calls += 1;
         self.records.push(call);
         self.records.push(record);

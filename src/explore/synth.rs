@@ -117,6 +117,12 @@ fn guard_dnf(guard: &Guard, positive: bool) -> Vec<Conj<'_>> {
         (Guard::Matches { path, regex }, _) => lit(path, Test::Matches(regex), positive),
         (Guard::Has(path), _) => lit(path, Test::Has, positive),
         (Guard::Is(path, ty), _) => lit(path, Test::Is(*ty), positive),
+        // Tests on variables, provenance and secrets depend on more than the record:
+        // no constraint here; the candidate is checked against the compiled pattern.
+        (
+            Guard::Relation { .. } | Guard::HasVar(_) | Guard::Provenance { .. } | Guard::Secret(_),
+            _,
+        ) => vec![Vec::new()],
     }
 }
 
@@ -228,7 +234,14 @@ pub fn records_for(
             if found.contains(&fields) || !accept(&fields) {
                 continue;
             }
-            if classify(machine, &fields, None).is_ok_and(|events| events == [event]) {
+            // Which event a record is may depend on what the instance has bound; such
+            // templates are fitted and classified in context when they are placed.
+            let fits = if machine.is_contextual() {
+                shape_matches(&machine.events[event].matcher, &fields)
+            } else {
+                classify(machine, &fields, None).is_ok_and(|events| events == [event])
+            };
+            if fits {
                 found.push(fields);
             }
         }
@@ -237,6 +250,22 @@ pub fn records_for(
     // it only when nothing else satisfies the event.
     found.sort_by_key(|fields| fields.get("status") == Some(&json!("missing")));
     found
+}
+
+/// Whether `fields` has the kind and tool `matcher` asks for (its guard aside).
+fn shape_matches(matcher: &Matcher, fields: &JsonRecord) -> bool {
+    let kind = fields.get("kind").and_then(Value::as_str);
+    let kind_ok = match matcher.kind {
+        PatternKind::Record => true,
+        other => kind_name(other) == kind,
+    };
+    let tool_ok = matcher.tool.as_ref().is_none_or(|tool| {
+        fields
+            .get("tool")
+            .and_then(Value::as_str)
+            .is_some_and(|name| tool.matches(name))
+    });
+    kind_ok && tool_ok
 }
 
 /// A result for `tool` that matches no event of `machine`, for closing a call nothing

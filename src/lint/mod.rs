@@ -49,6 +49,7 @@ pub fn lint_spec(spec: &Linted<'_>) -> Vec<Diagnostic> {
     duplicate_paths(spec, &mut found);
     overlap::overlapping_patterns(spec, &mut found);
     vacuous(spec, &mut found);
+    unset_variables(spec, &graph, &mut found);
     found.sort_by_key(|f| (f.span.start, f.span.end, f.code));
     found
         .into_iter()
@@ -135,6 +136,94 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) 
                 finding = finding.with_related(span, label);
             }
             found.push(finding);
+        }
+    }
+}
+
+/// Variables read where no move that binds them can have happened yet: for each
+/// state, the variables some path from the initial state binds (a may-analysis);
+/// an event that moves (or is forbidden) in a state reads its variables there.
+/// `has $VAR` asks whether the variable is set, so it is not a read.
+fn unset_variables(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) {
+    let machine = spec.machine;
+    if machine.variables.is_empty() {
+        return;
+    }
+    let slot = |name: &str| machine.variables.iter().position(|v| v == name);
+    let n = machine.state_count();
+    let mut bound = vec![BTreeSet::<usize>::new(); n];
+    let reachable = Moves::closure(&moves.forward, [machine.initial]);
+    // Grows monotonically over a finite lattice, so the loop ends.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for from in machine.state_ids() {
+            for event in 0..machine.events.len() {
+                if let Move::Go { to, .. } = machine.step(from, event) {
+                    let mut next = bound[from.index()].clone();
+                    next.extend(machine.events[event].binds.iter().map(|(slot, _)| *slot));
+                    if !next.is_subset(&bound[to.index()]) {
+                        bound[to.index()].extend(next);
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    for item in &spec.file.items {
+        let ItemKind::Event(decl) = &item.kind else {
+            continue;
+        };
+        let Some(event) = event_id(machine, &decl.name.name) else {
+            continue;
+        };
+        let mut reads: Vec<&Ident> = Vec::new();
+        // A condition that tests `has $VAR` has said what the unset case means.
+        let mut tested: BTreeSet<&str> = BTreeSet::new();
+        if let Some(guard) = &decl.pattern.guard {
+            guard.each_var(&mut |var, only_has| {
+                if only_has {
+                    tested.insert(var.name.as_str());
+                } else {
+                    reads.push(var);
+                }
+            });
+        }
+        reads.retain(|var| !tested.contains(var.name.as_str()));
+        for bind in &decl.binds {
+            bind.value.each_var(&mut |var| reads.push(var));
+        }
+        let mut reported = BTreeSet::new();
+        for var in reads {
+            let Some(var_slot) = slot(&var.name) else {
+                continue;
+            };
+            let unset_in = machine.state_ids().find(|&state| {
+                reachable[state.index()]
+                    && !matches!(machine.step(state, event), Move::Unspecified)
+                    && !bound[state.index()].contains(&var_slot)
+            });
+            if let Some(state) = unset_in {
+                if reported.insert(var.name.as_str()) {
+                    found.push(
+                        SpecFinding::new(
+                            Code::UnsetVariable,
+                            var.span,
+                            format!(
+                                "event `{}` reads `${}` in state `{}`, which no move that binds `{}` leads to",
+                                decl.name.name,
+                                var.name,
+                                machine.state(state).name,
+                                var.name
+                            ),
+                        )
+                        .with_hint(format!(
+                            "there `${}` is unset and acts as a missing path; bind it on an earlier move, or test `has ${}`",
+                            var.name, var.name
+                        )),
+                    );
+                }
+            }
         }
     }
 }

@@ -13,10 +13,11 @@ use regex::{Regex, RegexBuilder};
 
 use super::SpecError;
 use super::ast::{
-    Expr, Ident, ItemKind, Otherwise, Pattern, PatternKind, RegexLit, Span, SpecFile, StateSet,
-    ToolPattern,
+    ArithOp, CompareOp, Expr, Ident, ItemKind, JsonType, Operand, Otherwise, Pattern, PatternKind,
+    RegexLit, Source, Span, SpecFile, StateSet, ToolPattern,
 };
 use crate::diagnostic::Code;
+use crate::eval::{self, Val, parse_rfc3339};
 use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
     StateId, ToolMatcher,
@@ -58,6 +59,42 @@ struct Analyzer<'f> {
     events: Vec<Event>,
     /// First statement of each kind that may appear once, for duplicate reports.
     seen_once: BTreeMap<&'static str, Span>,
+    /// Variables some `bind` sets, by name, to their slot.
+    variables: BTreeMap<&'f str, usize>,
+    /// Whether a guard reads a variable or a provenance index.
+    contextual: bool,
+    /// Whether a guard tests provenance.
+    provenance: bool,
+}
+
+/// What can be known of a value's type before any record is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    /// A path or a variable: anything.
+    Unknown,
+    /// A JSON value of this type; `computed` when arithmetic made it.
+    Json(JsonType, bool),
+    Duration,
+    Instant,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Unknown => "a value",
+            Ty::Json(JsonType::Number, true) => "a number (computed)",
+            Ty::Json(ty, _) => match ty {
+                JsonType::Null => "`null`",
+                JsonType::Bool => "a boolean",
+                JsonType::Number => "a number",
+                JsonType::String => "a string",
+                JsonType::Array => "an array",
+                JsonType::Object => "an object",
+            },
+            Ty::Duration => "a duration",
+            Ty::Instant => "an instant",
+        }
+    }
 }
 
 /// A state under construction: its name, where first named.
@@ -131,6 +168,15 @@ impl<'f> Analyzer<'f> {
 
     /// First pass: declarations that later statements refer to.
     fn collect(&mut self, file: &'f SpecFile) {
+        // Variables first: a guard may read one that a later event binds.
+        for item in &file.items {
+            if let ItemKind::Event(decl) = &item.kind {
+                for bind in &decl.binds {
+                    let slot = self.variables.len();
+                    self.variables.entry(bind.var.name.as_str()).or_insert(slot);
+                }
+            }
+        }
         for item in &file.items {
             match &item.kind {
                 ItemKind::Spec(name) => {
@@ -182,11 +228,20 @@ impl<'f> Analyzer<'f> {
                         continue;
                     }
                     let matcher = self.matcher(&decl.pattern);
+                    let binds = decl
+                        .binds
+                        .iter()
+                        .filter_map(|bind| {
+                            let (value, _) = self.operand(&bind.value)?;
+                            Some((self.variables[bind.var.name.as_str()], value))
+                        })
+                        .collect();
                     self.event_index.insert(name, self.events.len());
                     self.events.push(Event {
                         name: name.to_string(),
                         span: item.span,
                         matcher,
+                        binds,
                     });
                 }
                 ItemKind::Transition(_) | ItemKind::Forbid(_) | ItemKind::Path(_) => {}
@@ -267,6 +322,10 @@ impl<'f> Analyzer<'f> {
     /// Compiles a guard, reporting bad regexes. Returns `None` when part of it failed
     /// (the error is recorded, so the spec will not compile).
     fn guard(&mut self, expr: &Expr) -> Option<Guard> {
+        if let Expr::Secret { .. } = expr {
+            // Not instance data, but the explorer fits such records in context.
+            self.contextual = true;
+        }
         Some(match expr {
             Expr::Or(a, b) => {
                 let (a, b) = (self.guard(a), self.guard(b));
@@ -293,7 +352,200 @@ impl<'f> Analyzer<'f> {
             },
             Expr::Has { path, .. } => Guard::Has(path.segments.clone()),
             Expr::Is { path, ty, .. } => Guard::Is(path.segments.clone(), *ty),
+            Expr::Relation { lhs, op, rhs } => {
+                let (a, b) = (self.operand(lhs), self.operand(rhs));
+                let ((lhs_value, lhs_ty), (rhs_value, rhs_ty)) = (a?, b?);
+                self.check_comparison(expr.span(), lhs_ty, *op, rhs_ty)?;
+                // Which records satisfy it is found by evaluating, in context: the
+                // checker classifies per instance and the explorer fits records.
+                self.contextual = true;
+                Guard::Relation {
+                    lhs: lhs_value,
+                    op: *op,
+                    rhs: rhs_value,
+                }
+            }
+            Expr::HasVar { var, .. } => Guard::HasVar(self.variable(var)?),
+            Expr::Provenance { value, source, .. } => {
+                self.contextual = true;
+                self.provenance = true;
+                let (value, _) = self.operand(value)?;
+                match source {
+                    Source::Outputs(tool) => Guard::Provenance {
+                        value,
+                        outputs: true,
+                        tool: match tool {
+                            None => None,
+                            Some(tool) => Some(self.tool_matcher(tool)?),
+                        },
+                        role: None,
+                    },
+                    Source::Messages(role) => Guard::Provenance {
+                        value,
+                        outputs: false,
+                        tool: None,
+                        role: role.as_ref().map(|role| role.name.clone()),
+                    },
+                }
+            }
+            Expr::Secret { target, .. } => Guard::Secret(match target {
+                None => None,
+                Some(target) => Some(self.operand(target)?.0),
+            }),
         })
+    }
+
+    /// The slot of `$VAR`, or the `unknown-variable` error.
+    fn variable(&mut self, var: &Ident) -> Option<usize> {
+        self.contextual = true;
+        if let Some(&slot) = self.variables.get(var.name.as_str()) {
+            return Some(slot);
+        }
+        let mut error = SpecError::new(
+            Code::UnknownVariable,
+            var.span,
+            format!("variable `${}` is bound by no event", var.name),
+        );
+        error = match crate::suggest::did_you_mean(&var.name, self.variables.keys().copied()) {
+            Some(name) => error.with_hint(format!("did you mean `${name}`?")),
+            None => error.with_hint(format!(
+                "an event binds it: `event NAME = PATTERN bind {} = VALUE`",
+                var.name
+            )),
+        };
+        self.errors.push(error);
+        None
+    }
+
+    /// Compiles a value and works out what can be known of its type; reports unknown
+    /// variables and arithmetic that can never be valid.
+    fn operand(&mut self, value: &Operand) -> Option<(eval::Operand, Ty)> {
+        Some(match value {
+            Operand::Path(path) => (eval::Operand::Path(path.segments.clone()), Ty::Unknown),
+            Operand::Var(var) => (eval::Operand::Var(self.variable(var)?), Ty::Unknown),
+            Operand::Literal(lit) => (
+                eval::Operand::Const(Val::Json(std::borrow::Cow::Owned(lit.value.clone()))),
+                Ty::Json(JsonType::of(&lit.value), false),
+            ),
+            Operand::Duration(duration) => (
+                eval::Operand::Const(Val::Duration(
+                    i128::from(duration.amount) * duration.unit.nanos(),
+                )),
+                Ty::Duration,
+            ),
+            Operand::Group(inner, _) => self.operand(inner)?,
+            Operand::Arith { op, lhs, rhs } => {
+                let (a, b) = (self.operand(lhs), self.operand(rhs));
+                let ((a, a_ty), (b, b_ty)) = (a?, b?);
+                let ty = self.arith_type(value.span(), *op, (lhs, a_ty), (rhs, b_ty))?;
+                (eval::Operand::Arith(*op, Box::new(a), Box::new(b)), ty)
+            }
+        })
+    }
+
+    /// The type of `a op b`, or a `type-mismatch` when it can never be valid.
+    fn arith_type(
+        &mut self,
+        span: Span,
+        op: ArithOp,
+        (a_expr, a): (&Operand, Ty),
+        (b_expr, b): (&Operand, Ty),
+    ) -> Option<Ty> {
+        use ArithOp::{Add, Div, Mul, Sub};
+        let number = |ty: Ty| matches!(ty, Ty::Json(JsonType::Number, _));
+        let string_time = |ty: Ty, expr: &Operand| match (ty, expr) {
+            (Ty::Json(JsonType::String, _), Operand::Literal(lit)) => {
+                lit.value.as_str().and_then(parse_rfc3339).is_some()
+            }
+            _ => false,
+        };
+        // Values no arithmetic accepts, whatever the other side is.
+        for ty in [a, b] {
+            if let Ty::Json(
+                JsonType::Null | JsonType::Bool | JsonType::Array | JsonType::Object,
+                _,
+            ) = ty
+            {
+                return self.mismatch(span, format!("arithmetic on {}", ty.name()));
+            }
+        }
+        let found = match (op, a, b) {
+            // With one side unknown, the other may still decide what a valid result is.
+            (Add | Sub, x, Ty::Unknown) | (Add | Sub, Ty::Unknown, x) if number(x) => {
+                Ty::Json(JsonType::Number, true)
+            }
+            (Div, Ty::Unknown, y) if number(y) => Ty::Unknown,
+            (Div, x, Ty::Unknown) if number(x) => Ty::Json(JsonType::Number, true),
+            (Mul, Ty::Duration, Ty::Unknown) | (Mul, Ty::Unknown, Ty::Duration) => Ty::Duration,
+            (Div, Ty::Duration, Ty::Unknown) => Ty::Duration,
+            (_, Ty::Json(JsonType::String, _), Ty::Unknown)
+            | (_, Ty::Unknown, Ty::Json(JsonType::String, _))
+                if matches!(op, Mul | Div) =>
+            {
+                return self.mismatch(span, format!("`{}` on a string", op.symbol()));
+            }
+            (_, Ty::Unknown, _) | (_, _, Ty::Unknown) => Ty::Unknown,
+            (_, x, y) if number(x) && number(y) => Ty::Json(JsonType::Number, true),
+            (Add | Sub, Ty::Duration, Ty::Duration) => Ty::Duration,
+            (Mul, Ty::Duration, y) | (Mul, y, Ty::Duration) if number(y) => Ty::Duration,
+            (Div, Ty::Duration, y) if number(y) => Ty::Duration,
+            (Add, Ty::Duration, Ty::Instant) | (Add | Sub, Ty::Instant, Ty::Duration) => {
+                Ty::Instant
+            }
+            (Add, Ty::Duration, _) if string_time(b, b_expr) => Ty::Instant,
+            (Add | Sub, _, Ty::Duration) if string_time(a, a_expr) => Ty::Instant,
+            (Sub, Ty::Instant, Ty::Instant) => Ty::Duration,
+            _ => {
+                let what = format!("`{}` between {} and {}", op.symbol(), a.name(), b.name());
+                return self.mismatch(span, what);
+            }
+        };
+        Some(found)
+    }
+
+    /// Reports a comparison that can never hold, whatever the record.
+    fn check_comparison(&mut self, span: Span, a: Ty, op: CompareOp, b: Ty) -> Option<()> {
+        let ok = match (a, b) {
+            (Ty::Unknown, _) | (_, Ty::Unknown) => true,
+            (Ty::Duration, Ty::Duration) | (Ty::Instant, Ty::Instant) => true,
+            (Ty::Instant, Ty::Json(JsonType::String, _))
+            | (Ty::Json(JsonType::String, _), Ty::Instant) => true,
+            (Ty::Duration | Ty::Instant, _) | (_, Ty::Duration | Ty::Instant) => false,
+            (Ty::Json(x, computed_a), Ty::Json(y, computed_b)) => {
+                x == y || !(computed_a || computed_b)
+            }
+        };
+        if ok {
+            return Some(());
+        }
+        self.mismatch(
+            span,
+            format!("`{}` between {} and {}", op.symbol(), a.name(), b.name()),
+        )
+    }
+
+    fn mismatch<T>(&mut self, span: Span, what: String) -> Option<T> {
+        self.errors.push(
+            SpecError::new(
+                Code::TypeMismatch,
+                span,
+                format!("{what} can never hold: no value is coerced"),
+            )
+            .with_hint(
+                "compare durations with durations (`30s`), instants with RFC 3339 strings or `$t + 30s`, numbers with numbers",
+            ),
+        );
+        None
+    }
+
+    fn tool_matcher(&mut self, tool: &ToolPattern) -> Option<ToolMatcher> {
+        match tool {
+            ToolPattern::Name(name, _) => Some(ToolMatcher::Name(name.clone())),
+            ToolPattern::Glob(glob, span) => self
+                .regex(&glob_to_regex(glob), false, *span)
+                .map(ToolMatcher::Pattern),
+            ToolPattern::Regex(re) => self.regex_lit(re).map(ToolMatcher::Pattern),
+        }
     }
 
     /// Reports pairs of event patterns where one claims every record the other does
@@ -393,6 +645,17 @@ impl<'f> Analyzer<'f> {
             per,
             forbids,
             moves: table,
+            variables: {
+                let mut names: Vec<(usize, String)> = self
+                    .variables
+                    .iter()
+                    .map(|(name, &slot)| (slot, name.to_string()))
+                    .collect();
+                names.sort();
+                names.into_iter().map(|(_, name)| name).collect()
+            },
+            contextual: self.contextual,
+            provenance: self.provenance,
         })
     }
 

@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+pub use crate::eval::{ArithOp, DurationUnit};
 pub use crate::json::{CompareOp, JsonType, Segment};
 pub use crate::machine::{Otherwise, PatternKind};
 pub use crate::source::Span;
@@ -82,13 +83,24 @@ pub struct StrLit {
     pub span: Span,
 }
 
-/// `event NAME = PATTERN`.
+/// `event NAME = PATTERN [bind VAR = VALUE, ...]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventDecl {
     /// The event's name.
     pub name: Ident,
     /// Which records it is.
     pub pattern: Pattern,
+    /// The instance variables set when the event's move is taken, in order.
+    pub binds: Vec<Bind>,
+}
+
+/// `VAR = VALUE` after `bind`: `name` is written without its `$`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bind {
+    /// The variable set.
+    pub var: Ident,
+    /// The value it takes, evaluated on the record with the instance's variables.
+    pub value: Operand,
 }
 
 /// `call|result|message|record [TOOL] [where EXPR]`
@@ -227,6 +239,155 @@ pub enum Expr {
     },
     /// `( EXPR )`, kept so `fmt` can reproduce the author's grouping.
     Group(Box<Expr>, Span),
+    /// A comparison that is not `PATH op LITERAL`: a variable, a second path,
+    /// arithmetic or a duration on either side (`output.id == args.id`, `$n < 3`).
+    Relation {
+        /// The left side.
+        lhs: Operand,
+        /// The comparison.
+        op: CompareOp,
+        /// The right side.
+        rhs: Operand,
+    },
+    /// `has $VAR`: the variable is set.
+    HasVar {
+        /// The variable (its name without `$`).
+        var: Ident,
+        /// The whole test.
+        span: Span,
+    },
+    /// `VALUE in outputs [of TOOL]` or `VALUE in messages [from ROLE]`.
+    Provenance {
+        /// The value looked for.
+        value: Operand,
+        /// Where it must have been seen.
+        source: Source,
+        /// The whole test.
+        span: Span,
+    },
+    /// `secret in VALUE`, or `secret in record` (`target` is `None`).
+    Secret {
+        /// The value searched for a credential; `None` for the whole record.
+        target: Option<Operand>,
+        /// The whole test.
+        span: Span,
+    },
+}
+
+/// Where a provenance test looks for a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// `outputs` (any tool) or `outputs of TOOL`.
+    Outputs(Option<ToolPattern>),
+    /// `messages` (any role) or `messages from ROLE`.
+    Messages(Option<Ident>),
+}
+
+/// A value in a comparison, a provenance test or a `bind`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// A path into the record.
+    Path(Path),
+    /// `$NAME`: an instance variable (`name` without `$`; the span includes it).
+    Var(Ident),
+    /// A JSON literal.
+    Literal(Literal),
+    /// `500ms`, `30s`, `5m`, `2h`.
+    Duration(DurationLit),
+    /// `A + B`, `A - B`, `A * B`, `A / B`.
+    Arith {
+        /// The operator.
+        op: ArithOp,
+        /// The left operand.
+        lhs: Box<Operand>,
+        /// The right operand.
+        rhs: Box<Operand>,
+    },
+    /// `( VALUE )`, kept so `fmt` can reproduce the author's grouping.
+    Group(Box<Operand>, Span),
+}
+
+impl Operand {
+    /// Where the operand is written.
+    pub fn span(&self) -> Span {
+        match self {
+            Operand::Path(path) => path.span,
+            Operand::Var(var) => var.span,
+            Operand::Literal(literal) => literal.span,
+            Operand::Duration(duration) => duration.span,
+            Operand::Arith { lhs, rhs, .. } => lhs.span().to(rhs.span()),
+            Operand::Group(_, span) => *span,
+        }
+    }
+
+    /// Calls `found` with every variable the operand reads.
+    pub fn each_var<'a>(&'a self, found: &mut impl FnMut(&'a Ident)) {
+        match self {
+            Operand::Var(var) => found(var),
+            Operand::Arith { lhs, rhs, .. } => {
+                lhs.each_var(found);
+                rhs.each_var(found);
+            }
+            Operand::Group(inner, _) => inner.each_var(found),
+            Operand::Path(_) | Operand::Literal(_) | Operand::Duration(_) => {}
+        }
+    }
+}
+
+/// A duration literal: an integer and a unit, kept as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationLit {
+    /// The amount.
+    pub amount: u64,
+    /// The unit.
+    pub unit: DurationUnit,
+    /// Where it is written.
+    pub span: Span,
+}
+
+impl Expr {
+    /// Calls `found` with every variable the expression reads, and whether it is read
+    /// only by `has $VAR` (which asks whether it is set, so may run before it is).
+    pub fn each_var<'a>(&'a self, found: &mut impl FnMut(&'a Ident, bool)) {
+        match self {
+            Expr::Or(a, b) | Expr::And(a, b) => {
+                a.each_var(found);
+                b.each_var(found);
+            }
+            Expr::Not(inner, _) | Expr::Group(inner, _) => inner.each_var(found),
+            Expr::Relation { lhs, rhs, .. } => {
+                lhs.each_var(&mut |var| found(var, false));
+                rhs.each_var(&mut |var| found(var, false));
+            }
+            Expr::HasVar { var, .. } => found(var, true),
+            Expr::Provenance { value, .. } => value.each_var(&mut |var| found(var, false)),
+            Expr::Secret { target, .. } => {
+                if let Some(target) = target {
+                    target.each_var(&mut |var| found(var, false));
+                }
+            }
+            Expr::Compare { .. }
+            | Expr::In { .. }
+            | Expr::Matches { .. }
+            | Expr::Has { .. }
+            | Expr::Is { .. } => {}
+        }
+    }
+
+    /// Whether the expression uses a form that reads more than the record itself:
+    /// a variable or a provenance test.
+    pub fn reads_beyond_record(&self) -> bool {
+        match self {
+            Expr::Or(a, b) | Expr::And(a, b) => a.reads_beyond_record() || b.reads_beyond_record(),
+            Expr::Not(inner, _) | Expr::Group(inner, _) => inner.reads_beyond_record(),
+            Expr::Provenance { .. } | Expr::HasVar { .. } => true,
+            _ => {
+                let mut any = false;
+                self.each_var(&mut |_, _| any = true);
+                any
+            }
+        }
+    }
 }
 
 impl Expr {
@@ -238,7 +399,11 @@ impl Expr {
             | Expr::In { span, .. }
             | Expr::Has { span, .. }
             | Expr::Is { span, .. }
-            | Expr::Group(_, span) => *span,
+            | Expr::Group(_, span)
+            | Expr::HasVar { span, .. }
+            | Expr::Provenance { span, .. }
+            | Expr::Secret { span, .. } => *span,
+            Expr::Relation { lhs, rhs, .. } => lhs.span().to(rhs.span()),
             Expr::Compare { path, value, .. } => path.span.to(value.span),
             Expr::Matches { path, regex } => path.span.to(regex.span),
         }

@@ -32,8 +32,8 @@ use serde_json::Value;
 
 use super::SpecError;
 use super::ast::{
-    Expr, Ident, Item, ItemKind, Otherwise, Pattern, RegexLit, Span, SpecFile, StateSet,
-    ToolPattern,
+    Bind, Expr, Ident, Item, ItemKind, Operand, Otherwise, Pattern, RegexLit, Source, Span,
+    SpecFile, StateSet, ToolPattern,
 };
 
 /// The column limit the layout aims for. Tokens that cannot be broken (a long regex or
@@ -413,18 +413,35 @@ fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
                 pattern_head(&decl.pattern),
                 width = widths.event_name
             );
+            let binds = (!decl.binds.is_empty()).then(|| binds(&decl.binds));
             let Some(guard) = &decl.pattern.guard else {
-                return vec![head];
+                return match binds {
+                    None => vec![head],
+                    Some(binds) if head.len() + 1 + binds.len() <= WIDTH => {
+                        vec![format!("{head} {binds}")]
+                    }
+                    Some(binds) => vec![head, format!("    {binds}")],
+                };
             };
             let flat = format!("{head} where {}", flat(guard));
+            let whole = match &binds {
+                Some(binds) => format!("{flat} {binds}"),
+                None => flat.clone(),
+            };
+            if whole.len() <= WIDTH {
+                return vec![whole];
+            }
             if flat.len() <= WIDTH {
-                return vec![flat];
+                let mut lines = vec![flat];
+                lines.extend(binds.map(|binds| format!("    {binds}")));
+                return lines;
             }
             // `    where ` puts the condition at column 10.
             let mut lines = vec![head];
             let mut body = layout(guard, 10, Cont::Under(10));
             body[0] = format!("    where {}", body[0]);
             lines.append(&mut body);
+            lines.extend(binds.map(|binds| format!("    {binds}")));
             return lines;
         }
         ItemKind::Initial(state) => format!("initial {}", state.name),
@@ -487,9 +504,50 @@ fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
     vec![line]
 }
 
+/// `bind NAME = VALUE, ...`
+fn binds(binds: &[Bind]) -> String {
+    let list: Vec<String> = binds
+        .iter()
+        .map(|bind| format!("{} = {}", bind.var.name, operand(&bind.value)))
+        .collect();
+    format!("bind {}", list.join(", "))
+}
+
+/// A value, as written (groups are kept in the tree, so none are added).
+pub fn operand(value: &Operand) -> String {
+    match value {
+        Operand::Path(path) => path.to_string(),
+        Operand::Var(var) => format!("${}", var.name),
+        Operand::Literal(lit) => literal(&lit.value),
+        Operand::Duration(duration) => format!("{}{}", duration.amount, duration.unit.suffix()),
+        Operand::Arith { op, lhs, rhs } => {
+            format!("{} {} {}", operand(lhs), op.symbol(), operand(rhs))
+        }
+        Operand::Group(inner, _) => format!("({})", operand(inner)),
+    }
+}
+
 /// A condition on one line.
 pub fn flat(expr: &Expr) -> String {
     match expr {
+        Expr::Relation { lhs, op, rhs } => {
+            format!("{} {} {}", operand(lhs), op.symbol(), operand(rhs))
+        }
+        Expr::HasVar { var, .. } => format!("has ${}", var.name),
+        Expr::Provenance { value, source, .. } => {
+            let source = match source {
+                Source::Outputs(None) => "outputs".to_string(),
+                Source::Outputs(Some(tool)) => format!("outputs of {}", tool_pattern(tool)),
+                Source::Messages(None) => "messages".to_string(),
+                Source::Messages(Some(role)) => format!("messages from {}", role.name),
+            };
+            format!("{} in {source}", operand(value))
+        }
+        Expr::Secret { target: None, .. } => "secret in record".to_string(),
+        Expr::Secret {
+            target: Some(target),
+            ..
+        } => format!("secret in {}", operand(target)),
         Expr::Or(a, b) => format!("{} or {}", flat(a), flat(b)),
         Expr::And(a, b) => format!("{} and {}", flat(a), flat(b)),
         Expr::Not(inner, _) => format!("not {}", flat(inner)),
@@ -762,6 +820,10 @@ fn strip_item(kind: &mut ItemKind) {
             if let Some(guard) = &mut pattern.guard {
                 strip_expr(guard);
             }
+            for bind in &mut decl.binds {
+                strip_ident(&mut bind.var);
+                strip_operand(&mut bind.value);
+            }
         }
         ItemKind::Accept(states) | ItemKind::Hot(states) | ItemKind::Path(states) => {
             states.iter_mut().for_each(strip_ident)
@@ -810,6 +872,53 @@ fn strip_expr(expr: &mut Expr) {
         Expr::Has { path, span } | Expr::Is { path, span, .. } => {
             path.span = Span::default();
             *span = Span::default();
+        }
+        Expr::Relation { lhs, rhs, .. } => {
+            strip_operand(lhs);
+            strip_operand(rhs);
+        }
+        Expr::HasVar { var, span } => {
+            strip_ident(var);
+            *span = Span::default();
+        }
+        Expr::Provenance {
+            value,
+            source,
+            span,
+        } => {
+            strip_operand(value);
+            match source {
+                Source::Outputs(Some(ToolPattern::Name(_, span) | ToolPattern::Glob(_, span))) => {
+                    *span = Span::default()
+                }
+                Source::Outputs(Some(ToolPattern::Regex(regex))) => regex.span = Span::default(),
+                Source::Messages(Some(role)) => strip_ident(role),
+                Source::Outputs(None) | Source::Messages(None) => {}
+            }
+            *span = Span::default();
+        }
+        Expr::Secret { target, span } => {
+            if let Some(target) = target {
+                strip_operand(target);
+            }
+            *span = Span::default();
+        }
+    }
+}
+
+fn strip_operand(value: &mut Operand) {
+    match value {
+        Operand::Path(path) => path.span = Span::default(),
+        Operand::Var(var) => strip_ident(var),
+        Operand::Literal(lit) => lit.span = Span::default(),
+        Operand::Duration(duration) => duration.span = Span::default(),
+        Operand::Arith { lhs, rhs, .. } => {
+            strip_operand(lhs);
+            strip_operand(rhs);
+        }
+        Operand::Group(inner, span) => {
+            *span = Span::default();
+            strip_operand(inner);
         }
     }
 }

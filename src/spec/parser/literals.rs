@@ -235,7 +235,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A JSON literal. Backtracks if none starts here.
-    fn literal(&self, i: &'s str) -> Res<'s, Literal> {
+    pub(super) fn literal(&self, i: &'s str) -> Res<'s, Literal> {
         let start = self.ws(i);
         let (rest, value) = match start.chars().next() {
             Some('"') => {

@@ -7,7 +7,7 @@ use super::{Fail, Parser, Res, is_tool_char, keyword, report, require, word};
 use crate::diagnostic::Code;
 use crate::spec::SpecError;
 use crate::spec::ast::{
-    EventDecl, Forbid, Ident, ItemKind, Otherwise, Pattern, PatternKind, Span, StateSet,
+    Bind, EventDecl, Forbid, Ident, ItemKind, Otherwise, Pattern, PatternKind, Span, StateSet,
     ToolPattern, Transition,
 };
 use crate::suggest::did_you_mean_hint;
@@ -213,8 +213,46 @@ impl<'s> Parser<'s> {
                     .with_hint("an event is declared as `event NAME = call TOOL where CONDITION`"),
             );
         };
-        let (rest, (pattern, hint)) = self.pattern(after_eq)?;
-        Ok((rest, (ItemKind::Event(EventDecl { name, pattern }), hint)))
+        let (mut rest, (pattern, mut hint)) = self.pattern(after_eq)?;
+        let mut binds = Vec::new();
+        if let Some(after_bind) = bind_keyword(self.ws(rest)) {
+            let (after, parsed) = require(
+                self.separated(after_bind, ",", Self::bind, "a binding"),
+                || self.syntax(after_bind, "expected a binding after `bind`: `bind n = 1`"),
+            )?;
+            binds = parsed;
+            rest = after;
+            hint = None;
+        }
+        let decl = EventDecl {
+            name,
+            pattern,
+            binds,
+        };
+        Ok((rest, (ItemKind::Event(decl), hint)))
+    }
+
+    /// `VAR = VALUE` in a `bind` list.
+    fn bind(&self, i: &'s str) -> Res<'s, Bind> {
+        let start = self.ws(i);
+        if start.starts_with('$') {
+            return report(
+                self.syntax(start, "a bound variable is named without `$`")
+                    .with_hint("write `bind n = 1`, and read it as `$n`"),
+            );
+        }
+        let (rest, var) = self.ident(start)?;
+        let next = self.ws(rest);
+        let Some(after_eq) = next
+            .strip_prefix('=')
+            .filter(|after| !after.starts_with('='))
+        else {
+            return report(self.syntax(rest, format!("expected `=` after `bind {}`", var.name)));
+        };
+        let (rest, value) = require(self.operand(after_eq, true), || {
+            self.syntax(after_eq, format!("expected a value for `{}`", var.name))
+        })?;
+        Ok((rest, Bind { var, value }))
     }
 
     /// `call|result|message|record [TOOL] [where EXPR]`
@@ -243,7 +281,7 @@ impl<'s> Parser<'s> {
                 .filter(|after| !after.starts_with(is_tool_char))
         };
         let next = self.ws(rest);
-        let tool = if where_keyword(next).is_some() {
+        let tool = if where_keyword(next).is_some() || bind_keyword(next).is_some() {
             None
         } else if next.starts_with('"') {
             let (after, glob) = self.string(next)?;
@@ -363,4 +401,18 @@ impl<'s> Parser<'s> {
             .map(|_| "separate paths with `,`".to_owned());
         Ok((rest, (ItemKind::Per(paths), hint)))
     }
+}
+
+/// `bind` as the keyword that starts a binding list: followed by `NAME =` (not `==`),
+/// so a tool may still be named `bind`.
+fn bind_keyword(at: &str) -> Option<&str> {
+    let after = at
+        .strip_prefix("bind")
+        .filter(|after| !after.starts_with(is_tool_char))?;
+    let name = after.trim_start_matches([' ', '\t', '\r', '\n']);
+    let name_len = name.len() - name.trim_start_matches(super::is_ident_char).len();
+    let eq = name[name_len..].trim_start_matches([' ', '\t']);
+    (name_len > 0 && eq.starts_with('=') && !eq.starts_with("=="))
+        .then_some(after)
+        .or_else(|| (name.starts_with('$')).then_some(after))
 }

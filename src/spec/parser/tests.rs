@@ -120,6 +120,43 @@ fn show(expr: &Expr) -> String {
         ),
         Expr::Has { path, .. } => format!("(has {path})"),
         Expr::Is { path, ty, .. } => format!("(is {path} {})", ty.keyword()),
+        Expr::Relation { lhs, op, rhs } => {
+            format!("({} {} {})", op.symbol(), operand(lhs), operand(rhs))
+        }
+        Expr::HasVar { var, .. } => format!("(has ${})", var.name),
+        Expr::Provenance { value, source, .. } => {
+            format!("(in {} {})", operand(value), fmt_source(source))
+        }
+        Expr::Secret { target: None, .. } => "(secret record)".to_string(),
+        Expr::Secret {
+            target: Some(target),
+            ..
+        } => format!("(secret {})", operand(target)),
+    }
+}
+
+fn fmt_source(source: &crate::spec::ast::Source) -> String {
+    use crate::spec::ast::Source;
+    match source {
+        Source::Outputs(None) => "outputs".to_string(),
+        Source::Outputs(Some(tool)) => format!("outputs-of {tool:?}"),
+        Source::Messages(None) => "messages".to_string(),
+        Source::Messages(Some(role)) => format!("messages-from {}", role.name),
+    }
+}
+
+/// A value in prefix form, groups shown.
+fn operand(value: &crate::spec::ast::Operand) -> String {
+    use crate::spec::ast::Operand;
+    match value {
+        Operand::Path(path) => path.to_string(),
+        Operand::Var(var) => format!("${}", var.name),
+        Operand::Literal(lit) => lit.value.to_string(),
+        Operand::Duration(d) => format!("{}{}", d.amount, d.unit.suffix()),
+        Operand::Arith { op, lhs, rhs } => {
+            format!("({} {} {})", op.symbol(), operand(lhs), operand(rhs))
+        }
+        Operand::Group(inner, _) => format!("(group {})", operand(inner)),
     }
 }
 
@@ -638,7 +675,7 @@ fn expression_errors() {
             "expected a comparison after `a`",
         ),
         ("a ==", "", "expected a JSON literal after `==`"),
-        ("a == ok", "ok", "expected a JSON literal after `==`"),
+        ("a == True", "True", "expected a JSON literal after `==`"),
         ("a in 1", "1", "expected a list after `in`"),
         ("a in [1 2]", "2", "expected `,` or `]` in the list"),
         ("a in [1,]", "]", "expected a JSON literal after `,`"),
@@ -692,8 +729,13 @@ fn expression_errors() {
             "in {condition:?}"
         );
     }
-    let have = error("event e = record where a == ok\n");
-    assert_eq!(have.hint.as_deref(), Some("quote a string: `\"ok\"`"));
+    // A word after an operator is a path: records compare with themselves.
+    assert_eq!(guard("a == ok"), "(== a ok)");
+    let have = error("event e = record where a == 'ok'\n");
+    assert_eq!(
+        have.hint.as_deref(),
+        Some("JSON strings use double quotes: `\"...\"`")
+    );
     let have = error("event e = record where a == True\n");
     assert_eq!(
         have.hint.as_deref(),
@@ -975,4 +1017,57 @@ fn suggestions() {
     assert_eq!(edit_distance("", "abc"), 3);
     assert_eq!(did_you_mean("forbit", STATEMENT_KEYWORDS), Some("forbid"));
     assert_eq!(did_you_mean("zzz", STATEMENT_KEYWORDS), None);
+}
+
+#[test]
+fn values_across_records() {
+    assert_eq!(guard("output.id == args.id"), "(== output.id args.id)");
+    assert_eq!(guard("$n + 1 * 2 < 3"), "(< (+ $n (* 1 2)) 3)");
+    assert_eq!(guard("($n + 1) * 2 < 3"), "(< (* (group (+ $n 1)) 2) 3)");
+    assert_eq!(guard("a - b - c == 0"), "(== (- (- a b) c) 0)");
+    assert_eq!(guard("time >= $t + 30s"), "(>= time (+ $t 30s))");
+    assert_eq!(guard("x < 500ms"), "(< x 500ms)");
+    assert_eq!(
+        guard("has $n and not has x"),
+        "(and (has $n) (not (has x)))"
+    );
+    assert_eq!(
+        guard("args.id in outputs of \"list_*\""),
+        "(in args.id outputs-of Glob(\"list_*\", Span { start: 45, end: 53 }))"
+    );
+    assert_eq!(
+        guard("args.id in messages from user"),
+        "(in args.id messages-from user)"
+    );
+    assert_eq!(guard("secret in record"), "(secret record)");
+    assert_eq!(guard("secret in args"), "(secret args)");
+    // Without `in` after it, or with a list, `secret` is a field.
+    assert_eq!(guard("secret == 1"), "(== secret 1)");
+    assert_eq!(guard("secret in [1]"), "(in secret [1])");
+    // A classic test stays one: a path and a literal.
+    assert_eq!(
+        guard("(a == 1) or b == 2"),
+        "(or (group (== a 1)) (== b 2))"
+    );
+    let event = only_kind("event e = call t where a == 1 bind n = $n + 1, t = time\n");
+    let ItemKind::Event(decl) = event else {
+        panic!("an event");
+    };
+    assert_eq!(
+        names(&decl.binds.iter().map(|b| b.var.clone()).collect::<Vec<_>>()),
+        ["n", "t"]
+    );
+    // `bind` names a tool unless a binding follows it.
+    let ItemKind::Event(decl) = only_kind("event e = call bind\n") else {
+        panic!("an event");
+    };
+    assert!(matches!(decl.pattern.tool, Some(ToolPattern::Name(ref n, _)) if n == "bind"));
+    assert_eq!(
+        error("event e = call t bind $n = 1\n").message,
+        "a bound variable is named without `$`"
+    );
+    assert_eq!(
+        error("event e = record where $ == 1\n").message,
+        "expected a variable name after `$`"
+    );
 }

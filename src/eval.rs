@@ -1,0 +1,791 @@
+//! Values that guards compute rather than read: instance variables, arithmetic,
+//! durations and instants, the per-trace index of values seen in earlier outputs and
+//! messages (provenance), and the secret test.
+//!
+//! The rules are the spec language's (specs/README.md, "Values"): no coercion and no
+//! truthiness. Evaluating a value gives one of three answers: a value, *missing* (an
+//! absent path, an unset variable; `==` false, `!=` true, ordering false), or
+//! *invalid* (a non-number in arithmetic, a division by zero, a string that is not an
+//! RFC 3339 time where an instant is needed), which makes every comparison false.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::{Number, Value};
+
+use crate::json::{CompareOp, Segment, json_cmp, json_eq};
+use crate::trace::Record;
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+}
+
+impl ArithOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+        }
+    }
+
+    /// How tightly it binds: `*` and `/` before `+` and `-`.
+    pub fn precedence(self) -> u8 {
+        match self {
+            ArithOp::Add | ArithOp::Sub => 1,
+            ArithOp::Mul | ArithOp::Div => 2,
+        }
+    }
+}
+
+/// The unit of a duration literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DurationUnit {
+    /// `ms`
+    Millis,
+    /// `s`
+    Seconds,
+    /// `m`
+    Minutes,
+    /// `h`
+    Hours,
+}
+
+impl DurationUnit {
+    /// Every unit; `ms` before `m`, so the longer suffix is tried first.
+    pub const ALL: [DurationUnit; 4] = [
+        DurationUnit::Millis,
+        DurationUnit::Seconds,
+        DurationUnit::Minutes,
+        DurationUnit::Hours,
+    ];
+
+    /// The suffix as written.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            DurationUnit::Millis => "ms",
+            DurationUnit::Seconds => "s",
+            DurationUnit::Minutes => "m",
+            DurationUnit::Hours => "h",
+        }
+    }
+
+    /// The unit in nanoseconds.
+    pub fn nanos(self) -> i128 {
+        match self {
+            DurationUnit::Millis => 1_000_000,
+            DurationUnit::Seconds => 1_000_000_000,
+            DurationUnit::Minutes => 60_000_000_000,
+            DurationUnit::Hours => 3_600_000_000_000,
+        }
+    }
+}
+
+/// A computed value: JSON, a duration, or an instant (both in nanoseconds; an instant
+/// since the Unix epoch).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val<'r> {
+    /// A JSON value, read from the record, a variable or a literal.
+    Json(Cow<'r, Value>),
+    /// A duration.
+    Duration(i128),
+    /// A point in time.
+    Instant(i128),
+}
+
+impl Val<'_> {
+    /// The value, owning its data (to keep in a variable).
+    pub fn into_owned(self) -> Val<'static> {
+        match self {
+            Val::Json(value) => Val::Json(Cow::Owned(value.into_owned())),
+            Val::Duration(d) => Val::Duration(d),
+            Val::Instant(t) => Val::Instant(t),
+        }
+    }
+}
+
+/// What evaluating a value gave: `Ok(Some(value))`, `Ok(None)` for missing, `Err` for
+/// invalid.
+pub type Eval<'r> = Result<Option<Val<'r>>, Invalid>;
+
+/// A value that makes every comparison false (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalid;
+
+/// A compiled value.
+#[derive(Debug, Clone)]
+pub(crate) enum Operand {
+    Path(Vec<Segment>),
+    Var(usize),
+    Const(Val<'static>),
+    Arith(ArithOp, Box<Operand>, Box<Operand>),
+}
+
+/// What a guard may read besides the record: the instance's variables and the trace's
+/// provenance index.
+#[derive(Clone, Copy, Default)]
+pub struct Context<'c> {
+    /// The instance's variables, by slot (`None`: unset).
+    pub vars: &'c [Option<Val<'static>>],
+    /// Values seen earlier in the trace, when some spec tests provenance.
+    pub seen: Option<&'c Seen>,
+}
+
+impl Operand {
+    pub(crate) fn eval<'r>(&'r self, record: &'r Record<'_>, ctx: &Context<'r>) -> Eval<'r> {
+        match self {
+            Operand::Path(path) => Ok(record
+                .lookup(path)
+                .and_then(|found| found.to_value().map(|value| value.into_owned()))
+                .map(|value| Val::Json(Cow::Owned(value)))),
+            Operand::Var(slot) => Ok(ctx.vars.get(*slot).cloned().flatten()),
+            Operand::Const(value) => Ok(Some(value.clone())),
+            Operand::Arith(op, lhs, rhs) => {
+                let (a, b) = (lhs.eval(record, ctx), rhs.eval(record, ctx));
+                match (a?, b?) {
+                    (Some(a), Some(b)) => arith(*op, &a, &b).map(Some),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+}
+
+fn number(value: &Val<'_>) -> Option<f64> {
+    match value {
+        Val::Json(value) => value.as_f64(),
+        _ => None,
+    }
+}
+
+fn integer(value: &Val<'_>) -> Option<i64> {
+    match value {
+        Val::Json(value) => value.as_i64(),
+        _ => None,
+    }
+}
+
+/// An instant: itself, or an RFC 3339 string.
+fn instant(value: &Val<'_>) -> Option<i128> {
+    match value {
+        Val::Instant(t) => Some(*t),
+        Val::Json(value) => value.as_str().and_then(parse_rfc3339),
+        Val::Duration(_) => None,
+    }
+}
+
+fn json_number(x: f64) -> Result<Val<'static>, Invalid> {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        // Whole results stay integers, so `$n + 1` prints and compares as `2`, not `2.0`.
+        return Ok(Val::Json(Cow::Owned(Value::from(x as i64))));
+    }
+    Number::from_f64(x)
+        .map(|n| Val::Json(Cow::Owned(Value::Number(n))))
+        .ok_or(Invalid)
+}
+
+fn scale(nanos: i128, factor: f64) -> Result<i128, Invalid> {
+    let scaled = nanos as f64 * factor;
+    if scaled.is_finite() && scaled.abs() < 1.0e36 {
+        Ok(scaled.round() as i128)
+    } else {
+        Err(Invalid)
+    }
+}
+
+/// Arithmetic on two present values (see the module docs for what is invalid).
+fn arith(op: ArithOp, a: &Val<'_>, b: &Val<'_>) -> Result<Val<'static>, Invalid> {
+    use ArithOp::{Add, Div, Mul, Sub};
+    if let (Some(x), Some(y)) = (integer(a), integer(b)) {
+        let exact = match op {
+            Add => x.checked_add(y),
+            Sub => x.checked_sub(y),
+            Mul => x.checked_mul(y),
+            Div => (y != 0 && x % y == 0).then(|| x / y),
+        };
+        if let Some(n) = exact {
+            return Ok(Val::Json(Cow::Owned(Value::from(n))));
+        }
+    }
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
+        return match op {
+            Add => json_number(x + y),
+            Sub => json_number(x - y),
+            Mul => json_number(x * y),
+            Div if y == 0.0 => Err(Invalid),
+            Div => json_number(x / y),
+        };
+    }
+    // Overflow is invalid, like any other arithmetic no value can come of.
+    let add = |x: i128, y: i128| x.checked_add(y).ok_or(Invalid);
+    let sub = |x: i128, y: i128| x.checked_sub(y).ok_or(Invalid);
+    match (op, a, b) {
+        (Add, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(add(*x, *y)?)),
+        (Sub, Val::Duration(x), Val::Duration(y)) => Ok(Val::Duration(sub(*x, *y)?)),
+        (Mul, Val::Duration(d), n) | (Mul, n, Val::Duration(d)) => {
+            Ok(Val::Duration(scale(*d, number(n).ok_or(Invalid)?)?))
+        }
+        (Div, Val::Duration(d), n) => match number(n) {
+            Some(y) if y != 0.0 => Ok(Val::Duration(scale(*d, 1.0 / y)?)),
+            _ => Err(Invalid),
+        },
+        (Add, Val::Duration(d), t) | (Add, t, Val::Duration(d)) => {
+            Ok(Val::Instant(add(instant(t).ok_or(Invalid)?, *d)?))
+        }
+        (Sub, t, Val::Duration(d)) => Ok(Val::Instant(sub(instant(t).ok_or(Invalid)?, *d)?)),
+        (Sub, Val::Instant(x), t) | (Sub, t, Val::Instant(x)) if instant(t).is_some() => {
+            let y = instant(t).ok_or(Invalid)?;
+            Ok(Val::Duration(if matches!(a, Val::Instant(_)) {
+                sub(*x, y)?
+            } else {
+                sub(y, *x)?
+            }))
+        }
+        _ => Err(Invalid),
+    }
+}
+
+/// Compares two evaluated values (see the module docs).
+pub(crate) fn compare(a: Eval<'_>, op: CompareOp, b: Eval<'_>) -> bool {
+    let (Ok(a), Ok(b)) = (a, b) else {
+        return false;
+    };
+    let (Some(a), Some(b)) = (a, b) else {
+        return op == CompareOp::Ne;
+    };
+    let ordering = match (&a, &b) {
+        (Val::Json(x), Val::Json(y)) => {
+            return match op {
+                CompareOp::Eq => json_eq(x, y),
+                CompareOp::Ne => !json_eq(x, y),
+                _ => ordered(json_cmp(x, y), op),
+            };
+        }
+        (Val::Duration(x), Val::Duration(y)) => x.cmp(y),
+        (Val::Instant(_), _) | (_, Val::Instant(_)) => match (instant(&a), instant(&b)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => return false,
+        },
+        // A duration with anything but a duration: no coercion.
+        _ => return false,
+    };
+    ordered(Some(ordering), op)
+}
+
+fn ordered(ordering: Option<Ordering>, op: CompareOp) -> bool {
+    let Some(ordering) = ordering else {
+        return false;
+    };
+    match op {
+        CompareOp::Eq => ordering == Ordering::Equal,
+        CompareOp::Ne => ordering != Ordering::Equal,
+        CompareOp::Lt => ordering == Ordering::Less,
+        CompareOp::Le => ordering != Ordering::Greater,
+        CompareOp::Gt => ordering == Ordering::Greater,
+        CompareOp::Ge => ordering != Ordering::Less,
+    }
+}
+
+/// An RFC 3339 date-time (`2026-12-01T03:00:00Z`, `...T03:00:00.250+02:00`; `t` or a
+/// space may separate date and time, `z` is `Z`) as nanoseconds since the Unix epoch.
+pub fn parse_rfc3339(text: &str) -> Option<i128> {
+    let b = text.as_bytes();
+    let digits = |from: usize, len: usize| -> Option<i128> {
+        let part = b.get(from..from + len)?;
+        part.iter().all(u8::is_ascii_digit).then(|| {
+            part.iter()
+                .fold(0i128, |n, d| n * 10 + i128::from(d - b'0'))
+        })
+    };
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    if b.get(4) != Some(&b'-')
+        || b.get(7) != Some(&b'-')
+        || !matches!(b.get(10), Some(b'T' | b't' | b' '))
+        || b.get(13) != Some(&b':')
+        || b.get(16) != Some(&b':')
+    {
+        return None;
+    }
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > month_days[(month - 1) as usize]
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut at = 19;
+    let mut nanos = 0i128;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            if at - start < 9 {
+                nanos = nanos * 10 + i128::from(b[at] - b'0');
+            }
+            at += 1;
+        }
+        if at == start {
+            return None;
+        }
+        for _ in (at - start)..9 {
+            nanos *= 10;
+        }
+    }
+    let offset = match b.get(at) {
+        Some(b'Z' | b'z') if at + 1 == b.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == b.len() && b[at + 3] == b':' => {
+            let (h, m) = (digits(at + 1, 2)?, digits(at + 4, 2)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let minutes = h * 60 + m;
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return None,
+    };
+    // Days since the epoch of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
+    Some(seconds * 1_000_000_000 + nanos)
+}
+
+/// `nanos` since the Unix epoch as an RFC 3339 string in UTC (`2026-12-01T03:00:00Z`,
+/// with a fraction only when there is one); `None` outside years 0 to 9999.
+pub fn format_rfc3339(nanos: i128) -> Option<String> {
+    let seconds = nanos.div_euclid(1_000_000_000);
+    let fraction = nanos.rem_euclid(1_000_000_000);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // The inverse of the days-from-civil computation in `parse_rfc3339`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    if !(0..=9999).contains(&year) {
+        return None;
+    }
+    let (h, m, s) = (of_day / 3600, of_day % 3600 / 60, of_day % 60);
+    let mut text = format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}");
+    if fraction > 0 {
+        let digits = format!("{fraction:09}");
+        text.push('.');
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    text.push('Z');
+    Some(text)
+}
+
+/// How many distinct values one trace's provenance index holds at most. Beyond it, new
+/// values are not recorded (and [`Seen::full`] says so), so memory stays bounded on any
+/// input.
+pub const SEEN_LIMIT: usize = 1 << 18;
+
+/// Shortest string looked for as a token inside earlier text.
+pub const TOKEN_MIN: usize = 4;
+
+/// One trace's index of the values its records have shown so far: every string and
+/// number leaf of each result's `output`, by tool, every token of those strings, and
+/// the same for message texts, by role. Values, not outputs, are kept.
+#[derive(Debug, Default)]
+pub struct Seen {
+    outputs: FxHashMap<Box<str>, Bag>,
+    messages: FxHashMap<Box<str>, Bag>,
+    size: usize,
+    full: bool,
+}
+
+/// The values seen from one tool or one role.
+#[derive(Debug, Default)]
+struct Bag {
+    /// Leaves, keyed by [`leaf_key`].
+    leaves: FxHashSet<Box<str>>,
+    /// Tokens of at least [`TOKEN_MIN`] characters from text.
+    tokens: FxHashSet<Box<str>>,
+}
+
+/// The key of a leaf: JSON-typed, so `"7"` and `7` differ, and numbers by value.
+fn leaf_key(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(format!("s{text}")),
+        Value::Number(n) => Some(match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => format!("n{i}"),
+            (None, Some(x)) if x.fract() == 0.0 && x.abs() < 9.0e15 => format!("n{}", x as i64),
+            _ => format!("n{n}"),
+        }),
+        _ => None,
+    }
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The whole tokens of `text` a value could equal: maximal runs of letters, digits,
+/// `_` and `-`, and whitespace-separated words trimmed of other characters at their
+/// ends (so `inv_4242` and `bob@example.com` are both found in prose).
+fn tokens(text: &str, mut found: impl FnMut(&str)) {
+    for run in text.split(|c: char| !is_token_char(c)) {
+        if run.chars().count() >= TOKEN_MIN {
+            found(run);
+        }
+    }
+    for word in text.split_whitespace() {
+        let word = word.trim_matches(|c: char| !is_token_char(c));
+        if word.chars().count() >= TOKEN_MIN && word.contains(|c: char| !is_token_char(c)) {
+            found(word);
+        }
+    }
+}
+
+impl Seen {
+    /// Whether the bound was reached in this trace (later values were not recorded).
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// Records the output of a result of `tool`.
+    pub fn add_output(&mut self, tool: &str, output: &Value) {
+        self.add(true, tool, output);
+    }
+
+    /// Records the text of a message from `role`.
+    pub fn add_message(&mut self, role: &str, text: &str) {
+        self.add(false, role, &Value::String(text.to_owned()));
+    }
+
+    fn add(&mut self, output: bool, source: &str, value: &Value) {
+        let mut leaves = Vec::new();
+        collect_leaves(value, &mut leaves);
+        let map = if output {
+            &mut self.outputs
+        } else {
+            &mut self.messages
+        };
+        let bag = map.entry(source.into()).or_default();
+        for leaf in leaves {
+            if let Value::String(text) = leaf {
+                tokens(text, |token| {
+                    if self.size < SEEN_LIMIT {
+                        if bag.tokens.insert(token.into()) {
+                            self.size += 1;
+                        }
+                    } else if !bag.tokens.contains(token) {
+                        self.full = true;
+                    }
+                });
+            }
+            if let Some(key) = leaf_key(leaf) {
+                if self.size < SEEN_LIMIT {
+                    if bag.leaves.insert(key.into()) {
+                        self.size += 1;
+                    }
+                } else if !bag.leaves.contains(key.as_str()) {
+                    self.full = true;
+                }
+            }
+        }
+    }
+
+    /// Whether `value` was seen in an output of a tool `tool` accepts (any tool for
+    /// `None`), or in a message from `role`.
+    pub(crate) fn contains(
+        &self,
+        value: &Value,
+        outputs: bool,
+        accepts: impl Fn(&str) -> bool,
+    ) -> bool {
+        let Some(key) = leaf_key(value) else {
+            return false;
+        };
+        let token = value
+            .as_str()
+            .filter(|text| text.chars().count() >= TOKEN_MIN);
+        let map = if outputs {
+            &self.outputs
+        } else {
+            &self.messages
+        };
+        map.iter().any(|(source, bag)| {
+            accepts(source)
+                && (bag.leaves.contains(key.as_str())
+                    || token.is_some_and(|token| bag.tokens.contains(token)))
+        })
+    }
+}
+
+impl Seen {
+    /// A value seen from a source `accepts` (for synthesizing records that cite one):
+    /// the smallest leaf string of the first source in name order, for determinism.
+    pub fn sample(&self, outputs: bool, accepts: impl Fn(&str) -> bool) -> Option<Value> {
+        let map = if outputs {
+            &self.outputs
+        } else {
+            &self.messages
+        };
+        let mut sources: Vec<(&Box<str>, &Bag)> = map.iter().collect();
+        sources.sort_by(|a, b| a.0.cmp(b.0));
+        sources
+            .into_iter()
+            .filter(|(source, _)| accepts(source))
+            .find_map(|(_, bag)| {
+                let mut leaves: Vec<&Box<str>> = bag.leaves.iter().collect();
+                leaves.sort();
+                leaves.into_iter().find_map(|leaf| match leaf.split_at(1) {
+                    ("s", text) => Some(Value::String(text.to_owned())),
+                    ("n", number) => serde_json::from_str(number).ok(),
+                    _ => None,
+                })
+            })
+    }
+}
+
+/// The string and number leaves of `value`, and of JSON text inside its strings.
+fn collect_leaves<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|item| collect_leaves(item, out)),
+        Value::Object(members) => members.values().for_each(|item| collect_leaves(item, out)),
+        Value::String(_) | Value::Number(_) => out.push(value),
+        Value::Null | Value::Bool(_) => {}
+    }
+}
+
+/// Whether any string under `value`, recursively (JSON text inside strings included),
+/// holds a credential; an object member named like a secret counts too.
+pub fn value_has_secret(value: &Value) -> bool {
+    value_has_secret_at(value, 0)
+}
+
+fn value_has_secret_at(value: &Value, depth: usize) -> bool {
+    // JSON inside a string inside JSON... stops somewhere; a real record nests a few.
+    if depth > 8 {
+        return false;
+    }
+    match value {
+        Value::String(text) => {
+            if crate::redact::contains_secret(text) {
+                return true;
+            }
+            let inner = text.trim_start();
+            if inner.starts_with(['{', '[']) {
+                if let Ok(parsed) = serde_json::from_str::<Value>(text) {
+                    return value_has_secret_at(&parsed, depth + 1);
+                }
+            }
+            false
+        }
+        Value::Array(items) => items
+            .iter()
+            .any(|item| value_has_secret_at(item, depth + 1)),
+        Value::Object(_) => {
+            // The detector knows secret-named members by their JSON spelling.
+            crate::redact::contains_secret(&value.to_string())
+                || match value {
+                    Value::Object(members) => members
+                        .values()
+                        .any(|item| value_has_secret_at(item, depth + 1)),
+                    _ => false,
+                }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn j(value: Value) -> Eval<'static> {
+        Ok(Some(Val::Json(Cow::Owned(value))))
+    }
+
+    #[test]
+    fn instants_print_back() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2024-02-29T23:59:59.5Z",
+            "2026-12-01T03:00:00Z",
+        ] {
+            let nanos = parse_rfc3339(text).expect("valid");
+            assert_eq!(format_rfc3339(nanos).as_deref(), Some(text));
+        }
+    }
+
+    #[test]
+    fn rfc3339_instants() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339("1970-01-01T01:00:00.5+01:00"),
+            Some(500_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2000-03-01T00:00:00Z"),
+            Some(951_868_800 * 1_000_000_000)
+        );
+        for bad in [
+            "2026-02-30T00:00:00Z",
+            "2026-01-01",
+            "yesterday",
+            "2026-01-01T00:00:00",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn arithmetic_has_no_coercion() {
+        let n = |v: Value| Val::Json(Cow::Owned(v));
+        assert_eq!(
+            arith(ArithOp::Add, &n(json!(1)), &n(json!(2))),
+            Ok(n(json!(3)))
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &n(json!(3)), &n(json!(2))),
+            Ok(n(json!(1.5)))
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &n(json!(3)), &n(json!(0))),
+            Err(Invalid)
+        );
+        assert_eq!(
+            arith(ArithOp::Add, &n(json!("1")), &n(json!(2))),
+            Err(Invalid)
+        );
+        let second = DurationUnit::Seconds.nanos();
+        assert_eq!(
+            arith(ArithOp::Mul, &n(json!(2.5)), &Val::Duration(second)),
+            Ok(Val::Duration(2 * second + second / 2))
+        );
+        assert_eq!(
+            arith(
+                ArithOp::Add,
+                &n(json!("1970-01-01T00:00:00Z")),
+                &Val::Duration(second)
+            ),
+            Ok(Val::Instant(second))
+        );
+        assert_eq!(
+            arith(ArithOp::Add, &n(json!("soon")), &Val::Duration(second)),
+            Err(Invalid)
+        );
+    }
+
+    #[test]
+    fn overflowing_time_arithmetic_is_invalid() {
+        let huge = Val::Duration(i128::MAX - 1);
+        assert_eq!(arith(ArithOp::Add, &huge, &huge), Err(Invalid));
+        assert_eq!(
+            arith(ArithOp::Sub, &Val::Duration(i128::MIN + 1), &huge),
+            Err(Invalid)
+        );
+        assert_eq!(
+            arith(ArithOp::Add, &Val::Instant(i128::MAX), &huge),
+            Err(Invalid)
+        );
+    }
+
+    #[test]
+    fn comparisons_missing_and_invalid() {
+        assert!(compare(Ok(None), CompareOp::Ne, j(json!(1))));
+        assert!(!compare(Ok(None), CompareOp::Eq, j(json!(1))));
+        assert!(!compare(Err(Invalid), CompareOp::Ne, j(json!(1))));
+        assert!(!compare(j(json!("7")), CompareOp::Eq, j(json!(7))));
+        let t = |s: &str| j(json!(s));
+        assert!(compare(
+            t("1970-01-01T00:00:31Z"),
+            CompareOp::Ge,
+            Ok(Some(Val::Instant(30 * DurationUnit::Seconds.nanos())))
+        ));
+        assert!(!compare(
+            t("not a time"),
+            CompareOp::Ne,
+            Ok(Some(Val::Instant(0)))
+        ));
+        assert!(!compare(
+            Ok(Some(Val::Duration(1))),
+            CompareOp::Ne,
+            j(json!(1))
+        ));
+    }
+
+    #[test]
+    fn seen_values_are_typed_and_tokens_whole() {
+        let mut seen = Seen::default();
+        seen.add_output(
+            "search",
+            &json!({"items": [{"id": 7}], "note": "Found invoice inv_4242, status open"}),
+        );
+        let any = |_: &str| true;
+        assert!(seen.contains(&json!(7), true, any));
+        assert!(!seen.contains(&json!("7"), true, any));
+        assert!(seen.contains(&json!("inv_4242"), true, any));
+        assert!(!seen.contains(&json!("inv_424"), true, any));
+        assert!(!seen.contains(&json!("inv_4242"), false, any));
+        assert!(!seen.contains(&json!(7), true, |tool: &str| tool == "other"));
+        assert!(!seen.full());
+    }
+
+    #[test]
+    fn the_index_is_bounded_and_says_when_it_filled() {
+        let mut seen = Seen::default();
+        let items: Vec<Value> = (0..SEEN_LIMIT + 10).map(|i| json!(i)).collect();
+        seen.add_output("list", &Value::Array(items));
+        assert!(seen.full());
+        assert!(seen.contains(&json!(0), true, |_| true));
+        assert!(!seen.contains(&json!(SEEN_LIMIT + 5), true, |_| true));
+    }
+
+    #[test]
+    fn secrets_inside_json_text() {
+        assert!(value_has_secret(
+            &json!({"body": "{\"auth\": \"Bearer abcdefghijklmnop\"}"})
+        ));
+        assert!(!value_has_secret(
+            &json!({"id": "3f2b8c1e-9d4a-4b7e-8c2f-1a2b3c4d5e6f"})
+        ));
+    }
+}
