@@ -146,4 +146,5 @@ pub mod runtime;
 pub mod source;
 pub mod spec;
 pub(crate) mod suggest;
+pub mod time;
 pub mod trace;

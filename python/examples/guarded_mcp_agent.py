@@ -139,7 +139,9 @@ class ScriptedModel:
 
         script = {
             1: call("call_1", "create_record", create),
-            2: call("call_2", "create_record", create),  # the blind retry
+            # The blind re-create: a new request id, as if the first call never happened
+            # (the same id would be an idempotent retry, which the spec allows).
+            2: call("call_2", "create_record", {**create, "request_id": "req_2"}),
             3: call("call_3", "lookup_by_request_id", {"request_id": "req_1"}),
         }
         return script.get(self.turn, {"role": "assistant", "content": "The record exists."})

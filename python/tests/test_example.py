@@ -34,7 +34,7 @@ def test_the_blind_retry_never_reaches_the_server_and_the_agent_recovers() -> No
     assert tool_replies[0].startswith("error: upstream timed out")
     assert tool_replies[1] == (
         "not run: blind re-create: the first create may have committed; "
-        "look it up by request id first (allowed now: lookup)")
+        "look it up by request id first (allowed now: retry, lookup)")
     assert json.loads(tool_replies[2]) == {"id": "rec_1"}
     assert messages[-1] == {"role": "assistant", "content": "The record exists."}
     # Nothing it did broke the spec, and it ended where a trace may end.

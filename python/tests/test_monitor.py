@@ -15,7 +15,7 @@ BLIND = "blind re-create: the first create may have committed; look it up by req
 CREATE = {"kind": "call", "tool": "create_record", "call_id": "1", "args": {"request_id": "r1"}}
 TIMEOUT = {"kind": "result", "call_id": "1", "status": "error",
            "error": {"category": "outcome_unknown"}}
-RETRY = {"kind": "call", "tool": "create_record", "call_id": "2", "args": {"request_id": "r1"}}
+RETRY = {"kind": "call", "tool": "create_record", "call_id": "2", "args": {"request_id": "r2"}}
 LOOKUP = {"kind": "call", "tool": "lookup_by_request_id", "call_id": "3"}
 
 
@@ -24,7 +24,7 @@ def test_a_forbidden_call_is_denied_by_allows_and_reported_by_feed_at_once() -> 
     assert monitor.feed(CREATE) == []
     assert monitor.feed(TIMEOUT) == []
     want = {"allowed": False, "code": "forbidden-transition", "message": BLIND,
-            "allowed_events": ["lookup"]}
+            "allowed_events": ["retry", "lookup"]}
     assert monitor.allows(RETRY) == want
     # Asking changed nothing: the same answer, and the way forward is still open.
     assert monitor.allows(RETRY) == want
@@ -37,7 +37,7 @@ def test_a_forbidden_call_is_denied_by_allows_and_reported_by_feed_at_once() -> 
     assert (row["state"], row["event"], row["line"]) == ("unknown", "create", 3)
     assert row["path"] == [{"state": "idle", "event": "create", "line": 1},
                            {"state": "pending", "event": "outcome_unknown", "line": 2}]
-    assert row["rule"] == {"file": str(RECONCILE), "line": 75, "column": 1}
+    assert row["rule"] == {"file": str(RECONCILE), "line": 84, "column": 1}
     assert monitor.records == 3
     # The violation was handed out by feed; the end adds nothing.
     assert monitor.finish() == []

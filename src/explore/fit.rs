@@ -10,9 +10,10 @@
 use serde_json::{Value, json};
 
 use super::synth::{JsonRecord, as_record, set_path};
-use crate::eval::{Context, Operand, Seen, Val, format_rfc3339};
+use crate::eval::{Context, Operand, Seen, Val};
 use crate::json::{CompareOp, Segment};
 use crate::machine::{EventId, Guard, Machine};
+use crate::time::format_rfc3339;
 use crate::trace::record::RecordError;
 
 /// The variables and provenance index of the one instance a synthesized trace drives.

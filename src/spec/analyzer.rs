@@ -17,12 +17,13 @@ use super::ast::{
     RegexLit, Source, Span, SpecFile, StateSet, ToolPattern,
 };
 use crate::diagnostic::Code;
-use crate::eval::{self, Val, parse_rfc3339};
+use crate::eval::{self, Val};
 use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
     StateId, ToolMatcher,
 };
 use crate::suggest::did_you_mean_hint;
+use crate::time::parse_rfc3339;
 
 /// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
 /// input; this keeps a pathological one from eating memory.
