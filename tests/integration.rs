@@ -13,6 +13,7 @@ mod formats;
 mod graph;
 mod human_output;
 mod json_contract;
+mod limits;
 mod lint;
 mod malformed;
 mod properties;

@@ -1,0 +1,211 @@
+//! Hostile specs: nesting and operator counts past the parser's limits are located
+//! syntax errors (never a stack overflow) in every command that reads a spec, and a
+//! spec right at the limits still parses, compiles, checks, lints and formats.
+
+use std::path::Path;
+
+use crate::util::run;
+
+/// A spec with one event whose condition is `guard`.
+fn spec_with_guard(guard: &str) -> String {
+    format!("spec deep\nevent a = call x where {guard}\ninitial s0\ns0 -> s0 on a\n")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Runs check, lint and fmt on `text` and asserts each reports a syntax error that
+/// names the limit, with exit status 2.
+#[track_caller]
+fn rejected_everywhere(text: &str, message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "deep.tg", text);
+    let trace = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"kind\":\"call\",\"tool\":\"x\",\"call_id\":\"c1\"}\n",
+    );
+    for args in [
+        vec!["check", spec.as_str(), "--traces", trace.as_str()],
+        vec!["lint", spec.as_str()],
+        vec!["fmt", spec.as_str()],
+    ] {
+        let output = run(&args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {all}");
+        assert!(all.contains("error[syntax-error]"), "{args:?}: {all}");
+        assert!(all.contains(message), "{args:?}: {all}");
+        assert!(all.contains("deep.tg:2:"), "{args:?} is located: {all}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("deep.tg")).unwrap(),
+        text
+    );
+}
+
+const TOO_DEEP: &str = "nested more than 100 levels deep";
+
+#[test]
+fn five_thousand_nested_parentheses_are_a_syntax_error() {
+    let guard = format!("{}a == 1{}", "(".repeat(5000), ")".repeat(5000));
+    rejected_everywhere(&spec_with_guard(&guard), TOO_DEEP);
+}
+
+#[test]
+fn twenty_thousand_nots_are_a_syntax_error() {
+    let guard = format!("{}a == 1", "not ".repeat(20_000));
+    rejected_everywhere(&spec_with_guard(&guard), TOO_DEEP);
+}
+
+#[test]
+fn a_ten_thousand_deep_literal_is_a_syntax_error() {
+    let guard = format!("a == {}{}", "[".repeat(10_000), "]".repeat(10_000));
+    rejected_everywhere(&spec_with_guard(&guard), TOO_DEEP);
+    let guard = format!("a == {}1{}", "{\"k\": ".repeat(10_000), "}".repeat(10_000));
+    rejected_everywhere(&spec_with_guard(&guard), TOO_DEEP);
+}
+
+#[test]
+fn a_hundred_thousand_unclosed_parentheses_are_a_syntax_error() {
+    rejected_everywhere(&spec_with_guard(&"(".repeat(100_000)), TOO_DEEP);
+}
+
+#[test]
+fn twenty_thousand_conditions_are_a_syntax_error() {
+    for op in ["and", "or"] {
+        let guard = (0..20_000)
+            .map(|n| format!("a == {n}"))
+            .collect::<Vec<_>>()
+            .join(&format!(" {op} "));
+        rejected_everywhere(
+            &spec_with_guard(&guard),
+            "more than 1000 `and`/`or` operators",
+        );
+    }
+}
+
+#[test]
+fn brackets_in_strings_regexes_and_comments_do_not_count() {
+    let parens = "(".repeat(200);
+    let escaped = "\\(".repeat(200);
+    let text = format!(
+        "spec deep\n# {parens}\nevent a = call x where a == \"{parens}\" and b matches /{escaped}/\n    # {parens}\ninitial s0\ns0 -> s0 on a\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "deep.tg", &text);
+    let output = run(&["lint", &spec]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+/// Every limit reached at once, each in its own event, and a trace whose records
+/// evaluate every guard: all commands run to completion (the checker's guards run on
+/// rayon's 2 MiB worker threads).
+#[test]
+fn a_spec_at_the_limits_works_in_every_command() {
+    let n = 100;
+    let ors = (0..=1000)
+        .map(|v| format!("args.v == {v}"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let text = format!(
+        "spec limits\n\
+         event a = call x where {open}args.v == 1{close}\n\
+         event b = call y where {nots}args.v == 2\n\
+         event c = call z where args.v == {lists}\n\
+         event d = call w where {ors}\n\
+         event e = call u where {half_open}{half_nots}args.v == 1{half_close}\n\
+         initial s0\naccept s0, s1\n\
+         s0 -> s1 on a\ns1 -> s0 on b\ns0 -> s0 on c\ns1 -> s1 on d\ns0 -> s0 on e\n",
+        open = "(".repeat(n),
+        close = ")".repeat(n),
+        nots = "not ".repeat(n),
+        lists = "[".repeat(n) + &"]".repeat(n),
+        half_open = "(".repeat(n / 2),
+        half_nots = "not ".repeat(n / 2),
+        half_close = ")".repeat(n / 2),
+    );
+    let trace = [("x", "1"), ("y", "2"), ("z", "[]"), ("w", "999"), ("u", "3")]
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, v))| {
+            format!("{{\"kind\":\"call\",\"tool\":\"{tool}\",\"call_id\":\"c{i}\",\"args\":{{\"v\":{v}}}}}\n")
+        })
+        .collect::<String>();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "limits.tg", &text);
+    let trace = write(dir.path(), "t.jsonl", &trace);
+    let check = run(&["check", &spec, "--traces", &trace]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(out.contains("checked 1 trace (5 records)"), "{out}");
+    for args in [
+        vec!["lint", spec.as_str()],
+        vec!["fmt", spec.as_str()],
+        vec!["fmt", "--check", spec.as_str()],
+        vec!["explore", spec.as_str(), "--max-depth", "4"],
+        vec!["coverage", spec.as_str(), "--traces", trace.as_str()],
+        vec!["graph", spec.as_str()],
+    ] {
+        let output = run(&args);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{args:?}: {:?} {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// Names of 70,000 characters: fmt aligns them and coverage's tables pad to them (a
+/// width of 65,536 or more is out of range for `format!`'s own padding).
+#[test]
+fn names_of_any_length_are_formatted_and_padded() {
+    let state = format!("s{}", "x".repeat(70_000));
+    let event = format!("e{}", "y".repeat(70_000));
+    let text = format!(
+        "spec long\nevent {event} = call x\nevent b = call y\ninitial {state}\naccept {state}\n{state} -> {state} on {event}\n{state} -> done on b\nforbid done on b: \"no\"\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "long.tg", &text);
+    let trace = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"kind\":\"call\",\"tool\":\"x\",\"call_id\":\"c1\"}\n",
+    );
+    let fmt = run(&["fmt", &spec]);
+    assert_eq!(
+        fmt.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fmt.stderr)
+    );
+    let formatted = std::fs::read_to_string(&spec).unwrap();
+    // The short event name is padded to the long one's width.
+    let padded_b = format!("event b{} = call y\n", " ".repeat(event.len() - 1));
+    assert!(formatted.contains(&padded_b));
+    assert!(formatted.contains(&format!("{state} -> {state} on {event}\n")));
+    assert_eq!(run(&["fmt", "--check", &spec]).status.code(), Some(0));
+
+    let coverage = run(&["coverage", &spec, "--traces", &trace]);
+    assert_eq!(coverage.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&coverage.stdout);
+    let header = format!(
+        "    {:>7}  from{}  event{}  to\n",
+        "count",
+        " ".repeat(state.len() - 4),
+        " ".repeat(event.len() - 5)
+    );
+    assert!(out.contains(&header), "the header is padded to the names");
+    assert!(out.contains(&format!("          1  {state}  {event}  {state}\n")));
+}
