@@ -209,3 +209,60 @@ fn names_of_any_length_are_formatted_and_padded() {
     assert!(out.contains(&header), "the header is padded to the names");
     assert!(out.contains(&format!("          1  {state}  {event}  {state}\n")));
 }
+
+/// A chain of 1,000 states: one event each, `otherwise reject`.
+fn chain_spec(n: usize) -> String {
+    let mut text = String::from("spec chain\ninitial s0\n");
+    for i in 0..n {
+        text += &format!("event e{i} = call t{i}\n");
+    }
+    for i in 0..n {
+        text += &format!("s{i} -> s{} on e{i}\n", i + 1);
+    }
+    text
+}
+
+/// `explore --max-depth 100000` on 1,000 events would hold about a billion events of
+/// paths: it is refused up front with the figures, not attempted.
+#[test]
+fn an_explore_too_large_to_hold_is_refused_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "chain.tg", &chain_spec(1000));
+    let output = run(&["explore", &spec, "--max-depth", "100000"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error[usage-error]: spec `chain`: exploring `--max-depth 100000` would find"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("more than the limit of 2000000 events"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("lower `--max-depth`"), "{stderr}");
+    // At the default depth the same spec is explored.
+    let output = run(&["explore", &spec]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("e0 ✗"));
+}
+
+/// The allowed paths are enumerated without recursion: a path as long as the machine
+/// (1,000 moves, 20,000 in the second spec) is walked to its end.
+#[test]
+fn allowed_paths_as_long_as_the_machine_are_enumerated() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in [1000, 20_000] {
+        let text = chain_spec(n) + &format!("accept s{n}\n");
+        let spec = write(dir.path(), "chain.tg", &text);
+        let output = run(&["explore", &spec, "--allowed", "--max-depth", "100000"]);
+        assert_eq!(output.status.code(), Some(0));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(&format!("e{} ✓ ends in `s{n}`", n - 1)),
+            "{}",
+            &stdout[stdout.len().saturating_sub(300)..]
+        );
+    }
+}

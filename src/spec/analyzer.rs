@@ -730,8 +730,14 @@ mod tests {
         }
         assert_eq!(machine.step(state("s5"), event("e7")), Move::Forbidden(0));
         assert_eq!(machine.step(state("s5"), event("e9")), Move::Forbidden(0));
-        assert_eq!(machine.step(state("s1000"), event("e1000")), Move::Forbidden(1));
-        assert_eq!(machine.step(state("s3"), event("e1000")), Move::Forbidden(1));
+        assert_eq!(
+            machine.step(state("s1000"), event("e1000")),
+            Move::Forbidden(1)
+        );
+        assert_eq!(
+            machine.step(state("s3"), event("e1000")),
+            Move::Forbidden(1)
+        );
         assert_eq!(machine.step(state("s3"), event("e4")), Move::Unspecified);
         assert_eq!(machine.step(state("s1100"), event("e0")), Move::Unspecified);
     }
