@@ -266,3 +266,55 @@ fn allowed_paths_as_long_as_the_machine_are_enumerated() {
         );
     }
 }
+
+/// Runs `lint` on a spec whose one event has the condition `guard`: its output.
+fn lint_guard(guard: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "deep.tg", &spec_with_guard(guard));
+    let output = run(&["lint", &spec]);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_lone_surrogate_is_named_as_such() {
+    for (guard, escape) in [
+        (r#"a == "\ud800""#, r"`\ud800`"),
+        (r#"a == "x \udc00 y""#, r"`\udc00`"),
+        (r#"a == "\ud83d\ude00" or b == "\ud83d x""#, r"`\ud83d`"),
+    ] {
+        let (code, out) = lint_guard(guard);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(
+            out.contains(&format!(
+                "{escape} is a lone surrogate, which is not a character"
+            )),
+            "{out}"
+        );
+    }
+    // A pair is one character.
+    let (code, out) = lint_guard(r#"a == "\ud83d\ude00""#);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// An integer past 64 bits is refused, not rounded to a float that fmt would then
+/// write in its place; 64-bit integers and floats stay as they are.
+#[test]
+fn integers_past_64_bits_are_refused_and_others_keep_their_value() {
+    let (code, out) = lint_guard("a == 12345678901234567890123");
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("integer `12345678901234567890123` does not fit in 64 bits"),
+        "{out}"
+    );
+    let text =
+        spec_with_guard("a == 18446744073709551615 or a == -9223372036854775808 or a == 1.5e22");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "n.tg", &text);
+    assert_eq!(run(&["fmt", &spec]).status.code(), Some(0));
+    let formatted = std::fs::read_to_string(&spec).unwrap();
+    assert!(formatted.contains("18446744073709551615"), "{formatted}");
+    assert!(formatted.contains("-9223372036854775808"), "{formatted}");
+}
