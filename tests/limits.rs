@@ -318,3 +318,39 @@ fn integers_past_64_bits_are_refused_and_others_keep_their_value() {
     assert!(formatted.contains("18446744073709551615"), "{formatted}");
     assert!(formatted.contains("-9223372036854775808"), "{formatted}");
 }
+
+/// An over-indented statement continues the one above it; the hint says so rather than
+/// suggesting how to continue a condition.
+#[test]
+fn an_indented_statement_is_pointed_out_as_indented() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, first) in [
+        (
+            "spec s\nevent a = call x\n  initial s0\ns0 -> s0 on a\n",
+            "initial",
+        ),
+        (
+            "spec s\nevent a = call x where args.v == 1\n    s0 -> s0 on a\ninitial s0\n",
+            "s0",
+        ),
+    ] {
+        let spec = write(dir.path(), "ind.tg", text);
+        let output = run(&["lint", &spec]);
+        let out = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(2), "{out}");
+        assert!(
+            out.contains(&format!(
+                "= help: this line is indented, so it continues the statement above; start `{first}` at the beginning of its line"
+            )),
+            "{out}"
+        );
+    }
+    // A token that is not a statement keeps the hint about conditions.
+    let spec = write(
+        dir.path(),
+        "ind.tg",
+        "spec s\nevent a = call x where args.v == 1\n    args.w == 2\ninitial s0\ns0 -> s0 on a\n",
+    );
+    let out = String::from_utf8_lossy(&run(&["lint", &spec]).stdout).into_owned();
+    assert!(out.contains("join conditions with `and` or `or`"), "{out}");
+}

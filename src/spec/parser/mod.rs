@@ -297,6 +297,26 @@ impl<'s> Parser<'s> {
             .with_hint("start a statement at the beginning of its line"))
     }
 
+    /// The hint for an unexpected token at `span` that starts an indented line and reads
+    /// as a statement (a statement keyword, or a state followed by `->`): the indent made
+    /// it part of the statement above, which is the mistake, not what follows it.
+    fn indented_statement(&self, span: Span) -> Option<String> {
+        let line_start = self.source[..span.start].rfind('\n').map_or(0, |n| n + 1);
+        let indent = &self.source[line_start..span.start];
+        if indent.is_empty() || !indent.trim_matches([' ', '\t']).is_empty() {
+            return None;
+        }
+        let at = &self.source[span.start..];
+        let (rest, first) = word(at).ok()?;
+        let statement =
+            statements::STATEMENT_KEYWORDS.contains(&first) || self.ws(rest).starts_with("->");
+        statement.then(|| {
+            format!(
+                "this line is indented, so it continues the statement above; start `{first}` at the beginning of its line to make it a statement"
+            )
+        })
+    }
+
     /// Rejects a statement nested deeper than [`MAX_NESTING`] or with more than
     /// [`MAX_OPERATORS`] operators, before the recursive parser sees it. A flat scan:
     /// strings, regexes and comments are skipped as the parser reads them (neither can
@@ -421,7 +441,7 @@ impl<'s> Parser<'s> {
                     &self.source[span.range()]
                 );
                 let error = SpecError::new(Code::SyntaxError, span, message);
-                Err(match hint {
+                Err(match self.indented_statement(span).or(hint) {
                     Some(hint) => error.with_hint(hint),
                     None => error,
                 })
