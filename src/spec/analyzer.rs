@@ -13,15 +13,15 @@ use regex::{Regex, RegexBuilder};
 
 use super::SpecError;
 use super::ast::{
-    Expr, Ident, ItemKind, Otherwise, Pattern, PatternKind, RegexLit, Span, SpecFile, StateSet,
-    ToolPattern,
+    Expr, Forbid, Ident, ItemKind, Otherwise, Pattern, PatternKind, RegexLit, Span, SpecFile,
+    StateSet, ToolPattern,
 };
 use crate::diagnostic::Code;
 use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, MoveTable,
     SpecSource, State, StateId, ToolMatcher,
 };
-use crate::suggest::did_you_mean_hint;
+use crate::suggest::{did_you_mean, did_you_mean_hint};
 
 /// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
 /// input; this keeps a pathological one from eating memory.
@@ -378,6 +378,7 @@ impl<'f> Analyzer<'f> {
         };
         let initial = self.initial_state(file, &mut states);
         let moves = self.moves(file, &mut states, initial);
+        self.misspelled_states(file, &states);
         let (forbids, forbidden) = self.forbids(file, &states);
         self.mark_accepting(&mut states);
 
@@ -483,6 +484,97 @@ impl<'f> Analyzer<'f> {
             }
         }
         moves
+    }
+
+    /// States are declared by use, so a misspelled name would silently be a new state.
+    /// A name is taken for a misspelling, an `unknown-state` with a did-you-mean, when
+    /// it is close to another state's name and it is dead where it stands: the
+    /// `initial` state that nothing else names (no transition, `forbid`, `accept` or
+    /// `hot`), or a state transitions leave but nothing enters (nor is it initial), so
+    /// its moves could never happen. A state only entered (a sink like `done`) is never
+    /// taken for one, nor a name shorter than four characters or one that differs from
+    /// the other only in digits.
+    fn misspelled_states(&mut self, file: &'f SpecFile, states: &StateTable<'f>) {
+        let mut entered = BTreeSet::new();
+        let mut named = BTreeSet::new();
+        let mut sources = Vec::new();
+        for item in &file.items {
+            match &item.kind {
+                ItemKind::Transition(t) => {
+                    entered.insert(t.to.name.as_str());
+                    named.extend([t.from.name.as_str(), t.to.name.as_str()]);
+                    sources.push(&t.from);
+                }
+                ItemKind::Path(steps) => {
+                    entered.extend(steps.iter().map(|step| step.name.as_str()));
+                }
+                ItemKind::Accept(list) | ItemKind::Hot(list) => {
+                    named.extend(list.iter().map(|state| state.name.as_str()));
+                }
+                ItemKind::Forbid(Forbid {
+                    states: StateSet::Named(list),
+                    ..
+                }) => named.extend(list.iter().map(|state| state.name.as_str())),
+                _ => {}
+            }
+        }
+        if self.initial.is_none()
+            && !file
+                .items
+                .iter()
+                .any(|item| matches!(item.kind, ItemKind::Path(_)))
+        {
+            // Without an initial state nothing is entered; that is its own error.
+            return;
+        }
+        entered.insert(PATH_START);
+        // Short names (`s`, `t`) are all close to each other, and numbered families
+        // (`step1`, `step2`) differ in digits by design: neither is taken for a typo.
+        let letters = |name: &str| name.replace(|c: char| c.is_ascii_digit(), "");
+        let close = |name: &str| {
+            did_you_mean(name, states.ids.keys().copied())
+                .filter(|known| name.chars().count() >= 4 && letters(name) != letters(known))
+        };
+        let mut dead: Vec<(&Ident, String)> = Vec::new();
+        if let Some(initial) = self.initial {
+            if !named.contains(initial.name.as_str()) {
+                dead.push((
+                    initial,
+                    "no transition, `forbid`, `accept` or `hot` names it".to_owned(),
+                ));
+            }
+            entered.insert(initial.name.as_str());
+            // Where a misspelled initial state was meant to start is entered, too.
+            if let Some(meant) =
+                close(&initial.name).filter(|_| !named.contains(initial.name.as_str()))
+            {
+                entered.insert(meant);
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for from in sources {
+            if !entered.contains(from.name.as_str()) && seen.insert(from.name.as_str()) {
+                dead.push((
+                    from,
+                    "nothing enters it: no transition leads to it, and it is not the initial state"
+                        .to_owned(),
+                ));
+            }
+        }
+        for (ident, why) in dead {
+            if let Some(known) = close(&ident.name) {
+                self.errors.push(
+                    SpecError::new(
+                        Code::UnknownState,
+                        ident.span,
+                        format!("unknown state `{}`: {why}", ident.name),
+                    )
+                    .with_hint(format!(
+                        "did you mean `{known}`? (a state is declared by the statements that name it)"
+                    )),
+                );
+            }
+        }
     }
 
     /// The `forbid` rules, and which rule each forbidden (state, event) pair reports.
@@ -764,6 +856,37 @@ mod tests {
             .collect();
         // b covers a; c covers a, b, d, e, f, g; d and g cover each other.
         assert_eq!(pairs, ["b", "c", "c", "d", "e", "f", "g", "g"]);
+    }
+
+    /// A misspelled state is an unknown state with a did-you-mean where the name is
+    /// dead: an `initial` nothing else names, or a source nothing enters.
+    #[test]
+    fn misspelled_states_are_unknown_with_a_suggestion() {
+        let events = "spec s\nevent a = call x\nevent b = call y\n";
+        let found = errors(&format!(
+            "{events}initial idel\nidle -> pending on a\npending -> done on a\npendng -> done on b\n"
+        ));
+        let found: Vec<_> = found
+            .iter()
+            .map(|(code, at, hint)| (*code, at.as_str(), hint.as_deref().unwrap_or("")))
+            .collect();
+        let hint = |name| {
+            format!("did you mean `{name}`? (a state is declared by the statements that name it)")
+        };
+        assert_eq!(
+            found,
+            [
+                (Code::UnknownState, "idel", hint("idle").as_str()),
+                (Code::UnknownState, "pendng", hint("pending").as_str()),
+            ]
+        );
+        // Sinks, states far from any other, and entered sources are states as written.
+        machine(&format!(
+            "{events}initial s0\ns0 -> s1 on a\ns1 -> s2 on a\ns2 -> s0 on b\nlimbo -> s0 on b\ns1 -> dome on b\ns2 -> done on a\n"
+        ));
+        machine(&format!(
+            "{events}initial idle\nforbid idle on a: \"no\"\nidl -> idle on b\nidle -> idl on a\n"
+        ));
     }
 
     #[test]
