@@ -23,7 +23,7 @@ seed() {
     local target="$1"
     shift
     mkdir -p "corpus/$target"
-    find "$@" -type f -size -1M 2>/dev/null | while read -r file; do
+    find "$@" -type f -size -1000k 2>/dev/null | while read -r file; do
         cp "$file" "corpus/$target/seed-$(printf '%s' "$file" | cksum | cut -d' ' -f1)"
     done
 }
