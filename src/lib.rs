@@ -89,7 +89,7 @@
 //! let machine = tracegate::spec::analyzer::load(source).expect("the spec compiles");
 //!
 //! // The shortest path to every violation the spec can report.
-//! let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+//! let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).expect("a small search");
 //! let blind = &exploration.counterexamples[0];
 //! assert_eq!(
 //!     blind.display_path(&machine),

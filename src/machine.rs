@@ -103,8 +103,8 @@ pub struct Machine {
     pub per: Vec<KeyPath>,
     /// The `forbid` rules, one per forbidden message and statement.
     pub forbids: Vec<ForbidRule>,
-    /// `moves[state * events.len() + event]`.
-    pub(crate) moves: Vec<Move>,
+    /// What each event does in each state.
+    pub(crate) moves: MoveTable,
     /// Which events can match a record, by the record's tool: events naming the tool
     /// exactly, and the events that must always be tried (globs, regexes, no tool).
     pub(crate) index: EventIndex,
@@ -177,6 +177,62 @@ pub struct ForbidRule {
     pub span: Span,
 }
 
+/// What each event does in each state: a dense row-major table (one lookup, the
+/// checker's hot path) while states × events is small, as it is in every spec written
+/// by hand; past [`MoveTable::DENSE_LIMIT`] cells, each state's specified moves sorted by
+/// event (a binary search), so memory grows with the spec rather than with its square.
+#[derive(Debug)]
+pub(crate) enum MoveTable {
+    /// `moves[state * events + event]`.
+    Dense { events: usize, moves: Vec<Move> },
+    /// `rows[state]`: `(event, move)` for each specified move, sorted by event.
+    Sparse { rows: Vec<Vec<(EventId, Move)>> },
+}
+
+impl MoveTable {
+    /// The most cells a dense table may have (about 24 MiB).
+    pub(crate) const DENSE_LIMIT: usize = 1 << 20;
+
+    /// A table with `states` states and `events` events, of the moves `specified`.
+    pub(crate) fn new(
+        states: usize,
+        events: usize,
+        specified: impl IntoIterator<Item = (StateId, EventId, Move)>,
+    ) -> MoveTable {
+        match states.checked_mul(events) {
+            Some(cells) if cells <= Self::DENSE_LIMIT => {
+                let mut moves = vec![Move::Unspecified; cells];
+                for (state, event, step) in specified {
+                    moves[state.index() * events + event] = step;
+                }
+                MoveTable::Dense { events, moves }
+            }
+            _ => {
+                let mut rows = vec![Vec::new(); states];
+                for (state, event, step) in specified {
+                    let row: &mut Vec<(EventId, Move)> = &mut rows[state.index()];
+                    match row.binary_search_by_key(&event, |&(e, _)| e) {
+                        Ok(at) => row[at].1 = step,
+                        Err(at) => row.insert(at, (event, step)),
+                    }
+                }
+                MoveTable::Sparse { rows }
+            }
+        }
+    }
+
+    fn get(&self, state: StateId, event: EventId) -> Move {
+        match self {
+            MoveTable::Dense { events, moves } => moves[state.index() * events + event],
+            MoveTable::Sparse { rows } => {
+                let row = &rows[state.index()];
+                row.binary_search_by_key(&event, |&(e, _)| e)
+                    .map_or(Move::Unspecified, |at| row[at].1)
+            }
+        }
+    }
+}
+
 /// What an event does in a state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {
@@ -235,7 +291,7 @@ impl Machine {
 
     /// What `event` does in `state`.
     pub fn step(&self, state: StateId, event: EventId) -> Move {
-        self.moves[state.index() * self.events.len() + event]
+        self.moves.get(state, event)
     }
 
     /// The events with an allowed transition from `state`, in declaration order.

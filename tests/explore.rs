@@ -119,7 +119,7 @@ fn displays(machine: &Machine, exploration: &explore::Exploration) -> Vec<String
 #[test]
 fn reconcile_forbidden_moves_and_ends_have_their_shortest_paths() {
     let machine = shipped_spec("reconcile_before_retry");
-    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).unwrap();
     let have = displays(&machine, &exploration);
     assert_eq!(
         have[..6],
@@ -153,8 +153,8 @@ fn reconcile_forbidden_moves_and_ends_have_their_shortest_paths() {
 #[test]
 fn exploring_is_deterministic() {
     for machine in shipped() {
-        let a = explore::explore(&machine, 8);
-        let b = explore::explore(&shipped_spec(&machine.name), 8);
+        let a = explore::explore(&machine, 8).unwrap();
+        let b = explore::explore(&shipped_spec(&machine.name), 8).unwrap();
         assert_eq!(displays(&machine, &a), displays(&machine, &b));
     }
 }
@@ -163,7 +163,7 @@ fn exploring_is_deterministic() {
 fn every_shipped_counterexample_is_rejected_as_predicted() {
     let mut failures = Vec::new();
     for machine in shipped() {
-        let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+        let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).unwrap();
         assert!(!exploration.counterexamples.is_empty(), "{}", machine.name);
         for counterexample in &exploration.counterexamples {
             match explore::counterexample_trace(&machine, counterexample, Format::Native) {
@@ -252,7 +252,7 @@ forbid broken on ping: "retry before reset"
 #[test]
 fn cycles_are_traversed_once_and_hot_states_are_ends_to_avoid() {
     let machine = spec(CYCLE);
-    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).unwrap();
     let have = displays(&machine, &exploration);
     assert_eq!(have[0], "forbidden-transition: ping -> fail -> ping ✗");
     assert_eq!(have[1], "unaccepted-end: ping ✗ ends in `waiting`");
@@ -291,7 +291,7 @@ fn unanswered_calls_are_closed_when_the_missing_result_would_move_the_machine() 
     // `ping` left open gets a `missing` result: no event matches it, so the trace ends
     // in `waiting` as predicted, at the call's line.
     let machine = spec(CYCLE);
-    let exploration = explore::explore(&machine, 4);
+    let exploration = explore::explore(&machine, 4).unwrap();
     let end = &exploration.counterexamples[1];
     let trace = explore::counterexample_trace(&machine, end, Format::Native).unwrap();
     assert_eq!(trace.records.len(), 1);
@@ -309,7 +309,7 @@ waiting -> idle on pong
 waiting -> gone on lost
 "#,
     );
-    let exploration = explore::explore(&lossy, 4);
+    let exploration = explore::explore(&lossy, 4).unwrap();
     let waiting = exploration
         .counterexamples
         .iter()
@@ -346,7 +346,7 @@ forbid unknown on create: "blind re-create"
 forbid checking on note: "talking before the lookup answered"
 "#,
     );
-    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).unwrap();
     assert!(!exploration.counterexamples.is_empty());
     for counterexample in &exploration.counterexamples {
         let trace = explore::counterexample_trace(&machine, counterexample, Format::Native)
@@ -390,7 +390,7 @@ start   -> working on begin
 working -> done    on finish
 "#,
     );
-    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH);
+    let exploration = explore::explore(&machine, explore::DEFAULT_MAX_DEPTH).unwrap();
     let have = displays(&machine, &exploration);
     assert_eq!(
         have,
@@ -422,7 +422,7 @@ forbid island on b: "unreachable"
 island -> island on a
 "#,
     );
-    let shallow = explore::explore(&machine, 2);
+    let shallow = explore::explore(&machine, 2).unwrap();
     assert!(shallow.counterexamples.is_empty());
     let reasons: Vec<(String, bool)> = shallow
         .unreached
@@ -433,7 +433,7 @@ island -> island on a
         reasons,
         [("s3".to_string(), true), ("island".to_string(), false)]
     );
-    let deep = explore::explore(&machine, 4);
+    let deep = explore::explore(&machine, 4).unwrap();
     assert_eq!(
         displays(&machine, &deep),
         ["forbidden-transition: a -> a -> a -> b ✗"]
@@ -450,7 +450,7 @@ s -> t on a
 forbid t on never: "never happens"
 "#,
     );
-    let exploration = explore::explore(&machine, 4);
+    let exploration = explore::explore(&machine, 4).unwrap();
     let forbidden = &exploration.counterexamples[0];
     let err = explore::counterexample_trace(&machine, forbidden, Format::Native).unwrap_err();
     assert_eq!(err.message, "cannot synthesize a record for event `never`");
@@ -489,7 +489,7 @@ s -> s on e
 #[test]
 fn formats_that_cannot_express_an_event_say_why() {
     let machine = shipped_spec("no_retry_after_auth_failure");
-    let exploration = explore::explore(&machine, 4);
+    let exploration = explore::explore(&machine, 4).unwrap();
     let retry = exploration
         .counterexamples
         .iter()
@@ -629,7 +629,7 @@ proptest! {
     fn generated_call_specs_materialize_every_path(generated in generated(0..2)) {
         let text = generated.text();
         let machine = compile(&text).expect("call-only specs compile");
-        let exploration = explore::explore(&machine, 6);
+        let exploration = explore::explore(&machine, 6).unwrap();
         for counterexample in &exploration.counterexamples {
             let trace = explore::counterexample_trace(&machine, counterexample, Format::Native);
             prop_assert!(trace.is_ok(), "{}\n{}: {:?}", text, counterexample.display_path(&machine), trace.err());
@@ -650,7 +650,7 @@ proptest! {
         let text = generated.text();
         // Some generated specs do not compile (e.g. two identical patterns); skip them.
         let Some(machine) = compile(&text) else { return Ok(()) };
-        let exploration = explore::explore(&machine, 5);
+        let exploration = explore::explore(&machine, 5).unwrap();
         for format in Format::ALL {
             for counterexample in &exploration.counterexamples {
                 if let Ok(trace) = explore::counterexample_trace(&machine, counterexample, format) {

@@ -17,6 +17,7 @@ mod graph;
 mod human_output;
 mod join;
 mod json_contract;
+mod limits;
 mod lint;
 mod malformed;
 mod project;

@@ -38,7 +38,7 @@ pub use build::{
 };
 pub use coverage::{Coverage, SpecCoverage, coverage, coverage_reader};
 pub use emit::{Format, Inexpressible, RecordSite};
-pub use paths::{AllowedPath, Counterexample, Step, Unreached, Violation};
+pub use paths::{AllowedPath, Counterexample, Step, TooLarge, Unreached, Violation};
 pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, Written, shrink, shrink_file};
 
 use crate::machine::Machine;
@@ -59,13 +59,15 @@ pub struct Exploration {
     pub unreached: Vec<Unreached>,
 }
 
-/// Every violation `machine` can report, each with the shortest path that triggers it.
-pub fn explore(machine: &Machine, max_depth: usize) -> Exploration {
-    let (counterexamples, unreached) = paths::counterexamples(machine, max_depth);
-    Exploration {
+/// Every violation `machine` can report, each with the shortest path that triggers it;
+/// or, when those paths would hold more than [`paths::MAX_EVENTS`] events in all, why
+/// not.
+pub fn explore(machine: &Machine, max_depth: usize) -> Result<Exploration, TooLarge> {
+    let (counterexamples, unreached) = paths::counterexamples(machine, max_depth)?;
+    Ok(Exploration {
         counterexamples,
         unreached,
-    }
+    })
 }
 
 /// The allowed paths of one spec.

@@ -169,6 +169,8 @@ pub(crate) struct ShortestPaths {
     /// `parent[state]`: the move that first reached it.
     parent: Vec<Option<Step>>,
     reached: Vec<bool>,
+    /// `depth[state]`: the length of the shortest path to it.
+    depth: Vec<usize>,
     initial: StateId,
 }
 
@@ -178,6 +180,7 @@ impl ShortestPaths {
         let mut paths = ShortestPaths {
             parent: vec![None; count],
             reached: vec![false; count],
+            depth: vec![0; count],
             initial: machine.initial,
         };
         let mut queue = VecDeque::new();
@@ -188,6 +191,7 @@ impl ShortestPaths {
                 if let Move::Go { to, .. } = machine.step(from, event) {
                     if !paths.reached[to.index()] {
                         paths.reached[to.index()] = true;
+                        paths.depth[to.index()] = paths.depth[from.index()] + 1;
                         paths.parent[to.index()] = Some(Step {
                             from,
                             event,
@@ -205,6 +209,11 @@ impl ShortestPaths {
     /// Whether any path reaches `state` (the initial state is reached by the empty one).
     pub fn reaches(&self, state: StateId) -> bool {
         self.reached[state.index()]
+    }
+
+    /// The length of the shortest path to `state`, if one reaches it.
+    pub fn depth(&self, state: StateId) -> Option<usize> {
+        self.reaches(state).then(|| self.depth[state.index()])
     }
 
     /// The shortest path to `state` (empty for the initial state).
@@ -267,18 +276,49 @@ impl ShortestPaths {
     }
 }
 
+/// The most events [`counterexamples`] may hold across all its paths (about 50 MB). A
+/// machine with many states and events has a counterexample for nearly every pair of
+/// them, each with a path up to `max_depth` long; past this the answer could not be
+/// held, let alone read, and the search stops before it starts.
+pub const MAX_EVENTS: usize = 2_000_000;
+
+/// A search too large to hold: the counterexamples it would find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "exploring `--max-depth {max_depth}` would find {counterexamples} counterexamples of {events} events in all, \
+     more than the limit of {MAX_EVENTS} events; lower `--max-depth` (longer paths are then listed as not reached) \
+     or explore a smaller spec"
+)]
+pub struct TooLarge {
+    /// The `--max-depth` asked for.
+    pub max_depth: usize,
+    /// The counterexamples the search would find.
+    pub counterexamples: usize,
+    /// The events they would hold in all.
+    pub events: usize,
+}
+
 /// Every violation the spec can report, each with its shortest path, and the ones no
 /// path of at most `max_depth` events reaches. Counterexamples come forbidden moves
 /// first, then non-accepting ends, then unexpected events; within a kind, shortest
 /// first, then by state and event declaration order.
+/// A search whose paths would hold more than [`MAX_EVENTS`] events is refused before
+/// any path is built.
 pub fn counterexamples(
     machine: &Machine,
     max_depth: usize,
-) -> (Vec<Counterexample>, Vec<Unreached>) {
+) -> Result<(Vec<Counterexample>, Vec<Unreached>), TooLarge> {
     let paths = ShortestPaths::new(machine);
+    size(machine, &paths, max_depth)?;
     let mut found = Vec::new();
     let mut unreached = Vec::new();
     for state in machine.state_ids() {
+        // The path to the state, built once for all its events, and only if it is
+        // short enough to be used.
+        let depth = paths.depth(state);
+        let shortest = depth
+            .filter(|&depth| depth < max_depth)
+            .and_then(|_| paths.to(state));
         for event in 0..machine.events.len() {
             let violation = match machine.step(state, event) {
                 Move::Forbidden(rule) => Violation::Forbidden(rule),
@@ -287,18 +327,18 @@ pub fn counterexamples(
                 }
                 _ => continue,
             };
-            match paths.to(state) {
-                Some(steps) if steps.len() < max_depth => found.push(Counterexample {
+            match &shortest {
+                Some(steps) => found.push(Counterexample {
                     violation,
-                    steps,
+                    steps: steps.clone(),
                     state,
                     event: Some(event),
                 }),
-                reached => unreached.push(Unreached {
+                None => unreached.push(Unreached {
                     violation,
                     state,
                     event: Some(event),
-                    beyond_depth: reached.is_some(),
+                    beyond_depth: depth.is_some(),
                 }),
             }
         }
@@ -334,7 +374,45 @@ pub fn counterexamples(
             u.event.unwrap_or(usize::MAX),
         )
     });
-    (found, unreached)
+    Ok((found, unreached))
+}
+
+/// Counts what [`counterexamples`] would hold, from the path lengths alone: the same
+/// choices, no path built. (An unaccepted end's path is counted at its upper bound,
+/// one event past the shortest path to the state.)
+fn size(machine: &Machine, paths: &ShortestPaths, max_depth: usize) -> Result<(), TooLarge> {
+    let mut counterexamples = 0usize;
+    let mut events = 0usize;
+    for state in machine.state_ids() {
+        let Some(depth) = paths.depth(state) else {
+            continue;
+        };
+        if depth < max_depth {
+            for event in 0..machine.events.len() {
+                let violation = match machine.step(state, event) {
+                    Move::Forbidden(_) => true,
+                    Move::Unspecified => machine.otherwise == Otherwise::Reject,
+                    Move::Go { .. } => false,
+                };
+                if violation {
+                    counterexamples += 1;
+                    events = events.saturating_add(depth + 1);
+                }
+            }
+        }
+        if !machine.state(state).accepting && depth <= max_depth {
+            counterexamples += 1;
+            events = events.saturating_add(depth + 1);
+        }
+        if events > MAX_EVENTS {
+            return Err(TooLarge {
+                max_depth,
+                counterexamples,
+                events,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An allowed path: a trace of these moves conforms to the spec.
@@ -368,61 +446,49 @@ pub fn allowed_paths(
     max_depth: usize,
     limit: usize,
 ) -> (Vec<AllowedPath>, bool) {
-    struct Walk<'m> {
-        machine: &'m Machine,
-        max_depth: usize,
-        limit: usize,
-        on_path: Vec<bool>,
-        steps: Vec<Step>,
-        found: Vec<AllowedPath>,
-        truncated: bool,
-    }
-
-    impl Walk<'_> {
-        fn visit(&mut self, from: StateId) {
-            if self.steps.len() == self.max_depth {
-                return;
+    // Depth-first without recursion (a path may be as long as the machine has
+    // states): each frame is a state on the path and the next event to try from it.
+    let mut on_path = vec![false; machine.graph.node_count()];
+    let mut steps: Vec<Step> = Vec::new();
+    let mut frames: Vec<(StateId, EventId)> = vec![(machine.initial, 0)];
+    let mut found = Vec::new();
+    on_path[machine.initial.index()] = true;
+    while let Some(frame) = frames.last_mut() {
+        let (from, next) = *frame;
+        if next == machine.events.len() || steps.len() == max_depth {
+            // Every event from here is tried: leave the state.
+            // Frame k + 1 was entered by step k; the initial state's frame by none.
+            frames.pop();
+            if steps.pop().is_some() {
+                on_path[from.index()] = false;
             }
-            for event in 0..self.machine.events.len() {
-                let Move::Go { to, .. } = self.machine.step(from, event) else {
-                    continue;
-                };
-                if self.found.len() == self.limit {
-                    self.truncated = true;
-                    return;
-                }
-                self.steps.push(Step {
-                    from,
-                    event,
-                    to,
-                    ignored: false,
-                });
-                if self.machine.state(to).accepting {
-                    self.found.push(AllowedPath {
-                        steps: self.steps.clone(),
-                    });
-                }
-                // A move back onto the path closes a cycle: it is traversed once.
-                if !self.on_path[to.index()] {
-                    self.on_path[to.index()] = true;
-                    self.visit(to);
-                    self.on_path[to.index()] = false;
-                }
-                self.steps.pop();
-            }
+            continue;
+        }
+        frame.1 += 1;
+        let Move::Go { to, .. } = machine.step(from, next) else {
+            continue;
+        };
+        if found.len() == limit {
+            return (found, true);
+        }
+        steps.push(Step {
+            from,
+            event: next,
+            to,
+            ignored: false,
+        });
+        if machine.state(to).accepting {
+            found.push(AllowedPath {
+                steps: steps.clone(),
+            });
+        }
+        // A move back onto the path closes a cycle: it is traversed once.
+        if on_path[to.index()] {
+            steps.pop();
+        } else {
+            on_path[to.index()] = true;
+            frames.push((to, 0));
         }
     }
-
-    let mut walk = Walk {
-        machine,
-        max_depth,
-        limit,
-        on_path: vec![false; machine.graph.node_count()],
-        steps: Vec::new(),
-        found: Vec::new(),
-        truncated: false,
-    };
-    walk.on_path[machine.initial.index()] = true;
-    walk.visit(machine.initial);
-    (walk.found, walk.truncated)
+    (found, false)
 }

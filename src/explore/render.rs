@@ -12,6 +12,7 @@ use super::paths::{AllowedPath, Counterexample, Step, Unreached, Violation, path
 use super::shrink::Shrunk;
 use crate::machine::{EventId, Machine, StateId};
 use crate::spec::ast::Span;
+use crate::spec::fmt::pad;
 
 /// What became of a path's synthetic trace, when traces were asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,16 +348,18 @@ fn spec_coverage_table(out: &mut String, machine: &Machine, spec: &SpecCoverage)
     if !spec.transitions.is_empty() {
         let _ = writeln!(
             out,
-            "  transitions\n    {:>7}  {:state_w$}  {:event_w$}  to",
-            "count", "from", "event"
+            "  transitions\n    {:>7}  {}  {}  to",
+            "count",
+            pad("from", state_w),
+            pad("event", event_w)
         );
         for t in &spec.transitions {
             let _ = writeln!(
                 out,
-                "    {:>7}  {:state_w$}  {:event_w$}  {}{}",
+                "    {:>7}  {}  {}  {}{}",
                 t.count,
-                state(t.from),
-                event(t.event),
+                pad(state(t.from), state_w),
+                pad(event(t.event), event_w),
                 state(t.to),
                 if t.count == 0 { "  (never)" } else { "" }
             );
@@ -375,8 +378,10 @@ fn spec_coverage_table(out: &mut String, machine: &Machine, spec: &SpecCoverage)
     if !spec.forbidden.is_empty() {
         let _ = writeln!(
             out,
-            "  forbidden moves\n    {:>7}  {:state_w$}  {:event_w$}",
-            "count", "state", "event"
+            "  forbidden moves\n    {:>7}  {}  {}",
+            "count",
+            pad("state", state_w),
+            pad("event", event_w)
         );
         for f in &spec.forbidden {
             let note = match (&f.shortest, f.count) {
@@ -386,10 +391,10 @@ fn spec_coverage_table(out: &mut String, machine: &Machine, spec: &SpecCoverage)
             };
             let _ = writeln!(
                 out,
-                "    {:>7}  {:state_w$}  {:event_w$}{note}",
+                "    {:>7}  {}  {}{note}",
                 f.count,
-                state(f.state),
-                event(f.event)
+                pad(state(f.state), state_w),
+                pad(event(f.event), event_w)
             );
         }
     }

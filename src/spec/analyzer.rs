@@ -5,7 +5,7 @@
 //! Doubtful but meaningful specs (an unreachable state, an unused event) compile;
 //! they are `lint`'s business.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use petgraph::graph::DiGraph;
@@ -13,16 +13,16 @@ use regex::{Regex, RegexBuilder};
 
 use super::SpecError;
 use super::ast::{
-    ArithOp, CompareOp, Expr, Ident, ItemKind, JsonType, Operand, Otherwise, Pattern, PatternKind,
-    RegexLit, Source, Span, SpecFile, StateSet, ToolPattern,
+    ArithOp, CompareOp, Expr, Forbid, Ident, ItemKind, JsonType, Operand, Otherwise, Pattern,
+    PatternKind, RegexLit, Source, Span, SpecFile, StateSet, ToolPattern,
 };
 use crate::diagnostic::Code;
 use crate::eval::{self, Val};
 use crate::machine::{
-    Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, SpecSource, State,
-    StateId, ToolMatcher,
+    Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, MoveTable,
+    SpecSource, State, StateId, ToolMatcher,
 };
-use crate::suggest::did_you_mean_hint;
+use crate::suggest::{did_you_mean, did_you_mean_hint};
 use crate::time::parse_rfc3339;
 
 /// The largest compiled regex a spec may use, in bytes. User patterns are untrusted
@@ -130,22 +130,23 @@ fn unknown_name<'k>(
 }
 
 /// Adds the allowed moves to the graph and returns the move table: for each state and
-/// event (row-major), where the event goes, or which rule forbids it.
+/// event, where the event goes, or which rule forbids it (a forbid overrides a move).
 fn move_table(
     graph: &mut DiGraph<State, Edge, u32>,
     event_count: usize,
     moves: &BTreeMap<(StateId, EventId), (StateId, Span)>,
     forbidden: &BTreeMap<(StateId, EventId), usize>,
-) -> Vec<Move> {
-    let mut table = vec![Move::Unspecified; graph.node_count() * event_count];
+) -> MoveTable {
     for (&(from, event), &(to, rule)) in moves {
         graph.add_edge(from.node(), to.node(), Edge { event, rule });
-        table[from.index() * event_count + event] = Move::Go { to, rule };
     }
-    for (&(state, event), &rule) in forbidden {
-        table[state.index() * event_count + event] = Move::Forbidden(rule);
-    }
-    table
+    let allowed = moves
+        .iter()
+        .map(|(&(from, event), &(to, rule))| (from, event, Move::Go { to, rule }));
+    let forbidden = forbidden
+        .iter()
+        .map(|(&(state, event), &rule)| (state, event, Move::Forbidden(rule)));
+    MoveTable::new(graph.node_count(), event_count, allowed.chain(forbidden))
 }
 
 impl<'f> Analyzer<'f> {
@@ -561,33 +562,61 @@ impl<'f> Analyzer<'f> {
                 _ => None,
             })
             .collect();
-        for (i, a) in decls.iter().enumerate() {
-            for b in &decls[i + 1..] {
-                if a.name.name == b.name.name {
-                    continue;
-                }
-                let (wide, narrow) = if covers(&a.pattern, &b.pattern) {
-                    (a, b)
-                } else if covers(&b.pattern, &a.pattern) {
-                    (b, a)
-                } else {
-                    continue;
-                };
-                self.errors.push(
-                    SpecError::new(
-                        Code::OverlappingEvents,
-                        b.name.span,
-                        format!(
-                            "event `{}` claims every record that event `{}` claims",
-                            wide.name.name, narrow.name.name
-                        ),
-                    )
-                    .with_related(a.name.span, "the other event is declared here")
-                    .with_hint(
-                        "a record may match at most one event; narrow one of them with `where`",
-                    ),
-                );
+        // Only a pattern without a guard covers another, and only one with no tool or
+        // the same tool: index the events by tool so each is compared with those alone,
+        // not with every other (a spec may declare 100,000 events).
+        let mut by_tool: BTreeMap<ToolKey<'_>, Vec<usize>> = BTreeMap::new();
+        for (n, decl) in decls.iter().enumerate() {
+            if let Some(tool) = &decl.pattern.tool {
+                by_tool.entry(ToolKey::of(tool)).or_default().push(n);
             }
+        }
+        let mut pairs = BTreeSet::new();
+        for (n, wide) in decls.iter().enumerate() {
+            if wide.pattern.guard.is_some() {
+                continue;
+            }
+            let candidates: Box<dyn Iterator<Item = usize>> = match &wide.pattern.tool {
+                None => Box::new(0..decls.len()),
+                Some(tool) => Box::new(
+                    by_tool
+                        .get(&ToolKey::of(tool))
+                        .into_iter()
+                        .flatten()
+                        .copied(),
+                ),
+            };
+            pairs.extend(
+                candidates
+                    .filter(|&m| m != n && covers(&wide.pattern, &decls[m].pattern))
+                    .map(|m| (n.min(m), n.max(m))),
+            );
+        }
+        // Reported in the order of a comparison of every pair.
+        for (i, j) in pairs {
+            let (a, b) = (decls[i], decls[j]);
+            if a.name.name == b.name.name {
+                continue;
+            }
+            let (wide, narrow) = if covers(&a.pattern, &b.pattern) {
+                (a, b)
+            } else if covers(&b.pattern, &a.pattern) {
+                (b, a)
+            } else {
+                continue;
+            };
+            self.errors.push(
+                SpecError::new(
+                    Code::OverlappingEvents,
+                    b.name.span,
+                    format!(
+                        "event `{}` claims every record that event `{}` claims",
+                        wide.name.name, narrow.name.name
+                    ),
+                )
+                .with_related(a.name.span, "the other event is declared here")
+                .with_hint("a record may match at most one event; narrow one of them with `where`"),
+            );
         }
     }
 
@@ -602,6 +631,7 @@ impl<'f> Analyzer<'f> {
         };
         let initial = self.initial_state(file, &mut states);
         let moves = self.moves(file, &mut states, initial);
+        self.misspelled_states(file, &states);
         let (forbids, forbidden) = self.forbids(file, &states);
         self.mark_accepting(&mut states);
 
@@ -718,6 +748,97 @@ impl<'f> Analyzer<'f> {
             }
         }
         moves
+    }
+
+    /// States are declared by use, so a misspelled name would silently be a new state.
+    /// A name is taken for a misspelling, an `unknown-state` with a did-you-mean, when
+    /// it is close to another state's name and it is dead where it stands: the
+    /// `initial` state that nothing else names (no transition, `forbid`, `accept` or
+    /// `hot`), or a state transitions leave but nothing enters (nor is it initial), so
+    /// its moves could never happen. A state only entered (a sink like `done`) is never
+    /// taken for one, nor a name shorter than four characters or one that differs from
+    /// the other only in digits.
+    fn misspelled_states(&mut self, file: &'f SpecFile, states: &StateTable<'f>) {
+        let mut entered = BTreeSet::new();
+        let mut named = BTreeSet::new();
+        let mut sources = Vec::new();
+        for item in &file.items {
+            match &item.kind {
+                ItemKind::Transition(t) => {
+                    entered.insert(t.to.name.as_str());
+                    named.extend([t.from.name.as_str(), t.to.name.as_str()]);
+                    sources.push(&t.from);
+                }
+                ItemKind::Path(steps) => {
+                    entered.extend(steps.iter().map(|step| step.name.as_str()));
+                }
+                ItemKind::Accept(list) | ItemKind::Hot(list) => {
+                    named.extend(list.iter().map(|state| state.name.as_str()));
+                }
+                ItemKind::Forbid(Forbid {
+                    states: StateSet::Named(list),
+                    ..
+                }) => named.extend(list.iter().map(|state| state.name.as_str())),
+                _ => {}
+            }
+        }
+        if self.initial.is_none()
+            && !file
+                .items
+                .iter()
+                .any(|item| matches!(item.kind, ItemKind::Path(_)))
+        {
+            // Without an initial state nothing is entered; that is its own error.
+            return;
+        }
+        entered.insert(PATH_START);
+        // Short names (`s`, `t`) are all close to each other, and numbered families
+        // (`step1`, `step2`) differ in digits by design: neither is taken for a typo.
+        let letters = |name: &str| name.replace(|c: char| c.is_ascii_digit(), "");
+        let close = |name: &str| {
+            did_you_mean(name, states.ids.keys().copied())
+                .filter(|known| name.chars().count() >= 4 && letters(name) != letters(known))
+        };
+        let mut dead: Vec<(&Ident, String)> = Vec::new();
+        if let Some(initial) = self.initial {
+            if !named.contains(initial.name.as_str()) {
+                dead.push((
+                    initial,
+                    "no transition, `forbid`, `accept` or `hot` names it".to_owned(),
+                ));
+            }
+            entered.insert(initial.name.as_str());
+            // Where a misspelled initial state was meant to start is entered, too.
+            if let Some(meant) =
+                close(&initial.name).filter(|_| !named.contains(initial.name.as_str()))
+            {
+                entered.insert(meant);
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for from in sources {
+            if !entered.contains(from.name.as_str()) && seen.insert(from.name.as_str()) {
+                dead.push((
+                    from,
+                    "nothing enters it: no transition leads to it, and it is not the initial state"
+                        .to_owned(),
+                ));
+            }
+        }
+        for (ident, why) in dead {
+            if let Some(known) = close(&ident.name) {
+                self.errors.push(
+                    SpecError::new(
+                        Code::UnknownState,
+                        ident.span,
+                        format!("unknown state `{}`: {why}", ident.name),
+                    )
+                    .with_hint(format!(
+                        "did you mean `{known}`? (a state is declared by the statements that name it)"
+                    )),
+                );
+            }
+        }
     }
 
     /// The `forbid` rules, and which rule each forbidden (state, event) pair reports.
@@ -867,15 +988,27 @@ fn covers(wide: &Pattern, narrow: &Pattern) -> bool {
     wide.guard.is_none() && kind && tool
 }
 
-fn same_tool(a: &ToolPattern, b: &ToolPattern) -> bool {
-    match (a, b) {
-        (ToolPattern::Name(x, _), ToolPattern::Name(y, _))
-        | (ToolPattern::Glob(x, _), ToolPattern::Glob(y, _)) => x == y,
-        (ToolPattern::Regex(x), ToolPattern::Regex(y)) => {
-            x.pattern == y.pattern && x.case_insensitive == y.case_insensitive
+/// A tool pattern as a key: two patterns have the same key exactly when [`same_tool`]
+/// holds for them.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum ToolKey<'a> {
+    Name(&'a str),
+    Glob(&'a str),
+    Regex(&'a str, bool),
+}
+
+impl<'a> ToolKey<'a> {
+    fn of(tool: &'a ToolPattern) -> Self {
+        match tool {
+            ToolPattern::Name(name, _) => ToolKey::Name(name),
+            ToolPattern::Glob(glob, _) => ToolKey::Glob(glob),
+            ToolPattern::Regex(regex) => ToolKey::Regex(&regex.pattern, regex.case_insensitive),
         }
-        _ => false,
     }
+}
+
+fn same_tool(a: &ToolPattern, b: &ToolPattern) -> bool {
+    ToolKey::of(a) == ToolKey::of(b)
 }
 
 /// A quoted tool glob as an anchored regex: `*` is any run, `?` any one character.
@@ -924,6 +1057,105 @@ mod tests {
                 .map(|e| (e.code, text[e.span.range()].to_string(), e.hint))
                 .collect(),
         }
+    }
+
+    /// A machine too large for a dense move table gets a sparse one that answers
+    /// every (state, event) pair alike: moves, forbids overriding moves, and nothing.
+    #[test]
+    fn large_machines_get_a_sparse_move_table_with_the_same_answers() {
+        let n = 1100;
+        let mut text = String::from("spec big\ninitial s0\n");
+        for i in 0..n {
+            text += &format!("event e{i} = call t{i}\n");
+        }
+        for i in 0..n {
+            text += &format!("s{i} -> s{} on e{i}\n", i + 1);
+        }
+        text += "forbid s5 on e7, e9: \"no\"\nforbid * on e1000: \"never\"\n";
+        let machine = machine(&text);
+        assert!(machine.state_count() * machine.events.len() > MoveTable::DENSE_LIMIT);
+        assert!(matches!(machine.moves, MoveTable::Sparse { .. }));
+        let state = |name: &str| {
+            machine
+                .state_ids()
+                .find(|&id| machine.state(id).name == name)
+                .unwrap()
+        };
+        let event = |name: &str| machine.events.iter().position(|e| e.name == name).unwrap();
+        for i in [0, 1, 5, 7, 999, 1001, n - 1] {
+            let from = state(&format!("s{i}"));
+            match machine.step(from, event(&format!("e{i}"))) {
+                Move::Go { to, .. } => assert_eq!(machine.state(to).name, format!("s{}", i + 1)),
+                other => panic!("s{i} on e{i}: {other:?}"),
+            }
+        }
+        assert_eq!(machine.step(state("s5"), event("e7")), Move::Forbidden(0));
+        assert_eq!(machine.step(state("s5"), event("e9")), Move::Forbidden(0));
+        assert_eq!(
+            machine.step(state("s1000"), event("e1000")),
+            Move::Forbidden(1)
+        );
+        assert_eq!(
+            machine.step(state("s3"), event("e1000")),
+            Move::Forbidden(1)
+        );
+        assert_eq!(machine.step(state("s3"), event("e4")), Move::Unspecified);
+        assert_eq!(machine.step(state("s1100"), event("e0")), Move::Unspecified);
+    }
+
+    /// Overlaps are found through the index by tool: the same pairs, reported in the
+    /// order of a comparison of every pair.
+    #[test]
+    fn overlaps_are_found_across_tools_kinds_and_toolless_patterns() {
+        let found = errors(
+            "spec o\ninitial s\n\
+             event a = call x where args.v == 1\n\
+             event b = call x\n\
+             event c = record\n\
+             event d = call /x/\n\
+             event e = call \"x\"\n\
+             event f = result x\n\
+             event g = call /x/\n\
+             s -> s on a, b, c, d, e, f, g\n",
+        );
+        let pairs: Vec<String> = found
+            .iter()
+            .filter(|(code, ..)| *code == Code::OverlappingEvents)
+            .map(|(_, at, _)| at.clone())
+            .collect();
+        // b covers a; c covers a, b, d, e, f, g; d and g cover each other.
+        assert_eq!(pairs, ["b", "c", "c", "d", "e", "f", "g", "g"]);
+    }
+
+    /// A misspelled state is an unknown state with a did-you-mean where the name is
+    /// dead: an `initial` nothing else names, or a source nothing enters.
+    #[test]
+    fn misspelled_states_are_unknown_with_a_suggestion() {
+        let events = "spec s\nevent a = call x\nevent b = call y\n";
+        let found = errors(&format!(
+            "{events}initial idel\nidle -> pending on a\npending -> done on a\npendng -> done on b\n"
+        ));
+        let found: Vec<_> = found
+            .iter()
+            .map(|(code, at, hint)| (*code, at.as_str(), hint.as_deref().unwrap_or("")))
+            .collect();
+        let hint = |name| {
+            format!("did you mean `{name}`? (a state is declared by the statements that name it)")
+        };
+        assert_eq!(
+            found,
+            [
+                (Code::UnknownState, "idel", hint("idle").as_str()),
+                (Code::UnknownState, "pendng", hint("pending").as_str()),
+            ]
+        );
+        // Sinks, states far from any other, and entered sources are states as written.
+        machine(&format!(
+            "{events}initial s0\ns0 -> s1 on a\ns1 -> s2 on a\ns2 -> s0 on b\nlimbo -> s0 on b\ns1 -> dome on b\ns2 -> done on a\n"
+        ));
+        machine(&format!(
+            "{events}initial idle\nforbid idle on a: \"no\"\nidl -> idle on b\nidle -> idl on a\n"
+        ));
     }
 
     #[test]

@@ -401,6 +401,19 @@ fn pattern_head(pattern: &Pattern) -> String {
     head
 }
 
+/// `text` followed by spaces up to `width` characters, as `{:<width$}` would write it
+/// but for any width: `format!` cannot pad to 65,536 characters or more, and a name
+/// may be that long.
+pub(crate) fn pad(text: &str, width: usize) -> String {
+    let mut padded = String::with_capacity(width.max(text.len()));
+    padded.push_str(text);
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
+    padded
+}
+
 /// One statement, as lines.
 fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
     let line = match &item.kind {
@@ -408,10 +421,9 @@ fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
         ItemKind::About(text) => format!("about {}", literal(&Value::String(text.value.clone()))),
         ItemKind::Event(decl) => {
             let head = format!(
-                "event {:<width$} = {}",
-                decl.name.name,
+                "event {} = {}",
+                pad(&decl.name.name, widths.event_name),
                 pattern_head(&decl.pattern),
-                width = widths.event_name
             );
             let binds = (!decl.binds.is_empty()).then(|| binds(&decl.binds));
             let Some(guard) = &decl.pattern.guard else {
@@ -458,12 +470,10 @@ fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
                 .join(", ")
         ),
         ItemKind::Transition(t) => format!(
-            "{:<from$} -> {:<to$} on {}",
-            t.from.name,
-            t.to.name,
+            "{} -> {} on {}",
+            pad(&t.from.name, widths.from),
+            pad(&t.to.name, widths.to),
             names(&t.events),
-            from = widths.from,
-            to = widths.to
         ),
         ItemKind::Path(steps) => {
             let flat = format!(

@@ -10,6 +10,7 @@ use crate::cli::Exit;
 use crate::cli::args::OutputFormat;
 use crate::cli::config::ExploreConfig;
 use crate::cli::output::{Output, Stream};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::explore::render::{self, Emitted};
 use crate::explore::{self, SynthError, SyntheticTrace};
 use crate::machine::Machine;
@@ -23,7 +24,22 @@ pub fn run(config: ExploreConfig, out: &mut Output<'_>) -> io::Result<()> {
         let (text, failed) = if config.allowed {
             allowed(&config, machine)
         } else {
-            counterexamples(&config, machine)
+            match explore::explore(machine, config.max_depth) {
+                Ok(exploration) => counterexamples(&config, machine, &exploration),
+                Err(too_large) => {
+                    // Refused before any path is built: say so, and go on to the next spec.
+                    let mut problem = Diagnostic::new(
+                        Code::UsageError,
+                        format!("spec `{}`: {too_large}", machine.name),
+                    );
+                    problem.hint = Some(format!(
+                        "the limit bounds memory; the default depth is {}",
+                        explore::DEFAULT_MAX_DEPTH
+                    ));
+                    out.problem(&problem)?;
+                    continue;
+                }
+            }
         };
         if failed {
             out.raise(Exit::Violations);
@@ -35,8 +51,11 @@ pub fn run(config: ExploreConfig, out: &mut Output<'_>) -> io::Result<()> {
 
 /// The counterexamples of one spec, with their traces emitted: the report, and whether
 /// a trace could not be built or written.
-fn counterexamples(config: &ExploreConfig, machine: &Machine) -> (String, bool) {
-    let exploration = explore::explore(machine, config.max_depth);
+fn counterexamples(
+    config: &ExploreConfig,
+    machine: &Machine,
+    exploration: &explore::Exploration,
+) -> (String, bool) {
     let mut failed = false;
     let found: Vec<_> = exploration
         .counterexamples

@@ -38,6 +38,38 @@ pub(super) fn quoted_len(s: &str) -> Option<usize> {
     None
 }
 
+/// The first `\\uXXXX` escape in the quoted `text` that is half of a surrogate pair
+/// without its other half, with its offset: JSON allows the escape, but no string can
+/// hold it.
+fn lone_surrogate(text: &str) -> Option<(usize, &str)> {
+    let unit = |at: usize| {
+        let hex = text.get(at + 2..at + 6)?;
+        text[at..]
+            .starts_with("\\u")
+            .then(|| u16::from_str_radix(hex, 16).ok())?
+    };
+    let mut at = 1;
+    while at < text.len() {
+        if !text[at..].starts_with('\\') {
+            at += text[at..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        match unit(at) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(unit(at + 6), Some(0xDC00..=0xDFFF)) {
+                    at += 12;
+                    continue;
+                }
+                return Some((at, &text[at..at + 6]));
+            }
+            Some(0xDC00..=0xDFFF) => return Some((at, &text[at..at + 6])),
+            Some(_) => at += 6,
+            None => at += 2,
+        }
+    }
+    None
+}
+
 /// serde_json's reason for an error, without its "at line 1 column 3" (the span says
 /// where).
 fn json_reason(error: &serde_json::Error) -> String {
@@ -71,6 +103,18 @@ impl<'s> Parser<'s> {
         let span = self.span(start, rest);
         match serde_json::from_str::<String>(text) {
             Ok(value) => Ok((rest, StrLit { value, span })),
+            Err(_) if lone_surrogate(text).is_some() => {
+                let (at, escape) = lone_surrogate(text).expect("bug: just found");
+                let from = span.start + at;
+                report(
+                    SpecError::new(
+                        Code::SyntaxError,
+                        Span::new(from, from + escape.len()),
+                        format!("invalid string literal: `{escape}` is a lone surrogate, which is not a character"),
+                    )
+                    .with_hint("write the character itself, or a `\\uD8xx` escape followed by its `\\uDCxx` pair"),
+                )
+            }
             Err(error) => report(
                 SpecError::new(
                     Code::SyntaxError,
@@ -279,6 +323,16 @@ impl<'s> Parser<'s> {
             return report(SpecError::new(Code::SyntaxError, span, message));
         }
         match serde_json::from_str::<Value>(text) {
+            // An integer past 64 bits would silently become an approximate float (and
+            // fmt would print it as one): refuse it rather than change what was written.
+            Ok(Value::Number(n)) if n.is_f64() && !text.contains(['.', 'e', 'E']) => report(
+                SpecError::new(
+                    Code::SyntaxError,
+                    self.span(start, rest),
+                    format!("integer `{text}` does not fit in 64 bits"),
+                )
+                .with_hint("compare such a number as a string, or write it as a float (`1.5e22`)"),
+            ),
             Ok(value) => Ok((rest, value)),
             Err(error) => report(SpecError::new(
                 Code::SyntaxError,

@@ -14,6 +14,12 @@
 //! recovery driver; the grammar is split by layer below it: `statements` (one per
 //! line), `expressions` (conditions after `where`) and `literals` (JSON literals,
 //! regexes and record paths). Each layer adds methods to the one `Parser`.
+//!
+//! The grammar is recursive (groups, `not`, nested JSON literals), and so is every walk
+//! over the tree it builds (the analyzer, the formatter, lint, guard evaluation). Before
+//! a statement is parsed, a flat scan of its text (`check_limits`) rejects nesting deeper
+//! than [`MAX_NESTING`] and conditions with more than [`MAX_OPERATORS`] `and`/`or`s, so
+//! no input can grow a tree deeper than a thread's stack holds.
 
 mod expressions;
 mod literals;
@@ -35,6 +41,16 @@ use self::literals::quoted_len;
 use super::SpecError;
 use super::ast::{Comment, Item, Path, Span, SpecFile};
 use crate::diagnostic::Code;
+
+/// The deepest nesting a statement may have: open parentheses, brackets and braces, plus
+/// the `not`s in force at that point. Like serde_json's own limit for JSON, it is far
+/// beyond what a person writes, and keeps every recursive walk over a condition within a
+/// 2 MiB thread stack (the smallest stack tracegate runs on: rayon's worker threads).
+pub const MAX_NESTING: usize = 100;
+
+/// The most `and`/`or` operators one statement may have. A chain groups to the left, so
+/// each operator is one more level of the tree: `a and b and c` is `(a and b) and c`.
+pub const MAX_OPERATORS: usize = 1000;
 
 /// Parses a whole spec file, reporting every syntax error in it.
 ///
@@ -307,7 +323,135 @@ impl<'s> Parser<'s> {
             .with_hint("start a statement at the beginning of its line"))
     }
 
+    /// The hint for an unexpected token at `span` that starts an indented line and reads
+    /// as a statement (a statement keyword, or a state followed by `->`): the indent made
+    /// it part of the statement above, which is the mistake, not what follows it.
+    fn indented_statement(&self, span: Span) -> Option<String> {
+        let line_start = self.source[..span.start].rfind('\n').map_or(0, |n| n + 1);
+        let indent = &self.source[line_start..span.start];
+        if indent.is_empty() || !indent.trim_matches([' ', '\t']).is_empty() {
+            return None;
+        }
+        let at = &self.source[span.start..];
+        let (rest, first) = word(at).ok()?;
+        let statement =
+            statements::STATEMENT_KEYWORDS.contains(&first) || self.ws(rest).starts_with("->");
+        statement.then(|| {
+            format!(
+                "this line is indented, so it continues the statement above; start `{first}` at the beginning of its line to make it a statement"
+            )
+        })
+    }
+
+    /// Rejects a statement nested deeper than [`MAX_NESTING`] or with more than
+    /// [`MAX_OPERATORS`] operators, before the recursive parser sees it. A flat scan:
+    /// strings, regexes and comments are skipped as the parser reads them (neither can
+    /// span lines), and a `not` counts until the `and`/`or` or the closing bracket that
+    /// ends its operand.
+    fn check_limits(&self, text: &'s str) -> Result<(), SpecError> {
+        let bytes = text.as_bytes();
+        // One frame per open bracket: where it opened and the `not`s in force inside it.
+        let mut frames: Vec<(usize, usize)> = Vec::new();
+        let mut outer_nots = 0;
+        let mut depth = 0;
+        let mut operators = 0;
+        let mut n = 0;
+        let too_deep = |at: usize, len: usize| {
+            SpecError::new(
+                Code::SyntaxError,
+                Span::new(self.offset(text) + at, self.offset(text) + at + len),
+                format!(
+                    "this is nested more than {MAX_NESTING} levels deep (parentheses, brackets, braces and `not`s)"
+                ),
+            )
+            .with_hint("simplify the condition, or split it across several events")
+        };
+        while let Some(&byte) = bytes.get(n) {
+            match byte {
+                b'"' => {
+                    n += 1;
+                    while let Some(&byte) = bytes.get(n) {
+                        match byte {
+                            b'"' | b'\n' => break,
+                            b'\\' => n += 2,
+                            _ => n += 1,
+                        }
+                    }
+                    n += 1;
+                }
+                b'#' => n = text[n..].find('\n').map_or(bytes.len(), |end| n + end),
+                // A regex starts where a tool name or an operand may: after a byte that
+                // cannot be part of a tool name (`mcp/tool` is a name).
+                b'/' if n == 0 || !is_tool_char(char::from(bytes[n - 1])) => {
+                    n += 1;
+                    while let Some(&byte) = bytes.get(n) {
+                        match byte {
+                            b'/' | b'\n' => break,
+                            b'\\' => n += 2,
+                            _ => n += 1,
+                        }
+                    }
+                    n += 1;
+                }
+                b'(' | b'[' | b'{' => {
+                    frames.push((n, 0));
+                    depth += 1;
+                    if depth > MAX_NESTING {
+                        return Err(too_deep(n, 1));
+                    }
+                    n += 1;
+                }
+                b')' | b']' | b'}' => {
+                    if let Some((_, nots)) = frames.pop() {
+                        depth -= 1 + nots;
+                    }
+                    n += 1;
+                }
+                _ if is_ident_start(char::from(byte))
+                    && (n == 0 || !is_ident_char(char::from(bytes[n - 1]))) =>
+                {
+                    let rest = &text[n..];
+                    let len = rest.len() - rest.trim_start_matches(is_ident_char).len();
+                    let nots = match frames.last_mut() {
+                        Some((_, nots)) => nots,
+                        None => &mut outer_nots,
+                    };
+                    match &rest[..len] {
+                        "not" if operator_keyword(rest, "not").is_some() => {
+                            *nots += 1;
+                            depth += 1;
+                            if depth > MAX_NESTING {
+                                return Err(too_deep(n, len));
+                            }
+                        }
+                        "and" | "or" => {
+                            depth -= *nots;
+                            *nots = 0;
+                            operators += 1;
+                            if operators > MAX_OPERATORS {
+                                let start = self.offset(text) + n;
+                                return Err(SpecError::new(
+                                    Code::SyntaxError,
+                                    Span::new(start, start + len),
+                                    format!(
+                                        "this condition has more than {MAX_OPERATORS} `and`/`or` operators"
+                                    ),
+                                )
+                                .with_hint("split it across several events, or match a list with `in [..]`"));
+                            }
+                        }
+                        _ => {}
+                    }
+                    n += len;
+                }
+                _ => n += 1,
+            }
+        }
+        Ok(())
+    }
+
     fn statement(&self, text: &'s str) -> Result<Item, SpecError> {
+        self.check_limits(text)?;
         match self.item(text) {
             Ok((rest, (kind, hint))) => {
                 let after = self.ws(rest);
@@ -323,7 +467,7 @@ impl<'s> Parser<'s> {
                     &self.source[span.range()]
                 );
                 let error = SpecError::new(Code::SyntaxError, span, message);
-                Err(match hint {
+                Err(match self.indented_statement(span).or(hint) {
                     Some(hint) => error.with_hint(hint),
                     None => error,
                 })

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every fuzz target under fuzz/ for a short while: scripts/fuzz.sh [SECONDS]
+# (default 60 per target).
+#
+# cargo-fuzz needs nightly compiler features (sanitizers, -Z flags); RUSTC_BOOTSTRAP=1
+# lets the stable toolchain use them, so no nightly toolchain is needed. cargo-fuzz is
+# installed from crates.io if it is missing. Each target's corpus lives in
+# fuzz/corpus/<target>/ (not committed) and is seeded from specs/, traces/ and
+# tests/fixtures/; a crash leaves its input in fuzz/artifacts/<target>/, which
+# `cargo fuzz run <target> <file>` replays. Turn each one into a regression test.
+set -euo pipefail
+
+seconds="${1:-60}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root/fuzz"
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+
+seed() {
+    local target="$1"
+    shift
+    mkdir -p "corpus/$target"
+    find "$@" -type f -size -1000k 2>/dev/null | while read -r file; do
+        cp "$file" "corpus/$target/seed-$(printf '%s' "$file" | cksum | cut -d' ' -f1)"
+    done
+}
+seed spec "$root/specs" "$root/tests/fixtures" -name '*.tg'
+seed trace_input "$root/traces" "$root/tests/fixtures" -name '*.json*'
+seed convert "$root/traces" "$root/tests/fixtures" -name '*.json*'
+# The trace_input target reads its first byte as the format to force: 0 detects.
+for file in corpus/trace_input/seed-*; do
+    [ -e "$file" ] || continue
+    if [ "$(head -c1 "$file" | od -An -tu1 | tr -d ' ')" != 0 ]; then
+        { printf '\0'; cat "$file"; } >"$file.tmp" && mv "$file.tmp" "$file"
+    fi
+done
+
+for target in spec trace_input convert; do
+    echo "== $target: $seconds s"
+    cargo fuzz run "$target" "corpus/$target" -- \
+        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10
+done
