@@ -236,9 +236,24 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
     if spec_files.is_empty() && errors.is_empty() {
         errors.push(no_input("spec", paths, "`*.tg`"));
     }
-    let (specs, spec_errors) = files::load_specs(&spec_files);
+    let (mut specs, spec_errors) = files::load_specs(&spec_files);
     errors.extend(spec_errors);
+    mask_spec_strings(&mut specs);
     (specs, errors)
+}
+
+/// Masks secrets in the strings a spec shows people (`about`, `forbid` messages), once,
+/// before anything prints or draws them: a drawing wraps long labels, which would
+/// split a secret where a mask applied to the output could no longer find it.
+pub(crate) fn mask_spec_strings(specs: &mut [Machine]) {
+    for machine in specs {
+        if let Some(about) = &mut machine.about {
+            *about = crate::redact::redact(about).into_owned();
+        }
+        for rule in &mut machine.forbids {
+            rule.message = crate::redact::redact(&rule.message).into_owned();
+        }
+    }
 }
 
 /// Compiles a spec given as text; `path` names it in diagnostics.
@@ -334,8 +349,8 @@ pub fn check_corpus(
     report
 }
 
-/// No file of the kind wanted under the paths given.
-fn no_input(what: &str, paths: &[PathBuf], pattern: &str) -> Diagnostic {
+/// `no-input`: none of `paths` held a file of the kind wanted.
+pub(crate) fn no_input(what: &str, paths: &[PathBuf], pattern: &str) -> Diagnostic {
     let list = paths
         .iter()
         .map(|p| format!("`{}`", p.display()))
