@@ -25,8 +25,9 @@ use crate::eval::Val;
 use crate::machine::{EventId, Machine, Move, Otherwise, StateId};
 use crate::trace::Location;
 
-/// Moves kept inside a body; a longer path moves to the heap.
-const INLINE: usize = 4;
+/// Bytes of encoded moves kept inside a body (four or five moves of a file of a few
+/// million lines); a longer path moves to the heap.
+const INLINE: usize = 22;
 
 /// Elements per chunk of a [`Chunks`].
 const CHUNK: usize = 1 << 12;
@@ -103,27 +104,33 @@ impl<T> Chunks<T> {
     }
 }
 
+/// The key stored at `start` of [`SpecRun::keys`].
+fn key_at(keys: &[u8], start: usize) -> &[u8] {
+    let mut length = [0u8; 4];
+    length.copy_from_slice(&keys[start..start + 4]);
+    let start = start + 4;
+    &keys[start..start + u32::from_le_bytes(length) as usize]
+}
+
 /// One instance, live or finished.
 #[derive(Clone, Copy)]
 struct Entry {
-    /// Where its key is in [`SpecRun::keys`].
+    /// Where its key is in [`SpecRun::keys`] (its length first).
     key_start: usize,
-    key_len: u32,
     state: StateId,
     /// Its body's slot while live; [`STOPPED`] or [`SINK`] once finished.
     life: u32,
 }
 
 /// What a live instance needs beyond its entry.
-#[derive(Default)]
 struct Body {
     /// The last record delivered to it, where an unaccepted end is reported.
     last: Last,
     /// The file of `last`, in a joined stream ([`SpecRun::file`]).
     last_file: u32,
-    /// The state the oldest kept move left: the states the later moves left follow
-    /// from it and the machine, so they are not stored.
-    first: Option<StateId>,
+    /// The state the oldest kept move left, once there is a move: the states the
+    /// later moves left follow from it and the machine, so they are not stored.
+    first: StateId,
     path: Moves,
 }
 
@@ -158,7 +165,7 @@ impl Last {
 }
 
 /// One move of a path: the event that made it, at which line of which file.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Step {
     line: u64,
     event: u32,
@@ -167,11 +174,23 @@ struct Step {
 }
 
 /// The moves of an instance, the last [`PATH_LIMIT`] of them.
+///
+/// Most instances make a few moves, and there are many instances: a short path is
+/// kept inside the body, encoded in [`INLINE`] bytes (a few bytes a move), and only a
+/// longer one is a list on the heap.
+#[derive(Debug)]
 enum Moves {
-    Inline { len: u8, steps: [Step; INLINE] },
+    /// Per move: the event (times two, plus one when a file follows), the distance of
+    /// its line from the previous move's (zigzag, from line 0 for the first), and the
+    /// file's number when there is one; each as a LEB128 varint.
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
     Spilled(Box<Spilled>),
 }
 
+#[derive(Debug)]
 struct Spilled {
     /// Moves dropped from the front to keep [`PATH_LIMIT`].
     elided: u64,
@@ -182,18 +201,88 @@ impl Default for Moves {
     fn default() -> Self {
         Moves::Inline {
             len: 0,
-            steps: [Step::default(); INLINE],
+            bytes: [0; INLINE],
         }
     }
 }
 
-impl Moves {
-    fn steps(&self) -> impl Iterator<Item = &Step> {
-        let (front, back): (&[Step], &[Step]) = match self {
-            Moves::Inline { len, steps } => (&steps[..usize::from(*len)], &[]),
-            Moves::Spilled(spilled) => spilled.steps.as_slices(),
+fn put_varint(out: &mut [u8], at: &mut usize, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out[*at] = byte;
+            *at += 1;
+            return;
+        }
+        out[*at] = byte | 0x80;
+        *at += 1;
+    }
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = bytes[*at];
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return value;
+        }
+        shift += 7;
+    }
+}
+
+/// The encoded moves of [`Moves::Inline`], decoded.
+struct Decoded<'b> {
+    bytes: &'b [u8],
+    at: usize,
+    line: u64,
+}
+
+impl Iterator for Decoded<'_> {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        if self.at == self.bytes.len() {
+            return None;
+        }
+        let tagged = get_varint(self.bytes, &mut self.at);
+        let zigzag = get_varint(self.bytes, &mut self.at);
+        let delta = ((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64);
+        self.line = self.line.wrapping_add(delta as u64);
+        let file = if tagged & 1 == 1 {
+            get_varint(self.bytes, &mut self.at) as u32
+        } else {
+            0
         };
-        front.iter().chain(back)
+        Some(Step {
+            line: self.line,
+            event: (tagged >> 1) as u32,
+            file,
+        })
+    }
+}
+
+impl Moves {
+    fn decoded(bytes: &[u8]) -> Decoded<'_> {
+        Decoded {
+            bytes,
+            at: 0,
+            line: 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Moves::Inline { len: 0, .. })
+    }
+
+    fn steps(&self) -> Vec<Step> {
+        match self {
+            Moves::Inline { len, bytes } => Moves::decoded(&bytes[..usize::from(*len)]).collect(),
+            Moves::Spilled(spilled) => spilled.steps.iter().copied().collect(),
+        }
     }
 
     fn elided(&self) -> u64 {
@@ -206,19 +295,27 @@ impl Moves {
     /// Adds a move; returns the oldest one when it had to go to keep [`PATH_LIMIT`].
     fn push(&mut self, step: Step) -> Option<Step> {
         match self {
-            Moves::Inline { len, steps } if usize::from(*len) < INLINE => {
-                steps[usize::from(*len)] = step;
-                *len += 1;
-                None
-            }
-            Moves::Inline { steps, .. } => {
-                let mut spilled: VecDeque<Step> = VecDeque::with_capacity(2 * INLINE);
-                spilled.extend(steps.iter().copied());
-                spilled.push_back(step);
-                *self = Moves::Spilled(Box::new(Spilled {
-                    elided: 0,
-                    steps: spilled,
-                }));
+            Moves::Inline { len, bytes } => {
+                let used = usize::from(*len);
+                let previous = Moves::decoded(&bytes[..used]).last().map_or(0, |s| s.line);
+                // The most one move takes: three varints of at most 10 bytes.
+                let mut encoded = [0u8; 30];
+                let mut at = 0;
+                let tagged = u64::from(step.event) << 1 | u64::from(step.file != 0);
+                put_varint(&mut encoded, &mut at, tagged);
+                let delta = step.line.wrapping_sub(previous) as i64;
+                put_varint(&mut encoded, &mut at, ((delta << 1) ^ (delta >> 63)) as u64);
+                if step.file != 0 {
+                    put_varint(&mut encoded, &mut at, u64::from(step.file));
+                }
+                if used + at <= INLINE {
+                    bytes[used..used + at].copy_from_slice(&encoded[..at]);
+                    *len = (used + at) as u8;
+                    return None;
+                }
+                let mut steps: VecDeque<Step> = Moves::decoded(&bytes[..used]).collect();
+                steps.push_back(step);
+                *self = Moves::Spilled(Box::new(Spilled { elided: 0, steps }));
                 None
             }
             Moves::Spilled(spilled) => {
@@ -239,8 +336,8 @@ impl Moves {
 pub(super) struct SpecRun {
     /// Whether the spec has a `per` key (otherwise its one instance has none).
     keyed: bool,
-    /// Every instance's key, back to back.
-    keys: String,
+    /// Every instance's key, back to back, each after its length (4 bytes).
+    keys: Vec<u8>,
     /// Entry numbers, hashed by their key.
     index: HashTable<u32>,
     entries: Chunks<Entry>,
@@ -259,7 +356,7 @@ impl SpecRun {
     pub(super) fn new(machine: &Machine) -> SpecRun {
         SpecRun {
             keyed: !machine.per.is_empty(),
-            keys: String::new(),
+            keys: Vec::new(),
             index: HashTable::new(),
             entries: Chunks::default(),
             bodies: Chunks::default(),
@@ -279,16 +376,20 @@ impl SpecRun {
         self.entries.len == 0
     }
 
+    fn key_bytes(&self, entry: &Entry) -> &[u8] {
+        key_at(&self.keys, entry.key_start)
+    }
+
     fn key_text(&self, entry: &Entry) -> &str {
-        &self.keys[entry.key_start..entry.key_start + entry.key_len as usize]
+        std::str::from_utf8(self.key_bytes(entry)).expect("bug: keys are stored as text")
     }
 
     /// The instance whose key is `key` (for a spec without a `per` key, `""`).
     pub(super) fn find(&self, key: &str) -> Option<usize> {
-        let hash = FxBuildHasher.hash_one(key);
+        let hash = FxBuildHasher.hash_one(key.as_bytes());
         self.index
             .find(hash, |&entry| {
-                self.key_text(self.entries.get(entry as usize)) == key
+                self.key_bytes(self.entries.get(entry as usize)) == key.as_bytes()
             })
             .map(|&entry| entry as usize)
     }
@@ -303,30 +404,31 @@ impl SpecRun {
         loc: &Location,
     ) -> usize {
         let key_start = self.keys.len();
-        self.keys.push_str(key);
-        let key_len = u32::try_from(key.len()).expect("bug: a key longer than a line");
+        let length = u32::try_from(key.len()).expect("bug: a key longer than its line");
+        self.keys.extend_from_slice(&length.to_le_bytes());
+        self.keys.extend_from_slice(key.as_bytes());
         let state = machine.initial;
         let life = if sinks[state.index()] {
             SINK
         } else {
             let body = Body {
                 last: Last::of(loc),
-                ..Body::default()
+                last_file: 0,
+                first: state,
+                path: Moves::default(),
             };
             self.alloc(body)
         };
         let index = self.entries.push(Entry {
             key_start,
-            key_len,
             state,
             life,
         });
         let number = u32::try_from(index).expect("bug: more than 4 billion instances");
-        let hash = FxBuildHasher.hash_one(key);
+        let hash = FxBuildHasher.hash_one(key.as_bytes());
         let (keys, entries) = (&self.keys, &self.entries);
         self.index.insert_unique(hash, number, |&entry| {
-            let entry = entries.get(entry as usize);
-            FxBuildHasher.hash_one(&keys[entry.key_start..entry.key_start + entry.key_len as usize])
+            FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start))
         });
         index
     }
@@ -352,7 +454,10 @@ impl SpecRun {
         let slot = entry.life;
         entry.life = life;
         if slot < SINK {
-            *self.bodies.get_mut(slot as usize) = Body::default();
+            // What the body holds on the heap goes now; the slot is reused as it is.
+            let body = self.bodies.get_mut(slot as usize);
+            body.path = Moves::default();
+            body.last.pointer = None;
             let vars = slot as usize * self.variables;
             self.vars[vars..vars + self.variables].fill(None);
             self.free.push(slot);
@@ -435,10 +540,11 @@ impl SpecRun {
             life if life >= SINK => (Vec::new(), 0),
             slot => {
                 let body = self.bodies.get(slot as usize);
-                let mut state = body.first.unwrap_or(entry.state);
+                let mut state = body.first;
                 let path = body
                     .path
                     .steps()
+                    .into_iter()
                     .map(|step| {
                         let event = step.event as usize;
                         let from = state;
@@ -514,7 +620,10 @@ impl SpecRun {
             self.stop(index);
             return Some(found);
         };
-        let first = *body.first.get_or_insert(entry.state);
+        if body.path.is_empty() {
+            body.first = entry.state;
+        }
+        let first = body.first;
         let step_event = u32::try_from(event).expect("bug: more than 4 billion events");
         let dropped = body.path.push(Step {
             line: loc.line,
@@ -524,7 +633,7 @@ impl SpecRun {
         if let Some(dropped) = dropped {
             // The oldest move went: the path now starts where it led.
             if let Move::Go { to, .. } = machine.step(first, dropped.event as usize) {
-                body.first = Some(to);
+                body.first = to;
             }
         }
         self.entries.get_mut(index).state = to;
@@ -550,5 +659,76 @@ impl SpecRun {
             self.finish(index, SINK);
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(line: u64, event: u32, file: u32) -> Step {
+        Step { line, event, file }
+    }
+
+    #[test]
+    fn a_path_reads_back_as_pushed_inline_spilled_and_elided() {
+        let mut moves = Moves::default();
+        let mut pushed = Vec::new();
+        // Lines that go back (another file of a joined stream), far, and near; events
+        // and files of several sizes.
+        let lines = [7u64, 3, 1 << 40, 12, 12, u64::MAX, 0];
+        for i in 0..PATH_LIMIT as u64 + 10 {
+            let line = lines[i as usize % lines.len()].wrapping_add(i);
+            let s = step(line, (i * 37 % 300) as u32, (i % 3) as u32);
+            let dropped = moves.push(s);
+            pushed.push(s);
+            let expect_drop =
+                (pushed.len() > PATH_LIMIT).then(|| pushed[pushed.len() - PATH_LIMIT - 1]);
+            assert_eq!(dropped, expect_drop, "after {} moves", pushed.len());
+            let kept = &pushed[pushed.len().saturating_sub(PATH_LIMIT)..];
+            assert_eq!(moves.steps(), kept, "after {} moves", pushed.len());
+            assert_eq!(moves.elided(), (pushed.len() - kept.len()) as u64);
+        }
+    }
+
+    #[test]
+    fn a_few_moves_of_a_long_file_stay_inline() {
+        let mut moves = Moves::default();
+        for i in 0..4u64 {
+            moves.push(step(3_000_000 + i * 9_000, 5, 0));
+        }
+        assert!(matches!(moves, Moves::Inline { .. }));
+        assert_eq!(moves.steps().len(), 4);
+        assert!(std::mem::size_of::<Moves>() <= 24);
+    }
+
+    #[test]
+    fn keys_are_found_by_their_text_and_keep_their_order() {
+        let source = std::sync::Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: "spec t\nper args.id\nevent a = call a\ninitial s\naccept s\ns -> s on a\n"
+                .into(),
+        });
+        let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
+        let sinks = sinks(&machine);
+        // `s` is accepting and every event keeps an instance there.
+        assert_eq!(&*sinks, [true]);
+        let mut run = SpecRun::new(&machine);
+        let keys: Vec<String> = (0..10_000)
+            .map(|i| format!("k{i}"))
+            .chain(["".into(), "é".into()])
+            .collect();
+        for key in &keys {
+            assert_eq!(run.find(key), None);
+            let index = run.create(&machine, &sinks, key, &Location::default());
+            assert_eq!(run.find(key), Some(index));
+        }
+        for (index, key) in keys.iter().enumerate() {
+            assert_eq!(run.find(key), Some(index));
+            assert_eq!(run.key(index), Some(key.as_str()));
+        }
+        assert_eq!(run.len(), keys.len());
+        // An instance created in a sink keeps no body.
+        assert!(run.bodies.len == 0);
     }
 }
