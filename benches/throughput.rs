@@ -2,13 +2,17 @@
 //! decoding of the same lines into typed records, in the same run.
 //!
 //! Run with `cargo bench --bench throughput` (add `-- --quick` for a shorter run). It
-//! generates traces of 10^5 and 10^6 events over many interleaved `per` keys and prints,
-//! for each: events/s and MB/s of `check` (one thread), of the serde_json baseline, the
-//! ratio between them, and the peak heap `check` allocated beyond the input itself.
+//! generates traces of 10^5 and 10^6 records over many interleaved `per` keys and
+//! prints, for each: records/s of `check` (one thread) with its diagnostics rendered as
+//! the CLI's JSON output and as its human output, records/s of the serde_json baseline,
+//! how many times the baseline's time each took, and the peak heap `check` held beyond
+//! the input itself.
 //!
-//! Two key shapes are measured: a fixed pool of keys that each run the protocol again
-//! and again (live instances stay constant while the trace grows), and a fresh key per
-//! operation (live instances grow with the trace).
+//! The headline workload gives every operation a fresh key (about 350,000 request ids
+//! in 10^6 records, 5,000 operations interleaved at a time, a few of them blind
+//! re-creates that are violations): what a log of many agents looks like. The key-pool
+//! workload reuses 1,000 keys, each running the protocol again and again, so live
+//! instances stay constant while the trace grows: the most favourable case.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -21,6 +25,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tracegate::check::{CheckOptions, check_reader};
+use tracegate::diagnostic::Diagnostic;
+use tracegate::diagnostic::render::{MemoryResolver, human, json};
 use tracegate::machine::SpecSource;
 
 /// Counts live heap bytes and their peak, so memory is measured exactly, in-process.
@@ -139,10 +145,40 @@ enum Keys {
     Fresh(usize),
 }
 
-/// A trace of about `events` records (a few more, to finish open operations): operations over interleaved keys, each
-/// `create → created → note → noted`, one in eight going through an unknown outcome
-/// and a lookup first.
-fn generate(events: usize, keys: Keys) -> Vec<u8> {
+/// The shape of a generated trace.
+#[derive(Clone, Copy)]
+struct Workload {
+    keys: Keys,
+    /// One operation in this many attaches a note after its create succeeds (1: all).
+    note_every: usize,
+    /// One unknown outcome in this many is followed by a blind re-create, a violation
+    /// (0: none).
+    blind_every: usize,
+}
+
+impl Workload {
+    fn label(&self) -> String {
+        match self.keys {
+            Keys::Pool(n) => format!("pool {n}"),
+            Keys::Fresh(n) => format!("fresh/{n}"),
+        }
+    }
+}
+
+/// A generated trace: its bytes, how many distinct keys it uses, and how many
+/// violations a check of it must report.
+struct Generated {
+    bytes: Vec<u8>,
+    keys: usize,
+    violations: usize,
+}
+
+/// A trace of about `records` records (a few more, to finish open operations):
+/// operations over interleaved keys, each `create → created → note → noted` (the note
+/// only for some, see [`Workload::note_every`]), one in eight going through an unknown
+/// outcome and a lookup first, or else through a blind re-create.
+fn generate(records: usize, workload: Workload) -> Generated {
+    let keys = workload.keys;
     let lanes = match keys {
         Keys::Pool(n) | Keys::Fresh(n) => n,
     };
@@ -151,25 +187,34 @@ fn generate(events: usize, keys: Keys) -> Vec<u8> {
     let mut operation = vec![0usize; lanes];
     let mut next_key = lanes;
     let mut key: Vec<usize> = (0..lanes).collect();
-    let mut out = String::with_capacity(events * 150);
+    let mut out = String::with_capacity(records * 150);
     let mut call = 0usize;
     // The id of each lane's open call, which its result answers.
     let mut open = vec![0usize; lanes];
     let mut written = 0;
+    let mut violations = 0;
     // Past the target, lanes only finish the operation they are in, so every
-    // instance ends in an accepting state.
-    while written < events || step.iter().any(|&s| s != 0) {
+    // instance ends in an accepting state (or stopped after its violation).
+    while written < records || step.iter().any(|&s| s != 0) {
         for lane in 0..lanes {
-            if written >= events && step[lane] == 0 {
+            if written >= records && step[lane] == 0 {
                 continue;
             }
             let k = key[lane];
-            let unknown = (k + operation[lane]) % 8 == 0;
-            let script: &[&str] = if unknown {
-                &["create", "unknown", "lookup", "found", "note", "noted"]
-            } else {
-                &["create", "created", "note", "noted"]
+            let op = k + operation[lane];
+            let unknown = op % 8 == 0;
+            let blind = unknown && workload.blind_every > 0 && (op / 8) % workload.blind_every == 0;
+            let note = op % workload.note_every == 0;
+            let script: &[&str] = match (unknown, blind, note) {
+                (true, true, _) => &["create", "unknown", "create", "created"],
+                (true, false, true) => &["create", "unknown", "lookup", "found", "note", "noted"],
+                (true, false, false) => &["create", "unknown", "lookup", "found"],
+                (false, _, true) => &["create", "created", "note", "noted"],
+                (false, _, false) => &["create", "created"],
             };
+            if blind && step[lane] == 2 {
+                violations += 1;
+            }
             let id = format!("c{call}");
             let answer = open[lane];
             match script[step[lane]] {
@@ -235,7 +280,15 @@ fn generate(events: usize, keys: Keys) -> Vec<u8> {
             }
         }
     }
-    out.into_bytes()
+    Generated {
+        bytes: out.into_bytes(),
+        keys: match keys {
+            Keys::Pool(n) => n,
+            // Every lane ends holding a fresh key it never used.
+            Keys::Fresh(_) => next_key - lanes,
+        },
+        violations,
+    }
 }
 
 struct Figures {
@@ -265,6 +318,27 @@ fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
     }
 }
 
+/// Renders diagnostics as the CLI writes them, into one buffer.
+#[derive(Clone, Copy)]
+enum Output {
+    Json,
+    Human,
+}
+
+fn render(diagnostics: &[Diagnostic], output: Output, resolver: &MemoryResolver) -> usize {
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        match output {
+            Output::Json => {
+                out.push_str(&json::render(diagnostic));
+                out.push('\n');
+            }
+            Output::Human => out.push_str(&human::render(diagnostic, false, resolver)),
+        }
+    }
+    black_box(out.len())
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 1 } else { 3 };
@@ -276,27 +350,46 @@ fn main() {
     let file: Arc<Path> = Arc::from(Path::new("bench.jsonl"));
 
     println!(
-        "{:<8} {:<12} {:>7} {:>11} {:>10} {:>11} {:>11} {:>10} {:>7} {:>11} {:>7} {:>11}",
-        "events",
+        "{:<10} {:<8} {:>7} {:>6} {:>10} {:>11} {:>6} {:>11} {:>6} {:>11} {:>11} {:>11} {:>10}",
+        "workload",
+        "records",
         "keys",
         "MB",
-        "check ev/s",
-        "check MB/s",
-        "decode ev/s",
-        "serde ev/s",
-        "serde MB/s",
-        "ratio",
+        "violations",
+        "json rec/s",
+        "×serde",
+        "human rec/s",
+        "×serde",
+        "serde rec/s",
         "streamed",
-        "ratio",
-        "check peak"
+        "decode",
+        "peak heap"
     );
-    for keys in [Keys::Pool(1000), Keys::Fresh(1000)] {
-        for events in [100_000usize, 1_000_000] {
-            let input = generate(events, keys);
+    let headline = Workload {
+        keys: Keys::Fresh(5000),
+        note_every: 3,
+        blind_every: 4,
+    };
+    let pool = Workload {
+        keys: Keys::Pool(1000),
+        note_every: 1,
+        blind_every: 0,
+    };
+    let sizes: &[usize] = if quick {
+        &[1_000_000]
+    } else {
+        &[100_000, 1_000_000]
+    };
+    for workload in [headline, pool] {
+        for &records in sizes {
+            let generated = generate(records, workload);
+            let input = &generated.bytes;
             let lines = input.iter().filter(|&&b| b == b'\n').count();
             let mb = input.len() as f64 / 1e6;
+            let mut resolver = MemoryResolver::default();
+            resolver.insert(file.to_path_buf(), input.clone());
 
-            let text = std::str::from_utf8(&input).expect("generated input is UTF-8");
+            let text = std::str::from_utf8(input).expect("generated input is UTF-8");
             let serde = measure(runs, || {
                 let mut n = 0usize;
                 for line in text.lines() {
@@ -345,55 +438,60 @@ fn main() {
                 black_box(n);
             });
 
-            let mut violations = 0;
-            let mut first = None;
-            let mut records = 0;
-            let check = measure(runs, || {
-                let outcome =
-                    check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
-                violations = outcome.diagnostics.len();
-                first = outcome.diagnostics.first().map(|d| {
-                    format!(
-                        "{}: {} (line {:?})",
-                        d.code,
-                        d.message,
-                        d.trace.as_ref().map(|t| t.loc.line)
-                    )
+            // `check` as the CLI runs it: the checker, then its diagnostics rendered.
+            let checked = |output: Output| {
+                let mut violations = 0;
+                let mut unexpected = None;
+                let mut records = 0;
+                let figures = measure(runs, || {
+                    let outcome =
+                        check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
+                    violations = outcome.diagnostics.len();
+                    unexpected = outcome
+                        .diagnostics
+                        .iter()
+                        .find(|d| d.code.as_str() != "forbidden-transition")
+                        .map(|d| format!("{}: {}", d.code, d.message));
+                    records = outcome.records;
+                    render(&outcome.diagnostics, output, &resolver);
                 });
-                records = outcome.records;
-            });
-            assert_eq!(records as usize, lines, "every generated line is a record");
-            assert_eq!(violations, 0, "the generated trace conforms: {first:?}");
-
-            let label = match keys {
-                Keys::Pool(n) => format!("pool {n}"),
-                Keys::Fresh(n) => format!("fresh/{n}"),
+                assert_eq!(records as usize, lines, "every generated line is a record");
+                assert_eq!(unexpected, None, "only blind re-creates are violations");
+                assert_eq!(
+                    violations, generated.violations,
+                    "every blind re-create is reported, once"
+                );
+                figures
             };
+            let json = checked(Output::Json);
+            let human = checked(Output::Human);
+
             println!(
-                "{:<8} {:<12} {:>7.1} {:>11.0} {:>10.0} {:>11.0} {:>11.0} {:>10.0} {:>7.2} {:>11.0} {:>7.2} {:>9.1}MB",
+                "{:<10} {:<8} {:>7} {:>6.1} {:>10} {:>11.0} {:>6.2} {:>11.0} {:>6.2} {:>11.0} {:>11.0} {:>11.0} {:>8.1}MB",
+                workload.label(),
                 lines,
-                label,
+                generated.keys,
                 mb,
-                lines as f64 / check.seconds,
-                mb / check.seconds,
-                lines as f64 / decode.seconds,
+                generated.violations,
+                lines as f64 / json.seconds,
+                json.seconds / serde.seconds,
+                lines as f64 / human.seconds,
+                human.seconds / serde.seconds,
                 lines as f64 / serde.seconds,
-                mb / serde.seconds,
-                serde.seconds / check.seconds,
                 lines as f64 / streamed.seconds,
-                streamed.seconds / check.seconds,
-                check.peak_bytes as f64 / 1e6,
+                lines as f64 / decode.seconds,
+                json.peak_bytes.max(human.peak_bytes) as f64 / 1e6,
             );
         }
     }
 
-    // The same 10^6-record trace against the spec with `bind` and provenance.
+    // The key-pool trace against the spec with `bind` and provenance.
     let bound = Arc::new(SpecSource {
         path: "bench_bound.tg".into(),
         text: BOUND_SPEC.to_string(),
     });
     let bound = vec![tracegate::spec::analyzer::load(bound).expect("the bound spec compiles")];
-    let input = generate(1_000_000, Keys::Pool(1000));
+    let input = generate(1_000_000, pool).bytes;
     let lines = input.iter().filter(|&&b| b == b'\n').count();
     let mb = input.len() as f64 / 1e6;
     let mut violations = 0;
@@ -406,17 +504,24 @@ fn main() {
         "the generated trace conforms to the bound spec"
     );
     println!(
-        "\nbind + provenance ({lines} events, pool 1000): check {:.0} ev/s, {:.0} MB/s, peak {:.1}MB",
+        "\nbind + provenance ({lines} records, pool 1000): check {:.0} rec/s, {:.0} MB/s, peak heap {:.1}MB",
         lines as f64 / figures.seconds,
         mb / figures.seconds,
         figures.peak_bytes as f64 / 1e6
     );
-    println!("\ndecode = tracegate's own line decoding alone (the first stage of check).");
     println!(
-        "ratio = check speed / serde_json typed-decode speed (one thread, same bytes, best of {runs})."
+        "\nfresh/5000 = a fresh request id per operation, 5,000 operations interleaved (the headline);"
+    );
+    println!("pool 1000 = 1,000 request ids reused again and again (the most favourable case).");
+    println!(
+        "json / human rec/s = `check` on one thread with its diagnostics rendered as the CLI's JSON / human output;"
     );
     println!(
-        "streamed = serde_json decoding the same bytes read line by line from a buffered reader (ev/s), and check's ratio to it."
+        "×serde = that time over serde_json's typed decoding of the same lines in memory (best of {runs})."
     );
-    println!("check peak = most heap `check` held at once, beyond the input buffer itself.");
+    println!(
+        "streamed = serde_json decoding the same bytes read line by line from a buffered reader;"
+    );
+    println!("decode = tracegate's own line decoding alone (the first stage of check).");
+    println!("peak heap = most heap `check` held at once, beyond the input buffer itself.");
 }

@@ -9,6 +9,8 @@
 //! synthetic `status: "missing"` result, and every live instance must be in an
 //! accepting state.
 
+mod instances;
+
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -18,7 +20,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use crate::diagnostic::{Code, Diagnostic, PATH_LIMIT, SpecSite, Step, TraceSite, ViolationDetail};
+use crate::diagnostic::{Code, Diagnostic, SpecSite, Step, TraceSite, ViolationDetail};
 use crate::eval::{Context, Seen, Val};
 use crate::json::Segment;
 use crate::machine::Otherwise;
@@ -27,6 +29,7 @@ use crate::source::Span;
 use crate::trace::adapters::{Detected, InputOptions, ProblemKind};
 use crate::trace::input::{Item, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
+use instances::SpecRun;
 
 /// How traces are read and split.
 #[derive(Debug, Clone, Default)]
@@ -229,6 +232,8 @@ pub struct Monitor<'s> {
     keys: Vec<KeyWatch>,
     /// Records that lacked the `--trace-by` field.
     split: KeyWatch,
+    /// Per spec, per state: whether the state is a sink ([`instances::sinks`]).
+    sinks: Vec<Box<[bool]>>,
 }
 
 /// The specs a monitor checks against: borrowed from the caller, or shared with it (a
@@ -393,44 +398,6 @@ struct OpenCall {
     loc: Location,
 }
 
-/// One spec's instances within one trace.
-#[derive(Default)]
-struct SpecRun {
-    by_key: FxHashMap<Box<str>, usize>,
-    instances: Vec<Instance>,
-}
-
-struct Instance {
-    key: Option<Box<str>>,
-    state: StateId,
-    stopped: bool,
-    /// Moves: from state, on event, at line (of the file, in a joined stream).
-    path: VecDeque<(StateId, EventId, u64, Option<Arc<Path>>)>,
-    elided: u64,
-    /// The last event delivered to the instance, where an unaccepted end is reported.
-    last: Location,
-    /// The file of `last`, in a joined stream.
-    last_file: Option<Arc<Path>>,
-    /// The instance's variables, by slot (empty, and unallocated, when the spec binds
-    /// none: instances are many, so this costs a spec without variables no memory).
-    vars: Box<[Option<Val<'static>>]>,
-}
-
-impl Instance {
-    fn new(machine: &Machine, key: Option<Box<str>>, loc: &Location) -> Instance {
-        Instance {
-            key,
-            state: machine.initial,
-            stopped: false,
-            path: VecDeque::new(),
-            elided: 0,
-            last: loc.clone(),
-            last_file: None,
-            vars: vec![None; machine.variables.len()].into_boxed_slice(),
-        }
-    }
-}
-
 impl Monitor<'static> {
     /// A monitor that holds its specs itself, sharing them with the caller: for a
     /// monitor that must live as long as it likes, such as one a runtime keeps per
@@ -460,6 +427,7 @@ impl<'s> Monitor<'s> {
 
     fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         let keys = specs.iter().map(|_| KeyWatch::default()).collect();
+        let sinks = specs.iter().map(instances::sinks).collect();
         Monitor {
             observer: None,
             at_end: false,
@@ -477,6 +445,7 @@ impl<'s> Monitor<'s> {
             joined: false,
             keys,
             split: KeyWatch::default(),
+            sinks,
         }
     }
 
@@ -601,31 +570,29 @@ impl<'s> Monitor<'s> {
             }
             let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
             let run = trace.map(|trace| &trace.runs[spec]);
-            let fresh;
-            let instances: Vec<&Instance> = if keyed {
-                match run.and_then(|run| run.by_key.get(key.as_str())) {
-                    Some(&index) => vec![&run.expect("an index implies a run").instances[index]],
-                    None => {
-                        let key = (!machine.per.is_empty()).then(|| key.as_str().into());
-                        fresh = Instance::new(machine, key, &record.loc);
-                        vec![&fresh]
-                    }
-                }
-            } else {
-                run.map(|run| run.instances.iter().collect())
-                    .unwrap_or_default()
+            // Existing instances by number; `None` for the one a new key would make.
+            let instances: Vec<Option<usize>> = match run {
+                Some(run) if keyed => vec![run.find(&key)],
+                Some(run) => (0..run.len()).map(Some).collect(),
+                None if keyed => vec![None],
+                None => Vec::new(),
             };
             for instance in instances {
-                if instance.stopped {
-                    continue;
+                let run = run.filter(|_| instance.is_some());
+                if let (Some(run), Some(index)) = (run, instance) {
+                    if run.stopped(index) {
+                        continue;
+                    }
                 }
+                // A new key's instance has every variable unset, as an empty slice does.
+                let vars = match (run, instance) {
+                    (Some(run), Some(index)) => run.vars(index),
+                    _ => &[],
+                };
                 let event = match plain {
                     Some((first, _)) => first.expect("bug: a plain event was found above"),
                     None => {
-                        let ctx = Context {
-                            vars: &instance.vars,
-                            seen,
-                        };
+                        let ctx = Context { vars, seen };
                         let (first, second) = machine.first_two_in(&record, &ctx);
                         let Some(event) = first else {
                             continue;
@@ -641,14 +608,21 @@ impl<'s> Monitor<'s> {
                         event
                     }
                 };
-                if let Some(kind) = verdict(machine, machine.step(instance.state, event)) {
-                    let found = Found {
-                        kind,
-                        key: instance.key.as_deref().map(str::to_string),
-                        state: instance.state,
-                        event: Some(event),
-                        path: instance.path.iter().cloned().collect(),
-                        elided: instance.elided,
+                let state = match (run, instance) {
+                    (Some(run), Some(index)) => run.state(index),
+                    _ => machine.initial,
+                };
+                if let Some(kind) = verdict(machine, machine.step(state, event)) {
+                    let found = match (run, instance) {
+                        (Some(run), Some(index)) => run.found(machine, index, kind, Some(event)),
+                        _ => Found {
+                            kind,
+                            key: (!machine.per.is_empty()).then(|| key.clone()),
+                            state,
+                            event: Some(event),
+                            path: Vec::new(),
+                            elided: 0,
+                        },
                     };
                     return deny(self.violation(spec, name, &record.loc, found));
                 }
@@ -733,7 +707,7 @@ impl<'s> Monitor<'s> {
         TraceState {
             name,
             calls: OpenCalls::default(),
-            runs: self.specs.iter().map(|_| SpecRun::default()).collect(),
+            runs: self.specs.iter().map(SpecRun::new).collect(),
             seen: self
                 .specs
                 .iter()
@@ -808,7 +782,7 @@ impl<'s> Monitor<'s> {
                 self.diagnostics.extend(held);
             }
             let run = &mut self.traces[trace].runs[spec_index];
-            if !keyed && run.instances.is_empty() {
+            if !keyed && run.is_empty() {
                 // No instance can take the record: it would be checked by nothing. (Once
                 // instances exist and have all stopped, each has reported its violation.)
                 let name = self.traces[trace].name.clone();
@@ -819,22 +793,18 @@ impl<'s> Monitor<'s> {
                 continue;
             }
             let mut found = Vec::new();
+            let sinks = &self.sinks[spec_index];
             if keyed {
-                let index = match run.by_key.get(self.key.as_str()) {
-                    Some(&index) => index,
-                    None => {
-                        let index = run.instances.len();
-                        let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
-                        run.instances.push(Instance::new(machine, key, &record.loc));
-                        run.by_key.insert(self.key.as_str().into(), index);
-                        index
-                    }
+                let index = match run.find(&self.key) {
+                    Some(index) => index,
+                    None => run.create(machine, sinks, &self.key, &record.loc),
                 };
                 let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 let file = self.joined.then_some(&self.file);
-                found.extend(deliver(
+                found.extend(run.deliver(
                     machine,
-                    &mut run.instances[index],
+                    sinks,
+                    index,
                     event,
                     (record, file),
                     None,
@@ -842,12 +812,13 @@ impl<'s> Monitor<'s> {
                 ));
             } else {
                 // A record lacking the key concerns every live instance of its trace.
-                for instance in &mut run.instances {
+                for index in 0..run.len() {
                     let watch = (&mut self.observer, spec_index, trace, self.at_end);
                     let file = self.joined.then_some(&self.file);
-                    found.extend(deliver(
+                    found.extend(run.deliver(
                         machine,
-                        instance,
+                        sinks,
+                        index,
                         event,
                         (record, file),
                         None,
@@ -967,17 +938,17 @@ impl<'s> Monitor<'s> {
         let run = &mut state.runs[spec_index];
         let targets: Vec<Option<usize>> = if keyed {
             // A new key's instance exists only once an event concerns it.
-            vec![run.by_key.get(self.key.as_str()).copied()]
+            vec![run.find(&self.key)]
         } else {
-            (0..run.instances.len()).map(Some).collect()
+            (0..run.len()).map(Some).collect()
         };
         let mut found = Vec::new();
         let mut ambiguous = Vec::new();
         for target in targets {
             // A new key's instance has every variable unset, as an empty slice does.
             let vars: &[Option<Val<'static>>] = match target {
-                Some(index) if run.instances[index].stopped => continue,
-                Some(index) => &run.instances[index].vars,
+                Some(index) if run.stopped(index) => continue,
+                Some(index) => run.vars(index),
                 None => &[],
             };
             let ctx = Context { vars, seen };
@@ -989,27 +960,14 @@ impl<'s> Monitor<'s> {
                 ambiguous.push((event, other));
                 continue;
             }
+            let sinks = &self.sinks[spec_index];
             let index = match target {
                 Some(index) => index,
-                None => {
-                    let index = run.instances.len();
-                    let key = (!machine.per.is_empty()).then(|| self.key.as_str().into());
-                    run.instances.push(Instance::new(machine, key, &record.loc));
-                    run.by_key.insert(self.key.as_str().into(), index);
-                    index
-                }
+                None => run.create(machine, sinks, &self.key, &record.loc),
             };
             let watch = (&mut self.observer, spec_index, trace, self.at_end);
-            let instance = &mut run.instances[index];
             let file = self.joined.then_some(&self.file);
-            found.extend(deliver(
-                machine,
-                instance,
-                event,
-                (record, file),
-                seen,
-                watch,
-            ));
+            found.extend(run.deliver(machine, sinks, index, event, (record, file), seen, watch));
         }
         for (event, other) in ambiguous {
             self.ambiguous(spec_index, event, other, trace, record);
@@ -1162,13 +1120,11 @@ impl<'s> Monitor<'s> {
 
             let trace_name = self.traces[trace].name.clone();
             let mut found = Vec::new();
-            for (spec, run) in self.traces[trace].runs.iter_mut().enumerate() {
+            for (spec, run) in self.traces[trace].runs.iter().enumerate() {
                 let machine = &self.specs[spec];
-                for instance in &mut run.instances {
-                    if !instance.stopped && !machine.state(instance.state).accepting {
-                        let loc = instance.last.clone();
-                        let file = instance.last_file.clone();
-                        let violation = instance.found(FoundKind::Unaccepted, None);
+                for index in 0..run.len() {
+                    if let Some((loc, file)) = run.unaccepted(machine, index) {
+                        let violation = run.found(machine, index, FoundKind::Unaccepted, None);
                         found.push((spec, loc, file, violation));
                     }
                 }
@@ -1205,86 +1161,6 @@ enum FoundKind {
     Forbidden(usize),
     Unexpected,
     Unaccepted,
-}
-
-impl Instance {
-    fn found(&mut self, kind: FoundKind, event: Option<EventId>) -> Found {
-        self.stopped = true;
-        Found {
-            kind,
-            key: self.key.as_deref().map(str::to_string),
-            state: self.state,
-            event,
-            // The instance reports once, so its history can go.
-            path: std::mem::take(&mut self.path).into(),
-            elided: self.elided,
-        }
-    }
-}
-
-/// Moves an instance on one event; returns the violation, if the move is one. An
-/// allowed move sets the event's `bind` variables (evaluated together, on the values
-/// from before the move); any other move binds nothing.
-fn deliver(
-    machine: &Machine,
-    instance: &mut Instance,
-    event: EventId,
-    (record, file): (&Record<'_>, Option<&Arc<Path>>),
-    seen: Option<&Seen>,
-    (observer, spec, trace, at_end): (&mut Option<Observer<'_>>, usize, usize, bool),
-) -> Option<Found> {
-    let loc = &record.loc;
-    if instance.stopped {
-        return None;
-    }
-    if let Some(observe) = observer {
-        observe(&Observation {
-            spec,
-            trace,
-            key: instance.key.as_deref(),
-            from: instance.state,
-            event,
-            step: machine.step(instance.state, event),
-            loc,
-            at_end,
-        });
-    }
-    instance.last = loc.clone();
-    if let Some(file) = file {
-        instance.last_file = Some(file.clone());
-    }
-    let step = machine.step(instance.state, event);
-    if let Move::Go { to, .. } = step {
-        if instance.path.len() == PATH_LIMIT {
-            instance.path.pop_front();
-            instance.elided += 1;
-        }
-        instance
-            .path
-            .push_back((instance.state, event, loc.line, file.cloned()));
-        instance.state = to;
-        let binds = &machine.events[event].binds;
-        if !binds.is_empty() {
-            let ctx = Context {
-                vars: &instance.vars,
-                seen,
-            };
-            // All binds of the event read the values from before the move; a value
-            // that is missing or invalid leaves the variable unset.
-            let values: Vec<(usize, Option<Val<'static>>)> = binds
-                .iter()
-                .map(|(slot, value)| {
-                    let value = value.eval(record, &ctx).ok().flatten();
-                    (*slot, value.map(Val::into_owned))
-                })
-                .collect();
-            for (slot, value) in values {
-                instance.vars[slot] = value;
-            }
-        }
-        return None;
-    }
-    verdict(machine, step).map(|kind| instance.found(kind, Some(event)))
 }
 
 /// What a move means for its instance: `None` when the move is allowed.
