@@ -44,6 +44,9 @@ pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
     /// Records read (malformed lines are diagnostics, not records).
     pub records: u64,
+    /// `missing` results synthesized at the end of a trace for calls no record
+    /// answered. Specs see them, but they were not read, so `records` leaves them out.
+    pub synthesized: u64,
     /// Traces the input held.
     pub traces: u64,
     /// Records that matched an event of at least one spec.
@@ -214,6 +217,7 @@ pub struct Monitor<'s> {
     trace_index: FxHashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
     records: u64,
+    synthesized: u64,
     /// Records that matched an event of at least one spec.
     matched: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
@@ -470,6 +474,7 @@ impl<'s> Monitor<'s> {
             trace_index: FxHashMap::default(),
             diagnostics: Vec::new(),
             records: 0,
+            synthesized: 0,
             matched: 0,
             ambiguous_seen: Vec::new(),
             key: String::new(),
@@ -962,6 +967,15 @@ impl<'s> Monitor<'s> {
     fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
         let machine = &self.specs[spec_index];
         let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        if !machine.per.is_empty() {
+            if keyed {
+                let held = self.keys[spec_index].carried();
+                self.diagnostics.extend(held);
+            } else if self.traces[trace].runs[spec_index].instances.is_empty() {
+                self.unkeyed_in_context(spec_index, trace, record);
+                return;
+            }
+        }
         let state = &mut self.traces[trace];
         let seen = state.seen.as_deref();
         let run = &mut state.runs[spec_index];
@@ -1017,6 +1031,23 @@ impl<'s> Monitor<'s> {
         for violation in found {
             let name = self.traces[trace].name.clone();
             let diagnostic = self.violation(spec_index, name.as_deref(), &record.loc, violation);
+            self.push(diagnostic);
+        }
+    }
+
+    /// A record lacking the `per` key when the spec has no instance in the trace: if it
+    /// is one of the spec's events for a new instance (every variable unset), it is the
+    /// same `missing-key` finding as in [`Monitor::dispatch`].
+    fn unkeyed_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
+        let machine = &self.specs[spec_index];
+        let seen = self.traces[trace].seen.as_deref();
+        let ctx = Context { vars: &[], seen };
+        let Some(event) = machine.first_two_in(record, &ctx).0 else {
+            return;
+        };
+        let name = self.traces[trace].name.clone();
+        let diagnostic = self.missing_key(spec_index, event, name.as_deref(), record);
+        if let Some(diagnostic) = self.keys[spec_index].missed(record, diagnostic) {
             self.push(diagnostic);
         }
     }
@@ -1157,6 +1188,7 @@ impl<'s> Monitor<'s> {
                     .expect("bug: a synthesized result is a valid record");
                 debug_assert_eq!(record.status, Some(Status::Missing));
                 record.inherited_args = call.args;
+                self.synthesized += 1;
                 self.dispatch(trace, &record);
             }
 
@@ -1185,6 +1217,7 @@ impl<'s> Monitor<'s> {
         Outcome {
             diagnostics: self.diagnostics,
             records: self.records,
+            synthesized: self.synthesized,
             traces: self.traces.len() as u64,
             matched: self.matched,
         }
