@@ -35,6 +35,9 @@ pub struct CheckOptions {
     pub trace_by: Option<Vec<Segment>>,
     /// Lines longer than this are reported, not read; `None` for the default.
     pub max_line_bytes: Option<usize>,
+    /// How many distinct values a trace's provenance index holds; `None` for
+    /// [`crate::eval::SEEN_LIMIT`].
+    pub provenance_limit: Option<usize>,
 }
 
 /// What checking one input produced.
@@ -108,6 +111,9 @@ pub fn check_input(
         .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
     let mut monitor = Monitor::new(specs, file.clone(), trace_by);
     monitor.observer = observer;
+    if let Some(limit) = options.provenance_limit {
+        monitor.provenance_limit = limit;
+    }
     // Problems of the file as a whole come first; a malformed element is reported in
     // its place among the records.
     let mut file_level = Vec::new();
@@ -218,6 +224,8 @@ pub struct Monitor<'s> {
     diagnostics: Vec<Diagnostic>,
     records: u64,
     synthesized: u64,
+    /// How many distinct values each trace's provenance index holds.
+    provenance_limit: usize,
     /// Records that matched an event of at least one spec.
     matched: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
@@ -475,6 +483,7 @@ impl<'s> Monitor<'s> {
             diagnostics: Vec::new(),
             records: 0,
             synthesized: 0,
+            provenance_limit: crate::eval::SEEN_LIMIT,
             matched: 0,
             ambiguous_seen: Vec::new(),
             key: String::new(),
@@ -686,7 +695,32 @@ impl<'s> Monitor<'s> {
         }
         self.dispatch(trace, &record);
         if self.traces[trace].seen.is_some() {
-            self.remember(trace, &record);
+            self.remember_and_warn(trace, &record);
+        }
+    }
+
+    /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the
+    /// first record of a trace that finds the index full gets the `provenance-limit`
+    /// warning, as from then on `in outputs` and `in messages` may miss what it showed.
+    fn remember_and_warn(&mut self, trace: usize, record: &Record<'_>) {
+        let was_full = self.traces[trace].seen.as_deref().is_some_and(Seen::full);
+        self.remember(trace, record);
+        let full = self.traces[trace].seen.as_deref().is_some_and(Seen::full);
+        if full && !was_full {
+            let name = self.traces[trace].name.clone();
+            let mut diagnostic = Diagnostic::new(
+                Code::ProvenanceLimit,
+                format!(
+                    "the provenance index of this trace is full ({} distinct values): from this record on, values not seen before are not remembered, so `in outputs` and `in messages` do not find them and a condition that needs them is false",
+                    self.provenance_limit
+                ),
+            );
+            diagnostic.trace = Some(self.site(name.as_deref(), &record.loc));
+            diagnostic.hint = Some(
+                "raise the bound with `--provenance-limit N`, or split the input into smaller traces with `--trace-by`"
+                    .into(),
+            );
+            self.push(diagnostic);
         }
     }
 
@@ -743,7 +777,7 @@ impl<'s> Monitor<'s> {
                 .specs
                 .iter()
                 .any(|spec| spec.provenance)
-                .then(Box::default),
+                .then(|| Box::new(Seen::with_limit(self.provenance_limit))),
         }
     }
 

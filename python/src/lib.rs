@@ -416,6 +416,7 @@ fn check(
     let options = CheckOptions {
         trace_by: self::trace_by(trace_by)?,
         max_line_bytes,
+        ..CheckOptions::default()
     };
     let input = input_options(format, select)?;
     let report =
@@ -468,6 +469,7 @@ impl Checker {
             options: CheckOptions {
                 trace_by: self::trace_by(trace_by)?,
                 max_line_bytes,
+                ..CheckOptions::default()
             },
             input: input_options(format, select)?,
         })
