@@ -476,13 +476,13 @@ impl Checker {
     }
 
     /// Checks one trace file's content, named `file` in the rows, as `tracegate check`
-    /// checks the file. Returns (rows, records, traces).
+    /// checks the file. Returns (rows, records, traces, synthesized).
     fn check_bytes(
         &self,
         py: Python<'_>,
         file: PathBuf,
         data: &[u8],
-    ) -> PyResult<(Vec<PyObject>, u64, u64)> {
+    ) -> PyResult<(Vec<PyObject>, u64, u64, u64)> {
         let outcome = py.allow_threads(|| {
             runtime::check_bytes(
                 &self.specs,
@@ -496,6 +496,7 @@ impl Checker {
             rows(py, &outcome.diagnostics)?,
             outcome.records,
             outcome.traces,
+            outcome.synthesized,
         ))
     }
 
