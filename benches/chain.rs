@@ -184,7 +184,7 @@ fn join(log: &[u8], client: &[u8], fixture: &[u8], runs: usize) {
     let specs = std::slice::from_ref(&machine);
     let options = CheckOptions {
         trace_by: Some(vec![tracegate::spec::ast::Segment::Key("id".into())]),
-        max_line_bytes: None,
+        ..CheckOptions::default()
     };
     let file: Arc<Path> = Arc::from(Path::new("all.jsonl"));
     let inputs = || -> Vec<(Arc<Path>, Box<dyn BufRead>)> {

@@ -38,6 +38,9 @@ pub struct CheckOptions {
     pub trace_by: Option<Vec<Segment>>,
     /// Lines longer than this are reported, not read; `None` for the default.
     pub max_line_bytes: Option<usize>,
+    /// How many distinct values a trace's provenance index holds; `None` for
+    /// [`crate::eval::SEEN_LIMIT`].
+    pub provenance_limit: Option<usize>,
 }
 
 /// What checking one input produced.
@@ -47,6 +50,9 @@ pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
     /// Records read (malformed lines are diagnostics, not records).
     pub records: u64,
+    /// `missing` results synthesized at the end of a trace for calls no record
+    /// answered. Specs see them, but they were not read, so `records` leaves them out.
+    pub synthesized: u64,
     /// Traces the input held.
     pub traces: u64,
     /// Records that matched an event of at least one spec.
@@ -108,6 +114,9 @@ pub fn check_input(
         .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
     let mut monitor = Monitor::new(specs, file.clone(), trace_by);
     monitor.observer = observer;
+    if let Some(limit) = options.provenance_limit {
+        monitor.provenance_limit = limit;
+    }
     // Problems of the file as a whole come first; a malformed element is reported in
     // its place among the records.
     let mut file_level = Vec::new();
@@ -217,6 +226,9 @@ pub struct Monitor<'s> {
     trace_index: FxHashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
     records: u64,
+    synthesized: u64,
+    /// How many distinct values each trace's provenance index holds.
+    provenance_limit: usize,
     /// Records that matched an event of at least one spec.
     matched: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
@@ -438,6 +450,8 @@ impl<'s> Monitor<'s> {
             trace_index: FxHashMap::default(),
             diagnostics: Vec::new(),
             records: 0,
+            synthesized: 0,
+            provenance_limit: crate::eval::SEEN_LIMIT,
             matched: 0,
             ambiguous_seen: Vec::new(),
             key: String::new(),
@@ -655,7 +669,32 @@ impl<'s> Monitor<'s> {
         }
         self.dispatch(trace, &record);
         if self.traces[trace].seen.is_some() {
-            self.remember(trace, &record);
+            self.remember_and_warn(trace, &record);
+        }
+    }
+
+    /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the
+    /// first record of a trace that finds the index full gets the `provenance-limit`
+    /// warning, as from then on `in outputs` and `in messages` may miss what it showed.
+    fn remember_and_warn(&mut self, trace: usize, record: &Record<'_>) {
+        let was_full = self.traces[trace].seen.as_deref().is_some_and(Seen::full);
+        self.remember(trace, record);
+        let full = self.traces[trace].seen.as_deref().is_some_and(Seen::full);
+        if full && !was_full {
+            let name = self.traces[trace].name.clone();
+            let mut diagnostic = Diagnostic::new(
+                Code::ProvenanceLimit,
+                format!(
+                    "the provenance index of this trace is full ({} distinct values): from this record on, values not seen before are not remembered, so `in outputs` and `in messages` do not find them and a condition that needs them is false",
+                    self.provenance_limit
+                ),
+            );
+            diagnostic.trace = Some(self.site(name.as_deref(), &record.loc));
+            diagnostic.hint = Some(
+                "raise the bound with `--provenance-limit N`, or split the input into smaller traces with `--trace-by`"
+                    .into(),
+            );
+            self.push(diagnostic);
         }
     }
 
@@ -712,7 +751,7 @@ impl<'s> Monitor<'s> {
                 .specs
                 .iter()
                 .any(|spec| spec.provenance)
-                .then(Box::default),
+                .then(|| Box::new(Seen::with_limit(self.provenance_limit))),
         }
     }
 
@@ -933,6 +972,15 @@ impl<'s> Monitor<'s> {
     fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
         let machine = &self.specs[spec_index];
         let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        if !machine.per.is_empty() {
+            if keyed {
+                let held = self.keys[spec_index].carried();
+                self.diagnostics.extend(held);
+            } else if self.traces[trace].runs[spec_index].instances.is_empty() {
+                self.unkeyed_in_context(spec_index, trace, record);
+                return;
+            }
+        }
         let state = &mut self.traces[trace];
         let seen = state.seen.as_deref();
         let run = &mut state.runs[spec_index];
@@ -975,6 +1023,23 @@ impl<'s> Monitor<'s> {
         for violation in found {
             let name = self.traces[trace].name.clone();
             let diagnostic = self.violation(spec_index, name.as_deref(), &record.loc, violation);
+            self.push(diagnostic);
+        }
+    }
+
+    /// A record lacking the `per` key when the spec has no instance in the trace: if it
+    /// is one of the spec's events for a new instance (every variable unset), it is the
+    /// same `missing-key` finding as in [`Monitor::dispatch`].
+    fn unkeyed_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
+        let machine = &self.specs[spec_index];
+        let seen = self.traces[trace].seen.as_deref();
+        let ctx = Context { vars: &[], seen };
+        let Some(event) = machine.first_two_in(record, &ctx).0 else {
+            return;
+        };
+        let name = self.traces[trace].name.clone();
+        let diagnostic = self.missing_key(spec_index, event, name.as_deref(), record);
+        if let Some(diagnostic) = self.keys[spec_index].missed(record, diagnostic) {
             self.push(diagnostic);
         }
     }
@@ -1115,6 +1180,7 @@ impl<'s> Monitor<'s> {
                     .expect("bug: a synthesized result is a valid record");
                 debug_assert_eq!(record.status, Some(Status::Missing));
                 record.inherited_args = call.args;
+                self.synthesized += 1;
                 self.dispatch(trace, &record);
             }
 
@@ -1141,6 +1207,7 @@ impl<'s> Monitor<'s> {
         Outcome {
             diagnostics: self.diagnostics,
             records: self.records,
+            synthesized: self.synthesized,
             traces: self.traces.len() as u64,
             matched: self.matched,
         }

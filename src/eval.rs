@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Number, Value};
 
-use crate::json::{CompareOp, Segment, json_cmp, json_eq};
+use crate::json::{CompareOp, JsonType, Segment, json_cmp, json_eq};
 use crate::time::parse_rfc3339;
 use crate::trace::Record;
 
@@ -132,6 +132,29 @@ pub(crate) enum Operand {
     Var(usize),
     Const(Val<'static>),
     Arith(ArithOp, Box<Operand>, Box<Operand>),
+}
+
+/// A test of a variable's value: `$VAR in [..]`, `$VAR matches /re/`, `$VAR is TYPE`.
+/// It holds as the same test of a path holding the value would; an unset variable, a
+/// duration and an instant are no JSON value, so none of these holds of them.
+#[derive(Debug)]
+pub(crate) enum VarCheck {
+    In(Vec<Value>),
+    Matches(regex::Regex),
+    Is(JsonType),
+}
+
+impl VarCheck {
+    pub(crate) fn holds(&self, value: Option<&Val<'_>>) -> bool {
+        let Some(Val::Json(value)) = value else {
+            return false;
+        };
+        match self {
+            VarCheck::In(values) => values.iter().any(|want| json_eq(value, want)),
+            VarCheck::Matches(regex) => value.as_str().is_some_and(|text| regex.is_match(text)),
+            VarCheck::Is(ty) => JsonType::of(value) == *ty,
+        }
+    }
 }
 
 /// What a guard may read besides the record: the instance's variables and the trace's
@@ -299,9 +322,10 @@ fn ordered(ordering: Option<Ordering>, op: CompareOp) -> bool {
     }
 }
 
-/// How many distinct values one trace's provenance index holds at most. Beyond it, new
-/// values are not recorded (and [`Seen::full`] says so), so memory stays bounded on any
-/// input.
+/// How many distinct values one trace's provenance index holds at most, unless
+/// `--provenance-limit` says otherwise. Beyond it, new values are not recorded (and
+/// [`Seen::full`] says so; `check` warns `provenance-limit`), so memory stays bounded on
+/// any input.
 pub const SEEN_LIMIT: usize = 1 << 18;
 
 /// Shortest string looked for as a token inside earlier text.
@@ -310,12 +334,20 @@ pub const TOKEN_MIN: usize = 4;
 /// One trace's index of the values its records have shown so far: every string and
 /// number leaf of each result's `output`, by tool, every token of those strings, and
 /// the same for message texts, by role. Values, not outputs, are kept.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Seen {
     outputs: FxHashMap<Box<str>, Bag>,
     messages: FxHashMap<Box<str>, Bag>,
     size: usize,
+    /// How many distinct values it holds at most ([`SEEN_LIMIT`] by default).
+    limit: usize,
     full: bool,
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen::with_limit(SEEN_LIMIT)
+    }
 }
 
 /// The values seen from one tool or one role.
@@ -362,6 +394,17 @@ fn tokens(text: &str, mut found: impl FnMut(&str)) {
 }
 
 impl Seen {
+    /// An empty index that holds at most `limit` distinct values.
+    pub fn with_limit(limit: usize) -> Seen {
+        Seen {
+            outputs: FxHashMap::default(),
+            messages: FxHashMap::default(),
+            size: 0,
+            limit,
+            full: false,
+        }
+    }
+
     /// Whether the bound was reached in this trace (later values were not recorded).
     pub fn full(&self) -> bool {
         self.full
@@ -389,7 +432,7 @@ impl Seen {
         for leaf in leaves {
             if let Value::String(text) = leaf {
                 tokens(text, |token| {
-                    if self.size < SEEN_LIMIT {
+                    if self.size < self.limit {
                         if bag.tokens.insert(token.into()) {
                             self.size += 1;
                         }
@@ -399,7 +442,7 @@ impl Seen {
                 });
             }
             if let Some(key) = leaf_key(leaf) {
-                if self.size < SEEN_LIMIT {
+                if self.size < self.limit {
                     if bag.leaves.insert(key.into()) {
                         self.size += 1;
                     }
@@ -624,6 +667,31 @@ mod tests {
         assert!(seen.full());
         assert!(seen.contains(&json!(0), true, |_| true));
         assert!(!seen.contains(&json!(SEEN_LIMIT + 5), true, |_| true));
+    }
+
+    #[test]
+    fn the_bound_can_be_set() {
+        let mut seen = Seen::with_limit(3);
+        seen.add_output("list", &json!(["ab", 1, 2]));
+        assert!(!seen.full());
+        seen.add_output("list", &json!([3]));
+        assert!(seen.full());
+        assert!(seen.contains(&json!(2), true, |_| true));
+        assert!(!seen.contains(&json!(3), true, |_| true));
+    }
+
+    #[test]
+    fn variable_tests_hold_of_json_values_only() {
+        let check = VarCheck::In(vec![json!("a"), json!(1)]);
+        let value = |v: Value| Val::Json(Cow::Owned(v));
+        assert!(check.holds(Some(&value(json!(1)))));
+        assert!(!check.holds(Some(&value(json!("1")))));
+        assert!(!check.holds(None));
+        assert!(!VarCheck::Is(JsonType::Number).holds(Some(&Val::Duration(1))));
+        assert!(VarCheck::Is(JsonType::Null).holds(Some(&value(Value::Null))));
+        let regex = regex::Regex::new("^a").expect("a valid regex");
+        assert!(VarCheck::Matches(regex.clone()).holds(Some(&value(json!("ab")))));
+        assert!(!VarCheck::Matches(regex).holds(Some(&Val::Instant(0))));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::eval::{Context, Operand, compare, value_has_secret};
+use crate::eval::{Context, Operand, VarCheck, compare, value_has_secret};
 use crate::json::{CompareOp, JsonType, Segment};
 use crate::source::Span;
 pub use crate::source::SpecSource;
@@ -497,6 +497,8 @@ pub(crate) enum Guard {
         rhs: Operand,
     },
     HasVar(usize),
+    /// `$VAR in [..]`, `$VAR matches /re/`, `$VAR is TYPE`.
+    VarTest(usize, VarCheck),
     /// `VALUE in outputs [of TOOL]` (`outputs`) or `VALUE in messages [from ROLE]`.
     Provenance {
         value: Operand,
@@ -518,6 +520,9 @@ impl Guard {
                 compare(lhs.eval(record, ctx), *op, rhs.eval(record, ctx))
             }
             Guard::HasVar(slot) => ctx.vars.get(*slot).is_some_and(Option::is_some),
+            Guard::VarTest(slot, check) => {
+                check.holds(ctx.vars.get(*slot).and_then(Option::as_ref))
+            }
             Guard::Provenance {
                 value,
                 outputs,

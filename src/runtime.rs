@@ -339,6 +339,7 @@ pub fn check_corpus(
     }
     for checked in crate::check::check_paths(&specs, &trace_files, options, input) {
         report.summary.records += checked.outcome.records;
+        report.summary.synthesized += checked.outcome.synthesized;
         report.summary.traces += checked.outcome.traces;
         checked
             .outcome

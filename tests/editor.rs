@@ -269,7 +269,7 @@ fn expectations(file: &SpecFile, source: &str) -> Vec<(Span, &'static str)> {
                 want.push((word(item.span), "keyword.other.initial"));
                 want.push((state.span, "entity.name.tag.state"));
             }
-            ItemKind::Accept(_) | ItemKind::Hot(_) | ItemKind::Per(_) => {
+            ItemKind::Accept(_) | ItemKind::Hot(_) | ItemKind::Per(_) | ItemKind::State(_) => {
                 want.push((word(item.span), "keyword.other.statement"));
             }
             ItemKind::Otherwise(_) => {
@@ -386,6 +386,7 @@ fn expr(e: &Expr, source: &str, want: &mut Vec<(Span, &'static str)>) {
         // operators generically; nothing specific is asserted for them here.
         Expr::Relation { .. }
         | Expr::HasVar { .. }
+        | Expr::VarTest { .. }
         | Expr::Provenance { .. }
         | Expr::Secret { .. } => {}
     }

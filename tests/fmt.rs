@@ -352,7 +352,7 @@ fn value() -> impl Strategy<Value = String> {
 }
 
 /// The tests added for values across records: comparisons of values, `has $VAR`,
-/// provenance and secrets.
+/// provenance, secrets, and `in`, `matches` and `is` of a variable.
 fn value_leaf() -> impl Strategy<Value = String> {
     prop_oneof![
         (
@@ -374,6 +374,18 @@ fn value_leaf() -> impl Strategy<Value = String> {
             .prop_map(|(v, source)| format!("{v} in {source}")),
         Just("secret in record".to_string()),
         value().prop_map(|v| format!("secret in {v}")),
+        (variable(), prop::collection::vec(literal(), 0..4))
+            .prop_map(|(v, ls)| format!("{v} in [{}]", ls.join(","))),
+        (
+            variable(),
+            prop::sample::select(vec!["/^no\\b/i", "/a\\/b/"])
+        )
+            .prop_map(|(v, r)| format!("{v} matches {r}")),
+        (
+            variable(),
+            prop::sample::select(vec!["null", "bool", "number", "string", "array", "object"])
+        )
+            .prop_map(|(v, t)| format!("{v} is {t}")),
     ]
 }
 
@@ -429,6 +441,7 @@ fn statement() -> impl Strategy<Value = String> {
             .prop_map(|(n, kind, guard)| format!("event {n} = {kind}\n    where {guard}")),
         name().prop_map(|n| format!("initial {n}")),
         names(name()).prop_map(|n| format!("accept {n}")),
+        names(name()).prop_map(|n| format!("state {n}")),
         names(name()).prop_map(|n| format!("hot {n}")),
         prop::sample::select(vec!["otherwise reject", "otherwise ignore"]).prop_map(str::to_string),
         names(path()).prop_map(|p| format!("per {p}")),

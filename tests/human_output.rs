@@ -5,7 +5,8 @@
 //! The example of a code is found from the code's category, never from a hand-kept list:
 //! - a violation: the first shipped trace named `traces/<spec>/fail/<code>.jsonl`,
 //!   checked against `specs/<spec>.tg`;
-//! - a warning: `tests/fixtures/lint/<code>/`, linted (with its traces, if it has any);
+//! - a warning: `tests/fixtures/lint/<code>/`, linted (with its traces, if it has any),
+//!   or for a warning `check` gives, as an error's example;
 //! - an error: `tests/fixtures/codes/<code>/`, checked against its own trace or, if it has
 //!   none, `tests/fixtures/ok.jsonl` (as `spec_errors.rs` runs it).
 //!
@@ -53,49 +54,54 @@ fn example_args(code: Code) -> Option<Vec<String>> {
                 format!("traces/{spec}/fail/{name}.jsonl"),
             ]
         }
+        // A warning `check` gives (not `lint`) has its example where errors have theirs.
+        Category::Warning if !is_dir(&format!("tests/fixtures/lint/{name}")) => {
+            checked_example(name)?
+        }
         Category::Warning => {
             let dir = format!("tests/fixtures/lint/{name}");
-            if !is_dir(&dir) {
-                return None;
-            }
             let mut args = vec!["lint".to_string(), dir.clone()];
             if has_trace(&root().join(&dir)) {
                 args.extend(["--traces".to_string(), dir]);
             }
             args
         }
-        Category::Error => {
-            let dir = format!("tests/fixtures/codes/{name}");
-            if !is_dir(&dir) {
-                return None;
-            }
-            if let Some(args) = crate::util::fixture_command(name) {
-                return Some(args);
-            }
-            let traces = if has_trace(&root().join(&dir)) {
-                dir.clone()
-            } else {
-                "tests/fixtures/ok.jsonl".to_string()
-            };
-            let mut args = vec![
-                "check".to_string(),
-                dir.clone(),
-                "--traces".to_string(),
-                traces,
-            ];
-            // Flags a fixture needs (`--join`, `--verify-chain`), one per line, as
-            // `spec_errors.rs` runs it.
-            let flags = std::fs::read_to_string(root().join(&dir).join("args")).unwrap_or_default();
-            args.extend(
-                flags
-                    .lines()
-                    .map(str::trim)
-                    .filter(|f| !f.is_empty())
-                    .map(String::from),
-            );
-            args
-        }
+        Category::Error => checked_example(name)?,
     };
+    Some(args)
+}
+
+/// The command line of `tests/fixtures/codes/<name>/`: its `command`, or a check of its
+/// specs against its trace (or an ordinary record) with the flags in its `args`.
+fn checked_example(name: &str) -> Option<Vec<String>> {
+    let dir = format!("tests/fixtures/codes/{name}");
+    if !is_dir(&dir) {
+        return None;
+    }
+    if let Some(args) = crate::util::fixture_command(name) {
+        return Some(args);
+    }
+    let traces = if has_trace(&root().join(&dir)) {
+        dir.clone()
+    } else {
+        "tests/fixtures/ok.jsonl".to_string()
+    };
+    let mut args = vec![
+        "check".to_string(),
+        dir.clone(),
+        "--traces".to_string(),
+        traces,
+    ];
+    // Flags a fixture needs (`--join`, `--verify-chain`), one per line, as
+    // `spec_errors.rs` runs it.
+    let flags = std::fs::read_to_string(root().join(&dir).join("args")).unwrap_or_default();
+    args.extend(
+        flags
+            .lines()
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(String::from),
+    );
     Some(args)
 }
 

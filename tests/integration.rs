@@ -8,6 +8,7 @@ mod cli;
 mod coding_agents;
 mod corpus;
 mod coverage;
+mod data_gaps;
 mod editor;
 mod explain_examples;
 mod explore;

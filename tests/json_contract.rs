@@ -35,6 +35,7 @@ enum Line {
         specs: usize,
         traces: u64,
         records: u64,
+        synthesized: u64,
         violations: u64,
         errors: u64,
     },

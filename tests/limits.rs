@@ -148,7 +148,10 @@ fn a_spec_at_the_limits_works_in_every_command() {
     let trace = write(dir.path(), "t.jsonl", &trace);
     let check = run(&["check", &spec, "--traces", &trace]);
     let out = String::from_utf8_lossy(&check.stdout);
-    assert!(out.contains("checked 1 trace (5 records)"), "{out}");
+    assert!(
+        out.contains("checked 1 trace (5 records, 5 synthesized)"),
+        "{out}"
+    );
     for args in [
         vec!["lint", spec.as_str()],
         vec!["fmt", spec.as_str()],

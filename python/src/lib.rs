@@ -416,6 +416,7 @@ fn check(
     let options = CheckOptions {
         trace_by: self::trace_by(trace_by)?,
         max_line_bytes,
+        ..CheckOptions::default()
     };
     let input = input_options(format, select)?;
     let report =
@@ -468,19 +469,20 @@ impl Checker {
             options: CheckOptions {
                 trace_by: self::trace_by(trace_by)?,
                 max_line_bytes,
+                ..CheckOptions::default()
             },
             input: input_options(format, select)?,
         })
     }
 
     /// Checks one trace file's content, named `file` in the rows, as `tracegate check`
-    /// checks the file. Returns (rows, records, traces).
+    /// checks the file. Returns (rows, records, traces, synthesized).
     fn check_bytes(
         &self,
         py: Python<'_>,
         file: PathBuf,
         data: &[u8],
-    ) -> PyResult<(Vec<PyObject>, u64, u64)> {
+    ) -> PyResult<(Vec<PyObject>, u64, u64, u64)> {
         let outcome = py.allow_threads(|| {
             runtime::check_bytes(
                 &self.specs,
@@ -494,6 +496,7 @@ impl Checker {
             rows(py, &outcome.diagnostics)?,
             outcome.records,
             outcome.traces,
+            outcome.synthesized,
         ))
     }
 

@@ -54,9 +54,14 @@ def test_checker_checks_content_as_the_file_would_be(tmp_path: Path) -> None:
     assert names == sorted(p.name for p in (ROOT / "specs").glob("*.tg"))
     again = tracegate.Checker(checker.sources)
     path = ROOT / "traces" / "reconcile_before_retry" / "fail" / "forbidden-transition.jsonl"
-    rows, records, traces = again.check_bytes(str(path), path.read_bytes())
+    rows, records, traces, synthesized = again.check_bytes(str(path), path.read_bytes())
     want = tracegate.check(ROOT / "specs", path)
     assert rows == want[:-1]
-    assert (records, traces) == (want[-1]["records"], want[-1]["traces"])
+    summary = want[-1]
+    assert (records, traces, synthesized) == (
+        summary["records"],
+        summary["traces"],
+        summary["synthesized"],
+    )
     with pytest.raises(ValueError, match="unknown format"):
         tracegate.Checker(ROOT / "specs", format="yaml")

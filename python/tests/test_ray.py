@@ -123,4 +123,4 @@ def test_merge_sorts_files_as_a_directory_walk_does() -> None:
     merged = tracegate_ray.merge(checked, specs=1)
     assert [row.get("file") for row in merged] == ["c/x/b.jsonl", "c/x-y/a.jsonl", None]
     assert merged[-1] == {"type": "summary", "specs": 1, "traces": 4, "records": 6,
-                          "violations": 0, "errors": 2}
+                          "synthesized": 0, "violations": 0, "errors": 2}

@@ -62,9 +62,12 @@ class Checker:
         select: Union[str, None] = None,
         max_line_bytes: Union[int, None] = None,
     ) -> None: ...
-    def check_bytes(self, file: Union[str, os.PathLike[str]], data: bytes) -> tuple[list[Row], int, int]:
+    def check_bytes(
+        self, file: Union[str, os.PathLike[str]], data: bytes
+    ) -> tuple[list[Row], int, int, int]:
         """Checks one trace file's content as ``tracegate check`` checks the file named
-        ``file``: its rows (no summary), records read, traces found."""
+        ``file``: its rows (no summary), records read, traces found, and the ``missing``
+        results synthesized for calls no record answered."""
     @property
     def sources(self) -> list[tuple[str, str]]:
         """The specs, in checking order, as (path, text) pairs: ``Checker(c.sources)``

@@ -55,15 +55,22 @@ def check_dataset(
 
     def check_batch(batch: dict[str, Any]) -> dict[str, list[Any]]:
         checker = Checker(sources, **options)
-        out: dict[str, list[Any]] = {"file": [], "rows": [], "records": [], "traces": []}
+        out: dict[str, list[Any]] = {
+            "file": [],
+            "rows": [],
+            "records": [],
+            "traces": [],
+            "synthesized": [],
+        }
         for path, data in zip(batch["path"], batch["bytes"]):
-            rows, records, traces = checker.check_bytes(str(path), bytes(data))
+            rows, records, traces, synthesized = checker.check_bytes(str(path), bytes(data))
             out["file"].append(str(path))
             # Rows of different types have different keys: kept as JSON text, one
             # column for all.
             out["rows"].append(json.dumps(rows))
             out["records"].append(records)
             out["traces"].append(traces)
+            out["synthesized"].append(synthesized)
         return out
 
     checked = dataset.map_batches(check_batch, batch_size=batch_size).take_all()
@@ -72,19 +79,21 @@ def check_dataset(
 
 def merge(checked: Iterable[dict[str, Any]], *, specs: int) -> list[Row]:
     """Merges per-file results (``file``, ``rows`` as JSON text, ``records``,
-    ``traces``) into the sorted rows and their summary."""
+    ``traces``, ``synthesized``) into the sorted rows and their summary."""
     ordered = sorted(checked, key=lambda item: _file_key(str(item["file"])))
     rows: list[Row] = []
-    records = traces = 0
+    records = traces = synthesized = 0
     for item in ordered:
         rows.extend(json.loads(item["rows"]))
         records += int(item["records"])
         traces += int(item["traces"])
+        synthesized += int(item.get("synthesized", 0))
     summary = {
         "type": "summary",
         "specs": specs,
         "traces": traces,
         "records": records,
+        "synthesized": synthesized,
         "violations": sum(1 for row in rows if row.get("type") == "violation"),
         "errors": sum(1 for row in rows if row.get("type") == "error"),
     }

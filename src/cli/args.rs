@@ -139,6 +139,11 @@ pub struct CheckArgs {
     /// Lines longer than this many bytes are reported as malformed, not read.
     #[arg(long, value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
+    /// How many distinct values each trace's provenance index (`in outputs`, `in
+    /// messages`) holds; past it, later values are not remembered and a
+    /// `provenance-limit` warning says where.
+    #[arg(long, value_name = "N", default_value_t = crate::eval::SEEN_LIMIT)]
+    pub provenance_limit: usize,
     /// Worker threads for checking files in parallel (default: one per core).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,

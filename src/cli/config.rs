@@ -325,6 +325,13 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
             .0
             .push(usage("--sarif-root applies to --output sarif".into(), None));
     }
+    // The bound is the command line's in every scope.
+    let project = project.map(|mut project| {
+        for scope in &mut project.scopes {
+            scope.check.provenance_limit = Some(args.provenance_limit);
+        }
+        project
+    });
     CheckConfig {
         specs: or_default(args.specs, "specs"),
         traces: or_default(args.traces, "traces"),
@@ -335,6 +342,7 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
         check: CheckOptions {
             trace_by: trace_by(args.trace_by, problems),
             max_line_bytes: args.max_line_bytes,
+            provenance_limit: Some(args.provenance_limit),
         },
         input,
         jobs: args.jobs,
@@ -406,6 +414,7 @@ fn shrink(args: ShrinkArgs, problems: &mut Problems) -> ShrinkConfig {
             check: CheckOptions {
                 trace_by,
                 max_line_bytes: None,
+                provenance_limit: None,
             },
             code,
             index,
@@ -434,6 +443,7 @@ fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
         check: CheckOptions {
             trace_by,
             max_line_bytes: None,
+            provenance_limit: None,
         },
         input: input(args.input, problems),
     }

@@ -159,6 +159,7 @@ pub fn load(file: &Path, cwd: &Path) -> Result<Project, Vec<String>> {
             check: CheckOptions {
                 trace_by,
                 max_line_bytes: None,
+                provenance_limit: None,
             },
             input: InputOptions { format, select },
         });

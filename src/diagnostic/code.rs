@@ -135,6 +135,8 @@ codes! {
         "a joined log whose records are not in time order";
     UnsetVariable => "unset-variable", Warning,
         "a variable read in a state that no path binding it leads to";
+    ProvenanceLimit => "provenance-limit", Warning,
+        "a trace showed more distinct values than its provenance index holds; later ones are not remembered";
 }
 
 impl Code {

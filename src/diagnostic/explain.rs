@@ -51,6 +51,7 @@ pub fn explain(code: Code) -> &'static str {
         Code::UnknownVariable => UNKNOWN_VARIABLE,
         Code::TypeMismatch => TYPE_MISMATCH,
         Code::UnsetVariable => UNSET_VARIABLE,
+        Code::ProvenanceLimit => PROVENANCE_LIMIT,
     }
 }
 
@@ -272,10 +273,12 @@ and for an unbalanced group such as `/^(create|update_/`, close the parenthesis.
 "##;
 
 const UNKNOWN_STATE: &str = r##"## What it means
-A state is named (in `accept`, `hot` or `forbid`) that no transition, `path` or `initial`
-declares. States come into being by appearing in a transition (`FROM -> TO on ...`), as
-`initial`, or as a position of a `path` (named after the event that led there; `start`
-is the initial state a `path` creates).
+A state is named (in `accept`, `hot` or `forbid`) that no transition, `path`, `initial` or
+`state` declares; or a name close to another state's is dead where it stands (`initial
+idel`, `pendng -> done`), so it reads as a misspelling. States come into being by
+appearing in a transition, as `initial`, in `state NAME, ...`, or as a position of a
+`path`. A declared state is never taken for a typo, and once a spec declares states, an
+undeclared one close to a declared name is reported wherever it appears.
 
 ## Why it matters
 Usually a typo, and a costly one: a `forbid` on a state that does not exist forbids
@@ -892,6 +895,26 @@ hide a violation: tracegate fails closed (exit 2) rather than drop it unseen.
     {"kind":"call","tool":"create_record","call_id":"c2","args":{"request_id":"r-2"}}
 
 Make the agent send the id with every call (or fix a misspelt `per` path).
+"##;
+
+const PROVENANCE_LIMIT: &str = r##"## What it means
+A spec tests provenance (`in outputs`, `in messages`), so each trace keeps an index of the
+distinct values its outputs and messages showed: at most 262,144 (`--provenance-limit N`).
+This trace filled it at the record reported. The values shown there and after it are not
+remembered; the warning comes once per trace.
+
+## Why it matters
+A value that was not remembered is not found: `args.id in outputs` is false for it, so a
+write citing it is reported as a violation it may not be. No check is weakened (nothing
+passes because of the bound), but a finding after this point may be a false one.
+
+## Example
+    tracegate check specs/ids_from_tool_output.tg --traces trace.jsonl --provenance-limit 4
+
+    {"kind":"result","tool":"list_payments","status":"ok","output":[{"id":"pay_1001"},{"id":"pay_1002"},{"id":"pay_1003"}]}
+    {"kind":"call","tool":"refund_payment","args":{"payment_id":"pay_1001"}}
+
+Raise the bound for traces this large, or split them with `--trace-by`.
 "##;
 
 #[cfg(test)]

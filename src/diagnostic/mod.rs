@@ -182,6 +182,8 @@ pub struct Summary {
     pub traces: u64,
     /// Records read.
     pub records: u64,
+    /// `missing` results synthesized for calls no record answered (not in `records`).
+    pub synthesized: u64,
     /// Violations found.
     pub violations: u64,
     /// Spec, input and usage errors.

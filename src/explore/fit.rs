@@ -4,14 +4,15 @@
 //! the explorer keeps the instance's variables and the trace's provenance index, and
 //! before a record is placed, sets the paths such tests name: the bound value for `==`,
 //! a fresh one for `!=`, one just past a bound for orderings, a value from an earlier
-//! synthesized output for `in outputs`, one never seen for `not (... in outputs)`.
+//! synthesized output for `in outputs`, one never seen for `not (... in outputs)`; and
+//! a path a `bind` reads gets a value the variable's `in`, `is` or `matches` accepts.
 //! Nothing is trusted: the record is then classified with the same context.
 
 use serde_json::{Value, json};
 
 use super::synth::{JsonRecord, as_record, set_path};
-use crate::eval::{Context, Operand, Seen, Val};
-use crate::json::{CompareOp, Segment};
+use crate::eval::{Context, Operand, Seen, Val, VarCheck};
+use crate::json::{CompareOp, JsonType, Segment};
 use crate::machine::{EventId, Guard, Machine};
 use crate::time::format_rfc3339;
 use crate::trace::record::RecordError;
@@ -112,14 +113,17 @@ impl Bound {
             self.fit_guard(guard, true, record, inherited);
         }
         // A binding from a path the record lacks would leave its variable unset: give
-        // the path a value, so later events can compare with it (a number if some
-        // guard orders the variable, else a string).
+        // the path a value, so later events can compare with it (one a guard's `in`,
+        // `is` or `matches` of the variable accepts, a time if some guard adds a
+        // duration to it, a number if some guard orders it, else a string).
         for (slot, value) in &machine.events[event].binds {
             if let Operand::Path(path) = value {
                 let present = as_record(record, inherited).is_ok_and(|r| r.get(path).is_some());
                 if !present {
                     let name = &machine.variables[*slot];
-                    let fresh = if timed_vars(machine).contains(slot) {
+                    let fresh = if let Some(sample) = tested_value(machine, *slot) {
+                        sample
+                    } else if timed_vars(machine).contains(slot) {
                         json!("2026-01-01T00:00:00Z")
                     } else if ordered_vars(machine).contains(slot) {
                         json!(100 * (self.seen_count() + 1))
@@ -394,6 +398,41 @@ fn timed_vars(machine: &Machine) -> Vec<usize> {
     out
 }
 
+/// A value the first `$VAR in [..]`, `$VAR is TYPE` or `$VAR matches /re/` of variable
+/// `slot` not under a `not` accepts: the list's first item, a value of the type, a
+/// string the regex matches.
+fn tested_value(machine: &Machine, slot: usize) -> Option<Value> {
+    fn walk(guard: &Guard, slot: usize, positive: bool) -> Option<Value> {
+        match guard {
+            Guard::Or(a, b) | Guard::And(a, b) => {
+                walk(a, slot, positive).or_else(|| walk(b, slot, positive))
+            }
+            Guard::Not(inner) => walk(inner, slot, !positive),
+            Guard::VarTest(at, check) if *at == slot && positive => match check {
+                VarCheck::In(values) => values.first().cloned(),
+                VarCheck::Is(ty) => Some(match ty {
+                    JsonType::Null => Value::Null,
+                    JsonType::Bool => json!(true),
+                    JsonType::Number => json!(100),
+                    JsonType::String => json!("value"),
+                    JsonType::Array => json!([]),
+                    JsonType::Object => json!({}),
+                }),
+                VarCheck::Matches(regex) => super::synth::regex_strings(regex.as_str())
+                    .into_iter()
+                    .find(|candidate| regex.is_match(candidate))
+                    .map(Value::String),
+            },
+            _ => None,
+        }
+    }
+    machine
+        .events
+        .iter()
+        .filter_map(|event| event.matcher.guard.as_ref())
+        .find_map(|guard| walk(guard, slot, true))
+}
+
 /// The variables some guard compares with `<`, `<=`, `>` or `>=`.
 fn ordered_vars(machine: &Machine) -> Vec<usize> {
     fn walk(guard: &Guard, out: &mut Vec<usize>) {
@@ -426,7 +465,7 @@ fn guard_vars(guard: &Guard, out: &mut Vec<usize>) {
             guard_vars(b, out);
         }
         Guard::Not(inner) => guard_vars(inner, out),
-        Guard::HasVar(slot) => out.push(*slot),
+        Guard::HasVar(slot) | Guard::VarTest(slot, _) => out.push(*slot),
         Guard::Relation { lhs, rhs, .. } => {
             operand_vars(lhs, out);
             operand_vars(rhs, out);

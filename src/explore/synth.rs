@@ -120,7 +120,11 @@ fn guard_dnf(guard: &Guard, positive: bool) -> Vec<Conj<'_>> {
         // Tests on variables, provenance and secrets depend on more than the record:
         // no constraint here; the candidate is checked against the compiled pattern.
         (
-            Guard::Relation { .. } | Guard::HasVar(_) | Guard::Provenance { .. } | Guard::Secret(_),
+            Guard::Relation { .. }
+            | Guard::HasVar(_)
+            | Guard::VarTest(..)
+            | Guard::Provenance { .. }
+            | Guard::Secret(_),
             _,
         ) => vec![Vec::new()],
     }

@@ -112,6 +112,10 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) 
         let name = &machine.state(state).name;
         let span = machine.state(state).span;
         if !reachable[state.index()] {
+            // A state first named by `state` and by nothing before it: declared only.
+            let declared = spec.file.items.iter().any(|item| {
+                matches!(&item.kind, ItemKind::State(list) if list.iter().any(|s| s.span == span))
+            });
             found.push(
                 SpecFinding::new(
                     Code::UnreachableState,
@@ -121,7 +125,11 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) 
                         machine.state(machine.initial).name
                     ),
                 )
-                .with_hint("add a transition into it, or remove the transitions that name it"),
+                .with_hint(if declared {
+                    "add a transition into it, or remove it from `state`"
+                } else {
+                    "add a transition into it, or remove the transitions that name it"
+                }),
             );
         } else if !can_end[state.index()] {
             let mut finding = SpecFinding::new(

@@ -14,10 +14,10 @@ use regex::{Regex, RegexBuilder};
 use super::SpecError;
 use super::ast::{
     ArithOp, CompareOp, Expr, Forbid, Ident, ItemKind, JsonType, Operand, Otherwise, Pattern,
-    PatternKind, RegexLit, Source, Span, SpecFile, StateSet, ToolPattern,
+    PatternKind, RegexLit, Source, Span, SpecFile, StateSet, ToolPattern, VarTest,
 };
 use crate::diagnostic::Code;
-use crate::eval::{self, Val};
+use crate::eval::{self, Val, VarCheck};
 use crate::machine::{
     Edge, Event, EventId, ForbidRule, Guard, KeyPath, Machine, Matcher, Move, MoveTable,
     SpecSource, State, StateId, ToolMatcher,
@@ -62,6 +62,8 @@ struct Analyzer<'f> {
     seen_once: BTreeMap<&'static str, Span>,
     /// Variables some `bind` sets, by name, to their slot.
     variables: BTreeMap<&'f str, usize>,
+    /// What every `bind` of a variable gives, when they all agree on a type.
+    var_types: BTreeMap<&'f str, Ty>,
     /// Whether a guard reads a variable or a provenance index.
     contextual: bool,
     /// Whether a guard tests provenance.
@@ -80,6 +82,18 @@ enum Ty {
 }
 
 impl Ty {
+    /// What a variable bound to values of types `self` and `other` can hold.
+    fn join(self, other: Ty) -> Ty {
+        match (self, other) {
+            // A number bound once computed and once as written compares leniently.
+            (Ty::Json(a, computed_a), Ty::Json(b, computed_b)) if a == b => {
+                Ty::Json(a, computed_a && computed_b)
+            }
+            (a, b) if a == b => a,
+            _ => Ty::Unknown,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Ty::Unknown => "a value",
@@ -168,6 +182,30 @@ impl<'f> Analyzer<'f> {
         }
     }
 
+    /// The type of each variable, so tests of it that can never hold are reported: the
+    /// type every `bind` of it gives (read with the variables themselves of unknown
+    /// type), or unknown when they differ. Errors in the values are reported when the
+    /// binds are compiled, not here.
+    fn variable_types(&mut self, file: &'f SpecFile) {
+        let (errors, contextual) = (self.errors.len(), self.contextual);
+        let mut types: BTreeMap<&'f str, Ty> = BTreeMap::new();
+        for item in &file.items {
+            let ItemKind::Event(decl) = &item.kind else {
+                continue;
+            };
+            for bind in &decl.binds {
+                let ty = self.operand(&bind.value).map_or(Ty::Unknown, |(_, ty)| ty);
+                types
+                    .entry(bind.var.name.as_str())
+                    .and_modify(|known| *known = known.join(ty))
+                    .or_insert(ty);
+            }
+        }
+        self.errors.truncate(errors);
+        self.contextual = contextual;
+        self.var_types = types;
+    }
+
     /// First pass: declarations that later statements refer to.
     fn collect(&mut self, file: &'f SpecFile) {
         // Variables first: a guard may read one that a later event binds.
@@ -179,6 +217,7 @@ impl<'f> Analyzer<'f> {
                 }
             }
         }
+        self.variable_types(file);
         for item in &file.items {
             match &item.kind {
                 ItemKind::Spec(name) => {
@@ -246,7 +285,10 @@ impl<'f> Analyzer<'f> {
                         binds,
                     });
                 }
-                ItemKind::Transition(_) | ItemKind::Forbid(_) | ItemKind::Path(_) => {}
+                ItemKind::Transition(_)
+                | ItemKind::Forbid(_)
+                | ItemKind::Path(_)
+                | ItemKind::State(_) => {}
             }
         }
         if let (Some((_, accept)), Some((_, hot))) = (self.accept, self.hot) {
@@ -368,6 +410,20 @@ impl<'f> Analyzer<'f> {
                 }
             }
             Expr::HasVar { var, .. } => Guard::HasVar(self.variable(var)?),
+            Expr::VarTest { var, test, span } => {
+                let slot = self.variable(var)?;
+                self.check_var_test(*span, var, test)?;
+                Guard::VarTest(
+                    slot,
+                    match test {
+                        VarTest::In(values) => {
+                            VarCheck::In(values.iter().map(|v| v.value.clone()).collect())
+                        }
+                        VarTest::Matches(regex) => VarCheck::Matches(self.regex_lit(regex)?),
+                        VarTest::Is(ty) => VarCheck::Is(*ty),
+                    },
+                )
+            }
             Expr::Provenance { value, source, .. } => {
                 self.contextual = true;
                 self.provenance = true;
@@ -397,6 +453,47 @@ impl<'f> Analyzer<'f> {
         })
     }
 
+    /// Reports a test of a variable that can never hold because every `bind` of the
+    /// variable gives a value of another type (a duration is never `in` a list of
+    /// JSON values, a number never `matches` a regex).
+    fn check_var_test(&mut self, span: Span, var: &Ident, test: &VarTest) -> Option<()> {
+        let ty = self
+            .var_types
+            .get(var.name.as_str())
+            .copied()
+            .unwrap_or(Ty::Unknown);
+        let fits = match (ty, test) {
+            (Ty::Unknown, _) => true,
+            (Ty::Duration | Ty::Instant, _) => false,
+            (Ty::Json(have, _), VarTest::Is(want)) => have == *want,
+            (Ty::Json(have, _), VarTest::Matches(_)) => have == JsonType::String,
+            (Ty::Json(have, _), VarTest::In(values)) => values
+                .iter()
+                .any(|value| JsonType::of(&value.value) == have),
+        };
+        if fits {
+            return Some(());
+        }
+        let what = match test {
+            VarTest::In(_) => "`in [..]` compares JSON values".to_owned(),
+            VarTest::Matches(_) => "`matches` tests strings".to_owned(),
+            VarTest::Is(want) => format!("`is {}` tests the JSON type", want.keyword()),
+        };
+        self.errors.push(
+            SpecError::new(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "this test of `${}` can never hold: every `bind` of it gives {}, and {what}",
+                    var.name,
+                    ty.name()
+                ),
+            )
+            .with_hint("test the variable as the value it holds, or bind another value"),
+        );
+        None
+    }
+
     /// The slot of `$VAR`, or the `unknown-variable` error.
     fn variable(&mut self, var: &Ident) -> Option<usize> {
         self.contextual = true;
@@ -424,7 +521,13 @@ impl<'f> Analyzer<'f> {
     fn operand(&mut self, value: &Operand) -> Option<(eval::Operand, Ty)> {
         Some(match value {
             Operand::Path(path) => (eval::Operand::Path(path.segments.clone()), Ty::Unknown),
-            Operand::Var(var) => (eval::Operand::Var(self.variable(var)?), Ty::Unknown),
+            Operand::Var(var) => (
+                eval::Operand::Var(self.variable(var)?),
+                self.var_types
+                    .get(var.name.as_str())
+                    .copied()
+                    .unwrap_or(Ty::Unknown),
+            ),
             Operand::Literal(lit) => (
                 eval::Operand::Const(Val::Json(std::borrow::Cow::Owned(lit.value.clone()))),
                 Ty::Json(JsonType::of(&lit.value), false),
@@ -631,6 +734,16 @@ impl<'f> Analyzer<'f> {
         };
         let initial = self.initial_state(file, &mut states);
         let moves = self.moves(file, &mut states, initial);
+        // Declared states exist even when nothing else names them (lint says if one is
+        // unreachable); interned after the others, so specs without `state` keep their
+        // state order.
+        for item in &file.items {
+            if let ItemKind::State(list) = &item.kind {
+                for state in list {
+                    states.intern(&state.name, state.span);
+                }
+            }
+        }
         self.misspelled_states(file, &states);
         let (forbids, forbidden) = self.forbids(file, &states);
         self.mark_accepting(&mut states);
@@ -758,27 +871,48 @@ impl<'f> Analyzer<'f> {
     /// its moves could never happen. A state only entered (a sink like `done`) is never
     /// taken for one, nor a name shorter than four characters or one that differs from
     /// the other only in digits.
+    ///
+    /// `state NAME, ...` declares states on purpose: a declared state is never taken for
+    /// a misspelling, and once a spec declares states, a state it names (in a
+    /// transition, `initial`, `accept`, `hot` or `forbid`) without declaring it is one
+    /// when it is close to a declared name, wherever it stands (`pending -> donne`).
     fn misspelled_states(&mut self, file: &'f SpecFile, states: &StateTable<'f>) {
         let mut entered = BTreeSet::new();
         let mut named = BTreeSet::new();
         let mut sources = Vec::new();
+        let mut declared = BTreeSet::new();
+        // Every state name as written, in source order (not `path` steps: those are
+        // named after events, not chosen).
+        let mut written: Vec<&Ident> = Vec::new();
         for item in &file.items {
+            match &item.kind {
+                ItemKind::State(list) => {
+                    declared.extend(list.iter().map(|state| state.name.as_str()));
+                }
+                ItemKind::Initial(state) => written.push(state),
+                _ => {}
+            }
             match &item.kind {
                 ItemKind::Transition(t) => {
                     entered.insert(t.to.name.as_str());
                     named.extend([t.from.name.as_str(), t.to.name.as_str()]);
                     sources.push(&t.from);
+                    written.extend([&t.from, &t.to]);
                 }
                 ItemKind::Path(steps) => {
                     entered.extend(steps.iter().map(|step| step.name.as_str()));
                 }
                 ItemKind::Accept(list) | ItemKind::Hot(list) => {
                     named.extend(list.iter().map(|state| state.name.as_str()));
+                    written.extend(list);
                 }
                 ItemKind::Forbid(Forbid {
                     states: StateSet::Named(list),
                     ..
-                }) => named.extend(list.iter().map(|state| state.name.as_str())),
+                }) => {
+                    named.extend(list.iter().map(|state| state.name.as_str()));
+                    written.extend(list);
+                }
                 _ => {}
             }
         }
@@ -795,11 +929,36 @@ impl<'f> Analyzer<'f> {
         // Short names (`s`, `t`) are all close to each other, and numbered families
         // (`step1`, `step2`) differ in digits by design: neither is taken for a typo.
         let letters = |name: &str| name.replace(|c: char| c.is_ascii_digit(), "");
-        let close = |name: &str| {
-            did_you_mean(name, states.ids.keys().copied())
+        let close_in = |name: &str, known: &mut dyn Iterator<Item = &'f str>| {
+            did_you_mean(name, known)
                 .filter(|known| name.chars().count() >= 4 && letters(name) != letters(known))
         };
+        let close = |name: &str| close_in(name, &mut states.ids.keys().copied());
         let mut dead: Vec<(&Ident, String)> = Vec::new();
+        // Undeclared names already reported, so the dead-name rule skips them.
+        let mut reported = BTreeSet::new();
+        if !declared.is_empty() {
+            let mut seen = BTreeSet::new();
+            for ident in &written {
+                let name = ident.name.as_str();
+                if declared.contains(name) || !seen.insert(name) {
+                    continue;
+                }
+                if let Some(known) = close_in(name, &mut declared.iter().copied()) {
+                    reported.insert(name);
+                    self.errors.push(
+                        SpecError::new(
+                            Code::UnknownState,
+                            ident.span,
+                            format!("unknown state `{name}`: no `state` declares it, and the spec declares `{known}`"),
+                        )
+                        .with_hint(format!(
+                            "did you mean `{known}`? (to keep `{name}` as a new state, declare it: `state {name}`)"
+                        )),
+                    );
+                }
+            }
+        }
         if let Some(initial) = self.initial {
             if !named.contains(initial.name.as_str()) {
                 dead.push((
@@ -826,15 +985,20 @@ impl<'f> Analyzer<'f> {
             }
         }
         for (ident, why) in dead {
-            if let Some(known) = close(&ident.name) {
+            let name = ident.name.as_str();
+            // A declared state is meant; a name already reported is not reported twice.
+            if declared.contains(name) || reported.contains(name) {
+                continue;
+            }
+            if let Some(known) = close(name) {
                 self.errors.push(
                     SpecError::new(
                         Code::UnknownState,
                         ident.span,
-                        format!("unknown state `{}`: {why}", ident.name),
+                        format!("unknown state `{name}`: {why}"),
                     )
                     .with_hint(format!(
-                        "did you mean `{known}`? (a state is declared by the statements that name it)"
+                        "did you mean `{known}`? (to keep `{name}` as a new state, declare it: `state {name}`)"
                     )),
                 );
             }
@@ -1139,14 +1303,20 @@ mod tests {
             .iter()
             .map(|(code, at, hint)| (*code, at.as_str(), hint.as_deref().unwrap_or("")))
             .collect();
-        let hint = |name| {
-            format!("did you mean `{name}`? (a state is declared by the statements that name it)")
+        let hint = |name, typo| {
+            format!(
+                "did you mean `{name}`? (to keep `{typo}` as a new state, declare it: `state {typo}`)"
+            )
         };
         assert_eq!(
             found,
             [
-                (Code::UnknownState, "idel", hint("idle").as_str()),
-                (Code::UnknownState, "pendng", hint("pending").as_str()),
+                (Code::UnknownState, "idel", hint("idle", "idel").as_str()),
+                (
+                    Code::UnknownState,
+                    "pendng",
+                    hint("pending", "pendng").as_str()
+                ),
             ]
         );
         // Sinks, states far from any other, and entered sources are states as written.

@@ -58,6 +58,9 @@ pub enum ItemKind {
     Event(EventDecl),
     /// `initial STATE`
     Initial(Ident),
+    /// `state STATE, ...`: states declared on purpose (see the analyzer's
+    /// misspelled-state rule).
+    State(Vec<Ident>),
     /// `accept STATE, ...`
     Accept(Vec<Ident>),
     /// `hot STATE, ...`
@@ -272,6 +275,27 @@ pub enum Expr {
         /// The whole test.
         span: Span,
     },
+    /// `$VAR in [..]`, `$VAR matches /re/`, `$VAR is TYPE`: a test of a variable's
+    /// value, as the same test of a path (an unset variable is a missing path).
+    VarTest {
+        /// The variable tested (its name without `$`).
+        var: Ident,
+        /// The test.
+        test: VarTest,
+        /// The whole test.
+        span: Span,
+    },
+}
+
+/// What a [`Expr::VarTest`] asks of the variable's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VarTest {
+    /// `in [literal, ...]`
+    In(Vec<Literal>),
+    /// `matches /regex/`
+    Matches(RegexLit),
+    /// `is null|bool|number|string|array|object`
+    Is(JsonType),
 }
 
 /// Where a provenance test looks for a value.
@@ -360,6 +384,7 @@ impl Expr {
                 rhs.each_var(&mut |var| found(var, false));
             }
             Expr::HasVar { var, .. } => found(var, true),
+            Expr::VarTest { var, .. } => found(var, false),
             Expr::Provenance { value, .. } => value.each_var(&mut |var| found(var, false)),
             Expr::Secret { target, .. } => {
                 if let Some(target) = target {
@@ -402,7 +427,8 @@ impl Expr {
             | Expr::Group(_, span)
             | Expr::HasVar { span, .. }
             | Expr::Provenance { span, .. }
-            | Expr::Secret { span, .. } => *span,
+            | Expr::Secret { span, .. }
+            | Expr::VarTest { span, .. } => *span,
             Expr::Relation { lhs, rhs, .. } => lhs.span().to(rhs.span()),
             Expr::Compare { path, value, .. } => path.span.to(value.span),
             Expr::Matches { path, regex } => path.span.to(regex.span),

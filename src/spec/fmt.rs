@@ -32,8 +32,8 @@ use serde_json::Value;
 
 use super::SpecError;
 use super::ast::{
-    Bind, Expr, Ident, Item, ItemKind, Operand, Otherwise, Pattern, RegexLit, Source, Span,
-    SpecFile, StateSet, ToolPattern,
+    Bind, Expr, Ident, Item, ItemKind, Literal, Operand, Otherwise, Pattern, RegexLit, Source,
+    Span, SpecFile, StateSet, ToolPattern, VarTest,
 };
 
 /// The column limit the layout aims for. Tokens that cannot be broken (a long regex or
@@ -53,9 +53,10 @@ pub fn section(kind: &ItemKind) -> (u8, u8) {
         ItemKind::About(_) => (0, 1),
         ItemKind::Event(_) => (1, 0),
         ItemKind::Initial(_) => (2, 0),
-        ItemKind::Accept(_) | ItemKind::Hot(_) => (2, 1),
-        ItemKind::Otherwise(_) => (2, 2),
-        ItemKind::Per(_) => (2, 3),
+        ItemKind::State(_) => (2, 1),
+        ItemKind::Accept(_) | ItemKind::Hot(_) => (2, 2),
+        ItemKind::Otherwise(_) => (2, 3),
+        ItemKind::Per(_) => (2, 4),
         ItemKind::Transition(_) | ItemKind::Path(_) => (3, 0),
         ItemKind::Forbid(_) => (4, 0),
     }
@@ -457,6 +458,7 @@ fn format_item(item: &Item, widths: &Widths) -> Vec<String> {
             return lines;
         }
         ItemKind::Initial(state) => format!("initial {}", state.name),
+        ItemKind::State(states) => format!("state {}", names(states)),
         ItemKind::Accept(states) => format!("accept {}", names(states)),
         ItemKind::Hot(states) => format!("hot {}", names(states)),
         ItemKind::Otherwise(Otherwise::Reject) => "otherwise reject".to_string(),
@@ -565,18 +567,24 @@ pub fn flat(expr: &Expr) -> String {
         Expr::Compare { path, op, value } => {
             format!("{path} {} {}", op.symbol(), literal(&value.value))
         }
-        Expr::In { path, values, .. } => format!(
-            "{path} in [{}]",
-            values
-                .iter()
-                .map(|v| literal(&v.value))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Expr::In { path, values, .. } => format!("{path} in [{}]", literal_list(values)),
         Expr::Matches { path, regex } => format!("{path} matches {}", regex_literal(regex)),
         Expr::Has { path, .. } => format!("has {path}"),
         Expr::Is { path, ty, .. } => format!("{path} is {}", ty.keyword()),
+        Expr::VarTest { var, test, .. } => match test {
+            VarTest::In(values) => format!("${} in [{}]", var.name, literal_list(values)),
+            VarTest::Matches(regex) => format!("${} matches {}", var.name, regex_literal(regex)),
+            VarTest::Is(ty) => format!("${} is {}", var.name, ty.keyword()),
+        },
     }
+}
+
+fn literal_list(values: &[Literal]) -> String {
+    values
+        .iter()
+        .map(|v| literal(&v.value))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The operands of a chain of one operator (`a or b or c`), not looking into groups.
@@ -647,33 +655,40 @@ fn layout(expr: &Expr, col: usize, cont: Cont) -> Vec<String> {
                 .push(')');
             lines
         }
-        Expr::In { path, values, .. } => {
-            let head = format!("{path} in [");
-            let inner = col + head.len();
-            let mut lines = vec![head];
-            for (n, value) in values.iter().enumerate() {
-                let item = literal(&value.value);
-                let sep = if n + 1 < values.len() { "," } else { "]" };
-                let start = if lines.len() == 1 { col } else { 0 };
-                let last = lines.last_mut().expect("bug: a layout has a line");
-                // Room for the item, its separator, and a closing `)` or two.
-                let fits = start + last.len() + 1 + item.len() + 3 <= WIDTH;
-                if n == 0 || fits {
-                    if n > 0 {
-                        last.push(' ');
-                    }
-                    let _ = write!(last, "{item}{sep}");
-                } else {
-                    lines.push(format!("{}{item}{sep}", " ".repeat(inner)));
-                }
-            }
-            if values.is_empty() {
-                lines[0].push(']');
-            }
-            lines
-        }
+        Expr::In { path, values, .. } => in_layout(format!("{path} in ["), values, col),
+        Expr::VarTest {
+            var,
+            test: VarTest::In(values),
+            ..
+        } => in_layout(format!("${} in [", var.name), values, col),
         _ => vec![one],
     }
+}
+
+/// A long `in [..]` list, wrapped under its first item.
+fn in_layout(head: String, values: &[Literal], col: usize) -> Vec<String> {
+    let inner = col + head.len();
+    let mut lines = vec![head];
+    for (n, value) in values.iter().enumerate() {
+        let item = literal(&value.value);
+        let sep = if n + 1 < values.len() { "," } else { "]" };
+        let start = if lines.len() == 1 { col } else { 0 };
+        let last = lines.last_mut().expect("bug: a layout has a line");
+        // Room for the item, its separator, and a closing `)` or two.
+        let fits = start + last.len() + 1 + item.len() + 3 <= WIDTH;
+        if n == 0 || fits {
+            if n > 0 {
+                last.push(' ');
+            }
+            let _ = write!(last, "{item}{sep}");
+        } else {
+            lines.push(format!("{}{item}{sep}", " ".repeat(inner)));
+        }
+    }
+    if values.is_empty() {
+        lines[0].push(']');
+    }
+    lines
 }
 
 /// A unified diff (3 lines of context) from `old` to `new`, as `diff -u` prints it,
@@ -835,9 +850,10 @@ fn strip_item(kind: &mut ItemKind) {
                 strip_operand(&mut bind.value);
             }
         }
-        ItemKind::Accept(states) | ItemKind::Hot(states) | ItemKind::Path(states) => {
-            states.iter_mut().for_each(strip_ident)
-        }
+        ItemKind::Accept(states)
+        | ItemKind::Hot(states)
+        | ItemKind::State(states)
+        | ItemKind::Path(states) => states.iter_mut().for_each(strip_ident),
         ItemKind::Transition(t) => {
             strip_ident(&mut t.from);
             strip_ident(&mut t.to);
@@ -910,6 +926,15 @@ fn strip_expr(expr: &mut Expr) {
         Expr::Secret { target, span } => {
             if let Some(target) = target {
                 strip_operand(target);
+            }
+            *span = Span::default();
+        }
+        Expr::VarTest { var, test, span } => {
+            strip_ident(var);
+            match test {
+                VarTest::In(values) => values.iter_mut().for_each(|v| v.span = Span::default()),
+                VarTest::Matches(regex) => regex.span = Span::default(),
+                VarTest::Is(_) => {}
             }
             *span = Span::default();
         }

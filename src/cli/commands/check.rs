@@ -65,6 +65,7 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
     found.problems.iter().for_each(|d| out.tally(d));
     for file in &found.checked {
         out.summary.records += file.checked.outcome.records;
+        out.summary.synthesized += file.checked.outcome.synthesized;
         out.summary.traces += file.checked.outcome.traces;
         file.checked
             .outcome

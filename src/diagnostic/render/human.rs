@@ -287,7 +287,11 @@ fn clamp(range: std::ops::Range<usize>, len: usize) -> std::ops::Range<usize> {
 pub fn render_summary(summary: &Summary) -> String {
     let specs = plural(summary.specs as u64, "spec");
     let traces = plural(summary.traces, "trace");
-    let records = plural(summary.records, "record");
+    let mut records = plural(summary.records, "record");
+    if summary.synthesized > 0 {
+        // Specs saw these too; saying so keeps the count honest without changing it.
+        records.push_str(&format!(", {} synthesized", summary.synthesized));
+    }
     let verdict = match (summary.violations, summary.errors) {
         (0, 0) => "every trace conforms".to_string(),
         (v, 0) => plural(v, "violation"),

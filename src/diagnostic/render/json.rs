@@ -65,6 +65,9 @@ struct SummaryLine {
     specs: usize,
     traces: u64,
     records: u64,
+    /// `check` only: the `missing` results synthesized for unanswered calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    synthesized: Option<u64>,
     violations: u64,
     errors: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,20 +155,21 @@ pub fn render(diagnostic: &Diagnostic) -> String {
 
 /// The closing summary line.
 pub fn render_summary(summary: &Summary) -> String {
-    summary_line(summary, None)
+    summary_line(summary, Some(summary.synthesized), None)
 }
 
 /// The closing summary line of `lint`: the same object, with a `warnings` count.
 pub fn render_lint_summary(summary: &Summary) -> String {
-    summary_line(summary, Some(summary.warnings))
+    summary_line(summary, None, Some(summary.warnings))
 }
 
-fn summary_line(summary: &Summary, warnings: Option<u64>) -> String {
+fn summary_line(summary: &Summary, synthesized: Option<u64>, warnings: Option<u64>) -> String {
     serde_json::to_string(&SummaryLine {
         r#type: "summary",
         specs: summary.specs,
         traces: summary.traces,
         records: summary.records,
+        synthesized,
         violations: summary.violations,
         errors: summary.errors,
         warnings,

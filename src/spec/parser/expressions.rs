@@ -16,7 +16,7 @@ use crate::diagnostic::Code;
 use crate::spec::SpecError;
 use crate::spec::ast::{
     ArithOp, CompareOp, DurationLit, DurationUnit, Expr, Ident, JsonType, Operand, Path, Segment,
-    Source, Span, ToolPattern,
+    Source, Span, ToolPattern, VarTest,
 };
 use crate::suggest::did_you_mean_hint;
 
@@ -116,8 +116,9 @@ impl<'s> Parser<'s> {
         self.test(start)
     }
 
-    /// `PATH == LIT`, `PATH in [..]`, `PATH matches /re/`, `PATH is TYPE`. Backtracks if
-    /// there is no path; a path with no test after it is an error (no truthiness).
+    /// `PATH == LIT`, `PATH in [..]`, `PATH matches /re/`, `PATH is TYPE` (and the same
+    /// tests of a `$VAR`), a comparison of values, or a provenance test. Backtracks if
+    /// there is no value; a path with no test after it is an error (no truthiness).
     fn test(&self, start: &'s str) -> Res<'s, Expr> {
         if let Some(found) = self.secret(start)? {
             return Ok(found);
@@ -171,29 +172,48 @@ impl<'s> Parser<'s> {
                 ));
             }
         }
-        let path = match lhs {
-            Operand::Path(path) => path,
-            // A value that is not a path is tested only by comparing it.
+        let Some((rest, test)) = self.subject_test(next)? else {
+            return match lhs {
+                Operand::Path(path) => self.untested(rest, path),
+                // A value that is not a path is tested only by comparing it.
+                _ => backtrack(start),
+            };
+        };
+        let span = Span::new(lhs.span().start, self.offset(rest));
+        let expr = match (lhs, test) {
+            (Operand::Path(path), VarTest::In(values)) => Expr::In { path, values, span },
+            (Operand::Path(path), VarTest::Matches(regex)) => Expr::Matches { path, regex },
+            (Operand::Path(path), VarTest::Is(ty)) => Expr::Is { path, ty, span },
+            (Operand::Var(var), test) => Expr::VarTest { var, test, span },
+            // `1 in [1]`, `$n + 1 is number`: only a path or a variable is tested so.
             _ => return backtrack(start),
         };
+        Ok((rest, expr))
+    }
+
+    /// After a path or a variable: `in [..]`, `matches /re/` or `is TYPE`; `None` when
+    /// none of them follows.
+    fn subject_test(
+        &self,
+        next: &'s str,
+    ) -> Result<Option<(&'s str, VarTest)>, nom::Err<Fail<'s>>> {
         if let Some(after_in) = keyword(next, "in") {
             let list = self.ws(after_in);
             if !list.starts_with('[') {
-                return report(
+                return Err(fail(
                     self.syntax(after_in, "expected a list after `in`")
                         .with_hint("write the values as a JSON list: `in [\"a\", \"b\"]`"),
-                );
+                ));
             }
             let (rest, values) = self.literal_list(list)?;
-            let span = Span::new(path.span.start, self.offset(rest));
-            return Ok((rest, Expr::In { path, values, span }));
+            return Ok(Some((rest, VarTest::In(values))));
         }
         if let Some(after_matches) = keyword(next, "matches") {
             let (rest, regex) = require(self.regex(after_matches), || {
                 self.syntax(after_matches, "expected a regex after `matches`")
                     .with_hint("write the regex between slashes: `/^abc/`")
             })?;
-            return Ok((rest, Expr::Matches { path, regex }));
+            return Ok(Some((rest, VarTest::Matches(regex))));
         }
         if let Some(after_is) = keyword(next, "is") {
             let ty_start = self.ws(after_is);
@@ -221,15 +241,14 @@ impl<'s> Parser<'s> {
                         .map(|ty| format!("did you mean `{ty}`?"))
                         .or_else(|| did_you_mean_hint(w, JsonType::ALL.map(JsonType::keyword)))
                 });
-                return report(match hint {
+                return Err(fail(match hint {
                     Some(hint) => error.with_hint(hint),
                     None => error,
-                });
+                }));
             };
-            let span = Span::new(path.span.start, self.offset(rest));
-            return Ok((rest, Expr::Is { path, ty, span }));
+            return Ok(Some((rest, VarTest::Is(ty))));
         }
-        self.untested(rest, path)
+        Ok(None)
     }
 
     /// The error for a path with no test after it.
@@ -479,4 +498,9 @@ impl<'s> Parser<'s> {
         let span = self.span(start, rest);
         Some((rest, Operand::Duration(DurationLit { amount, unit, span })))
     }
+}
+
+/// A reported error, as the parser's failure.
+fn fail(error: SpecError) -> nom::Err<Fail<'static>> {
+    nom::Err::Failure(Fail::Report(Box::new(error)))
 }

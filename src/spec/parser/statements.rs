@@ -14,11 +14,12 @@ use crate::suggest::did_you_mean_hint;
 
 /// The statements, as written: `spec`, `about`, ..., and transitions, which start with a
 /// state name.
-pub(super) const STATEMENT_KEYWORDS: [&str; 10] = [
+pub(super) const STATEMENT_KEYWORDS: [&str; 11] = [
     "spec",
     "about",
     "event",
     "initial",
+    "state",
     "accept",
     "hot",
     "forbid",
@@ -28,7 +29,7 @@ pub(super) const STATEMENT_KEYWORDS: [&str; 10] = [
 ];
 
 pub(super) const STATEMENTS_HINT: &str = "a statement is one of `spec`, `about`, `event`, `initial`, \
-     `accept`, `hot`, `FROM -> TO on EVENT`, `forbid`, `otherwise`, `path` or `per`";
+     `state`, `accept`, `hot`, `FROM -> TO on EVENT`, `forbid`, `otherwise`, `path` or `per`";
 
 const PATTERN_KINDS: [(&str, PatternKind); 4] = [
     ("call", PatternKind::Call),
@@ -80,17 +81,17 @@ impl<'s> Parser<'s> {
                 })?;
                 Ok((rest, (ItemKind::Initial(state), None)))
             }
-            "accept" | "hot" => {
+            "accept" | "hot" | "state" => {
                 let (rest, states) = require(self.names(rest, "a state name"), || {
                     self.syntax(rest, format!("expected a state name after `{first}`"))
                 })?;
                 let hint = self
                     .next_word(rest)
                     .map(|_| "separate states with `,`".to_owned());
-                let kind = if first == "accept" {
-                    ItemKind::Accept(states)
-                } else {
-                    ItemKind::Hot(states)
+                let kind = match first {
+                    "accept" => ItemKind::Accept(states),
+                    "hot" => ItemKind::Hot(states),
+                    _ => ItemKind::State(states),
                 };
                 Ok((rest, (kind, hint)))
             }

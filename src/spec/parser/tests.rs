@@ -6,7 +6,7 @@ use super::statements::{STATEMENT_KEYWORDS, STATEMENTS_HINT};
 use super::*;
 use crate::spec::ast::{
     EventDecl, Expr, Ident, ItemKind, JsonType, Otherwise, Pattern, PatternKind, Segment, StateSet,
-    ToolPattern,
+    ToolPattern, VarTest,
 };
 use crate::suggest::{did_you_mean, edit_distance};
 
@@ -124,6 +124,14 @@ fn show(expr: &Expr) -> String {
             format!("({} {} {})", op.symbol(), operand(lhs), operand(rhs))
         }
         Expr::HasVar { var, .. } => format!("(has ${})", var.name),
+        Expr::VarTest { var, test, .. } => match test {
+            VarTest::In(values) => {
+                let values: Vec<String> = values.iter().map(|v| v.value.to_string()).collect();
+                format!("(in ${} [{}])", var.name, values.join(" "))
+            }
+            VarTest::Matches(regex) => format!("(matches ${} /{}/)", var.name, regex.pattern),
+            VarTest::Is(ty) => format!("(is ${} {})", var.name, ty.keyword()),
+        },
         Expr::Provenance { value, source, .. } => {
             format!("(in {} {})", operand(value), fmt_source(source))
         }
@@ -1020,6 +1028,27 @@ fn suggestions() {
 }
 
 #[test]
+fn state_declarations() {
+    let ItemKind::State(states) = only_kind("state idle, pending\n") else {
+        panic!("a state declaration");
+    };
+    assert_eq!(names(&states), ["idle", "pending"]);
+    // With `->` after it, `state` is a state's name, as every keyword is.
+    assert!(matches!(
+        only_kind("state -> done on e\n"),
+        ItemKind::Transition(_)
+    ));
+    assert_eq!(
+        error("state\n").message,
+        "expected a state name after `state`"
+    );
+    assert_eq!(
+        error("stat idle\n").hint.as_deref(),
+        Some("did you mean `state`?")
+    );
+}
+
+#[test]
 fn values_across_records() {
     assert_eq!(guard("output.id == args.id"), "(== output.id args.id)");
     assert_eq!(guard("$n + 1 * 2 < 3"), "(< (+ $n (* 1 2)) 3)");
@@ -1044,6 +1073,23 @@ fn values_across_records() {
     // Without `in` after it, or with a list, `secret` is a field.
     assert_eq!(guard("secret == 1"), "(== secret 1)");
     assert_eq!(guard("secret in [1]"), "(in secret [1])");
+    // A variable is tested as a path is.
+    assert_eq!(guard("$s in [\"a\", 1]"), "(in $s [\"a\" 1])");
+    assert_eq!(guard("$s matches /^a/"), "(matches $s /^a/)");
+    assert_eq!(
+        guard("not $s is string and $k in outputs of lookup"),
+        "(and (not (is $s string)) (in $k outputs-of Name(\"lookup\", Span { start: 61, end: 67 })))"
+    );
+    assert_eq!(
+        error("event e = record where $s in \"a\"\n").message,
+        "expected a list after `in`"
+    );
+    assert_eq!(
+        error("event e = record where $s is integer\n")
+            .hint
+            .as_deref(),
+        Some("did you mean `number`?")
+    );
     // A classic test stays one: a path and a literal.
     assert_eq!(
         guard("(a == 1) or b == 2"),
