@@ -169,9 +169,10 @@ pub fn check_path_observed(
 ) -> Checked {
     match TraceInput::open(path, input, options.max_line_bytes) {
         Ok(opened) => {
-            let detected = opened.detected().clone();
+            let at_end = opened.detected_at_end();
             let file: Arc<Path> = Arc::from(path);
             let mut outcome = check_input(specs, file.clone(), opened, options, observer);
+            let detected = at_end.get();
             // Records without `kind` or `tool` are fine when specs match them with
             // `record` patterns; the warning is for a file no spec saw anything in.
             if let (Some(warning), 0) = (detected.warning.clone(), outcome.matched) {

@@ -51,7 +51,7 @@ pub fn convert_path(
             return Ok(converted);
         }
     };
-    converted.detected = Some(opened.detected().clone());
+    let mut at_end = opened.detected_at_end();
     if let Some(warning) = opened.detected().warning.clone() {
         converted
             .diagnostics
@@ -59,18 +59,22 @@ pub fn convert_path(
     }
     // The `missing` results the checker synthesizes at the end of each trace are shown
     // where it adds them: after the last record of their trace. An adapter's reading is
-    // in memory already, so they go in place; native lines stream, as one trace whose
-    // end is the end of the file.
-    let (opened, mut unanswered) = match opened.reading() {
-        Some(_) => {
+    // in memory already, so they go in place, and a streamed transcript of many traces
+    // is read whole for it; native lines and a streamed transcript of one trace stream,
+    // as one trace whose end is the end of the input.
+    let whole = opened.reading().is_some() || opened.traces() > 1;
+    let (opened, mut unanswered) = match whole {
+        true => {
             let mut reading = opened.into_reading().expect("bug: a reading was there");
             let many = reading.traces > 1;
             let (entries, synthesized) = with_missing(std::mem::take(&mut reading.entries), many);
             reading.entries = entries;
             converted.synthesized = synthesized;
-            (TraceInput::read(reading), None)
+            let input = TraceInput::read(reading);
+            at_end = input.detected_at_end();
+            (input, None)
         }
-        None => (opened, Some(Unanswered::new(false))),
+        false => (opened, Some(Unanswered::new(false))),
     };
     opened.try_for_each(|item| {
         match item {
@@ -90,6 +94,7 @@ pub fn convert_path(
         }
         Ok::<(), io::Error>(())
     })?;
+    converted.detected = Some(at_end.get());
     for record in unanswered.map(Unanswered::finish).unwrap_or_default() {
         writeln!(out, "{}", record_line(&record, path))?;
         converted.records += 1;

@@ -707,6 +707,55 @@ fn duplicate_keys_are_a_located_error_in_every_format() {
     }
 }
 
+/// An MCP log whose third line is a blind re-create that a second `name` (the last,
+/// which a JSON reader would keep) disguises as a lookup, the move that would make it
+/// allowed.
+const DISGUISED: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"id":"r-1"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"id":"r-1"},"name":"lookup"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+    "\n",
+);
+
+#[test]
+fn a_record_with_a_duplicate_key_is_reported_and_never_read_with_a_guessed_value() {
+    let scratch = Scratch::new();
+    scratch.write("dup.jsonl", DISGUISED);
+    let output = scratch.check_with(&["dup.jsonl"], &["--output", "json"], None);
+    let text = report(&output);
+    // The run fails: the line is a located error, not a lookup that allows the create.
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
+    assert!(text.contains("duplicate key `name`"), "{text}");
+    assert!(text.contains("\"line\":3"), "{text}");
+    // What the specs see: no record of line 3, with either name.
+    let converted = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["convert", "dup.jsonl"])
+        .output()
+        .expect("convert runs");
+    let records = stdout(&converted);
+    assert!(records.contains("\"call_id\":\"1\""), "{records}");
+    assert!(!records.contains("\"line\":3"), "{records}");
+    assert!(!records.contains("lookup"), "{records}");
+    // In a document, only the element with the duplicate is left out.
+    let document = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"create","arguments":"{}"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c2","type":"function","function":{"name":"create","name":"lookup","arguments":"{}"}}]}]"#;
+    scratch.write("dup.json", document);
+    let converted = tracegate()
+        .current_dir(scratch.dir.path())
+        .args(["convert", "dup.json"])
+        .output()
+        .expect("convert runs");
+    let records = stdout(&converted);
+    assert!(records.contains("\"call_id\":\"c1\""), "{records}");
+    assert!(!records.contains("c2"), "{records}");
+    assert!(!records.contains("lookup"), "{records}");
+}
+
 #[test]
 fn a_duplicate_key_in_a_spec_literal_is_a_syntax_error() {
     let scratch = Scratch::new();

@@ -16,11 +16,13 @@
 //! input that holds nothing at all is a problem ([`ProblemKind::Empty`]), never a
 //! silent pass.
 
+use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
-use super::adapters::{ProblemKind, Reading};
+use super::adapters::{ProblemKind, Reading, Stream, StreamOpened, Streamed};
 use super::native;
 use super::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
 use super::record::Record;
@@ -32,6 +34,24 @@ pub struct TraceInput<'a> {
     /// Whether an input with nothing in it is a problem: for files and streams a user
     /// named, not for text a program generated (an empty trace is a valid word).
     report_empty: bool,
+    /// What was recognized, as it is once the input is read.
+    at_end: DetectedAtEnd,
+}
+
+/// What was recognized in an input, complete once the input has been read: a streamed
+/// transcript learns its formats and traces as it goes.
+#[derive(Debug, Clone)]
+pub struct DetectedAtEnd(Rc<RefCell<Detected>>);
+
+impl DetectedAtEnd {
+    fn new(detected: &Detected) -> DetectedAtEnd {
+        DetectedAtEnd(Rc::new(RefCell::new(detected.clone())))
+    }
+
+    /// What was recognized: final once the input it came from has been read.
+    pub fn get(&self) -> Detected {
+        self.0.borrow().clone()
+    }
 }
 
 enum Body<'a> {
@@ -40,6 +60,8 @@ enum Body<'a> {
         reader: LineReader<Box<dyn BufRead + 'a>>,
         max_line_bytes: usize,
     },
+    /// A transcript format read as it streams ([`Stream`]).
+    Stream(Box<Stream>),
     /// What an adapter read from the whole input.
     Read(Reading),
 }
@@ -85,19 +107,60 @@ impl<'a> TraceInput<'a> {
     ) -> io::Result<TraceInput<'static>> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
         let mut input = if !is_regular_file(path)? {
-            let bytes = read_input(path)?;
-            TraceInput::from_vec(bytes, options, max)
+            TraceInput::open_stream(path, options, max)?
         } else {
-            match adapters::open(path, options, max)? {
-                Opened::Native(detected) => {
+            match adapters::open_streamed(path, options, max)? {
+                Streamed::Opened(Opened::Native(detected)) => {
                     let handle = std::fs::File::open(path)?;
                     TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
                 }
-                Opened::Read(reading) => TraceInput::read(reading),
+                Streamed::Stream(stream) => TraceInput::stream(stream),
+                Streamed::Opened(Opened::Read(reading)) => TraceInput::read(reading),
             }
         };
         input.report_empty = true;
         Ok(input)
+    }
+
+    /// Opens standard input or a pipe: its first bytes decide its format, then it is
+    /// read as it comes (native records and MCP logs), or to its end (other formats).
+    fn open_stream(
+        path: &Path,
+        options: &InputOptions,
+        max: usize,
+    ) -> io::Result<TraceInput<'static>> {
+        let mut reader: Box<dyn BufRead> = if is_stdin(path) {
+            let stdin = io::stdin();
+            if stdin.is_terminal() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "standard input is a terminal; pipe a trace into it",
+                ));
+            }
+            Box::new(stdin.lock())
+        } else {
+            stream_check(&std::fs::metadata(path)?)?;
+            Box::new(BufReader::with_capacity(1 << 16, open_pipe(path)?))
+        };
+        let head = read_head(&mut reader, max)?;
+        Ok(match adapters::open_stream(head, reader, options, max)? {
+            StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
+            StreamOpened::Stream(stream) => TraceInput::stream(stream),
+            StreamOpened::Whole(bytes) => TraceInput::from_vec(bytes, options, max),
+        })
+    }
+
+    /// A streamed transcript, read on until it is known whether it holds more than
+    /// one trace.
+    fn stream(mut stream: Box<Stream>) -> TraceInput<'static> {
+        stream.decide();
+        let detected = stream.detected();
+        TraceInput {
+            at_end: DetectedAtEnd::new(&detected),
+            detected,
+            body: Body::Stream(stream),
+            report_empty: false,
+        }
     }
 
     /// Reads `bytes`, the whole content of a trace file, exactly as [`TraceInput::open`]
@@ -133,6 +196,7 @@ impl<'a> TraceInput<'a> {
     pub fn read(reading: Reading) -> TraceInput<'a> {
         TraceInput {
             detected: reading.detected.clone(),
+            at_end: DetectedAtEnd::new(&reading.detected),
             body: Body::Read(reading),
             report_empty: false,
         }
@@ -140,6 +204,7 @@ impl<'a> TraceInput<'a> {
 
     fn lines<R: BufRead + 'a>(detected: Detected, input: R, max: usize) -> TraceInput<'a> {
         TraceInput {
+            at_end: DetectedAtEnd::new(&detected),
             detected,
             body: Body::Lines {
                 reader: LineReader::with_max_line_bytes(Box::new(input), max),
@@ -149,9 +214,17 @@ impl<'a> TraceInput<'a> {
         }
     }
 
-    /// What was recognized in the input.
+    /// What was recognized in the input, as far as it is known before reading it. A
+    /// streamed transcript learns its formats and its count of traces as it is read:
+    /// [`TraceInput::detected_at_end`] gives them after.
     pub fn detected(&self) -> &Detected {
         &self.detected
+    }
+
+    /// A handle on what was recognized in the input, complete once the input has been
+    /// read ([`TraceInput::for_each`]).
+    pub fn detected_at_end(&self) -> DetectedAtEnd {
+        self.at_end.clone()
     }
 
     /// Distinct traces an adapter found; with more than one, every record has a
@@ -159,6 +232,7 @@ impl<'a> TraceInput<'a> {
     pub fn traces(&self) -> usize {
         match &self.body {
             Body::Lines { .. } => 1,
+            Body::Stream(stream) => stream.traces(),
             Body::Read(reading) => reading.traces,
         }
     }
@@ -167,16 +241,40 @@ impl<'a> TraceInput<'a> {
     /// (`shrink` cuts elements out of it); `None` for streamed native JSONL.
     pub fn reading(&self) -> Option<&Reading> {
         match &self.body {
-            Body::Lines { .. } => None,
+            Body::Lines { .. } | Body::Stream(_) => None,
             Body::Read(reading) => Some(reading),
         }
     }
 
     /// What the adapter read, taken out of the input; `None` for native JSONL, which
-    /// is streamed rather than read whole.
+    /// is streamed rather than read whole. A streamed transcript is read to its end
+    /// here (without the elements `shrink` cuts, which only a whole reading finds); a
+    /// read that fails part-way ends it with a problem saying so.
     pub fn into_reading(self) -> Option<Reading> {
         match self.body {
             Body::Lines { .. } => None,
+            Body::Stream(mut stream) => {
+                let mut entries = Vec::new();
+                while let Some(next) = stream.next_entry() {
+                    match next {
+                        Ok(entry) => entries.push(entry),
+                        Err(err) => entries.push(Entry::Problem(Problem {
+                            kind: ProblemKind::Malformed,
+                            loc: Default::default(),
+                            message: format!("reading stopped: {err}"),
+                            hint: None,
+                        })),
+                    }
+                }
+                let detected = stream.detected();
+                Some(Reading {
+                    traces: detected.traces,
+                    detected,
+                    entries,
+                    pieces: Vec::new(),
+                    arrays: Vec::new(),
+                })
+            }
             Body::Read(reading) => Some(reading),
         }
     }
@@ -221,6 +319,7 @@ impl<'a> TraceInput<'a> {
     }
 
     fn visit_all<E>(self, mut visit: impl FnMut(Item<'_>) -> Result<(), E>) -> Result<(), E> {
+        let at_end = self.at_end;
         match self.body {
             Body::Lines {
                 mut reader,
@@ -242,6 +341,17 @@ impl<'a> TraceInput<'a> {
                     }))?,
                 }
             },
+            Body::Stream(mut stream) => {
+                while let Some(next) = stream.next_entry() {
+                    match next {
+                        Ok(Entry::Record(record)) => visit(Item::Record(record))?,
+                        Ok(Entry::Problem(problem)) => visit(Item::Problem(problem))?,
+                        Err(err) => visit(Item::Stopped(err))?,
+                    }
+                }
+                *at_end.0.borrow_mut() = stream.detected();
+                Ok(())
+            }
             Body::Read(reading) => {
                 for entry in reading.entries {
                     match entry {
@@ -253,6 +363,28 @@ impl<'a> TraceInput<'a> {
             }
         }
     }
+}
+
+/// The first bytes of a stream, enough to detect its format: at least 64 KiB and eight
+/// lines, or all of it if it is shorter; no more than twice the line limit beyond that,
+/// whatever its lines.
+fn read_head(input: &mut dyn BufRead, max_line_bytes: usize) -> io::Result<Vec<u8>> {
+    const HEAD: usize = 64 * 1024;
+    const LINES: usize = 8;
+    let cap = HEAD.saturating_add(max_line_bytes.saturating_mul(2));
+    let mut head = Vec::new();
+    let mut lines = 0;
+    while head.len() < cap && (head.len() < HEAD || lines < LINES) {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let take = chunk.len().min(cap - head.len());
+        lines += chunk[..take].iter().filter(|&&b| b == b'\n').count();
+        head.extend_from_slice(&chunk[..take]);
+        input.consume(take);
+    }
+    Ok(head)
 }
 
 /// Whether `path` names a regular file (which is read, and may be read again, from
@@ -401,6 +533,161 @@ mod tests {
             seen.iter().all(|item| item.starts_with("record")),
             "{seen:?}"
         );
+    }
+
+    /// Everything `input` hands out, in full: each record's fields and location, each
+    /// problem's kind, location and message; then what was recognized.
+    fn everything(input: TraceInput<'_>) -> (Vec<String>, String) {
+        let at_end = input.detected_at_end();
+        let mut seen = Vec::new();
+        input.for_each(|item| {
+            seen.push(match item {
+                Item::Record(record) => {
+                    let fields = match &record.fields {
+                        crate::trace::Fields::Owned(map) => {
+                            serde_json::Value::Object(map.clone()).to_string()
+                        }
+                        crate::trace::Fields::Raw(_) => "raw".to_string(),
+                    };
+                    format!("record {fields} at {:?}", record.loc)
+                }
+                Item::Problem(problem) => format!(
+                    "problem {:?} at {:?}: {} ({:?})",
+                    problem.kind, problem.loc, problem.message, problem.hint
+                ),
+                Item::Stopped(err) => format!("stopped: {err}"),
+            })
+        });
+        (seen, at_end.get().to_string())
+    }
+
+    /// Reads `text` from a file, where it streams, and whole from memory, and asserts
+    /// both give the same.
+    #[track_caller]
+    fn streams_as_read_whole(text: &str, traces: usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.json");
+        std::fs::write(&path, text).unwrap();
+        let options = InputOptions::default();
+        let streamed = TraceInput::open(&path, &options, None).unwrap();
+        assert!(
+            matches!(streamed.body, Body::Stream(_)),
+            "not streamed: {text}"
+        );
+        assert_eq!(streamed.traces() > 1, traces > 1);
+        let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+        assert!(whole.reading().is_some());
+        let streamed = everything(streamed);
+        let whole = everything(whole);
+        assert_eq!(streamed, whole);
+        assert!(
+            streamed.1.contains(&format!("{traces} trace")),
+            "{}",
+            streamed.1
+        );
+    }
+
+    /// An MCP log over `sessions` sessions: requests, replies, a cancellation, a
+    /// batch, and bad lines among them.
+    fn mcp_log(sessions: usize) -> String {
+        let mut text = String::new();
+        for s in 0..sessions {
+            let env = |dir: &str, message: &str| {
+                format!(
+                    "{{\"session_id\":\"s{s}\",\"direction\":\"{dir}\",\"timestamp\":\"2025-01-01T00:00:0{s}Z\",\"message\":{message}}}\n"
+                )
+            };
+            text += &env(
+                "send",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"id":"r-1"}}}"#,
+            );
+            text += &env(
+                "send",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{}}}"#,
+            );
+            text += "not json\n\n";
+            text += &env(
+                "recv",
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":7}"}]}}"#,
+            );
+            text += &env(
+                "send",
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"slow"}}"#,
+            );
+            text += &env(
+                "send",
+                r#"[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create","arguments":{}}},{"jsonrpc":"2.0","id":4,"method":"ping"}]"#,
+            );
+            text += &env(
+                "send",
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            );
+            text += &env("recv", r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        }
+        text
+    }
+
+    #[test]
+    fn mcp_logs_stream_as_they_read_whole() {
+        streams_as_read_whole(&mcp_log(1), 1);
+        streams_as_read_whole(&mcp_log(3), 3);
+        // Plain messages, one trace.
+        let plain = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}\n[]\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+        streams_as_read_whole(plain, 1);
+    }
+
+    #[test]
+    fn run_arrays_stream_as_they_read_whole() {
+        let run = |id: &str, tool: &str| {
+            format!(
+                r#"{{"id": "{id}", "messages": [
+    {{"role": "user", "content": "hi"}},
+    {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "{tool}", "arguments": "{{\"a\": 1}}"}}}}]}},
+    {{"role": "tool", "tool_call_id": "c1", "content": "{{\"ok\": true}}"}}
+  ]}}"#
+            )
+        };
+        let two = format!(
+            "\u{feff}[\n  {},\n  {}\n]\n",
+            run("r1", "create"),
+            run("r2", "lookup")
+        );
+        streams_as_read_whole(&two, 2);
+        let one = format!("[{}]", run("r1", "create"));
+        streams_as_read_whole(&one, 1);
+        // A run without a transcript among runs with one, and a run of a bad shape.
+        let mixed = format!(
+            "[{}, {{\"id\": \"r2\", \"note\": [1, \"]\"]}}, {}, {{\"id\": \"r4\", \"messages\": [{{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{{\"id\": \"c9\", \"type\": \"function\", \"function\": {{\"arguments\": \"{{}}\"}}}}]}}]}}]",
+            run("r1", "create"),
+            run("r3", "create")
+        );
+        streams_as_read_whole(&mixed, 2);
+        // No transcript anywhere: the whole file is in no known format.
+        let nothing = "[{\"id\": 1, \"x\": {\"y\": [true]}}, {\"id\": 2}]";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nothing.json");
+        std::fs::write(&path, nothing).unwrap();
+        let streamed = everything(TraceInput::open(&path, &InputOptions::default(), None).unwrap());
+        let whole = everything(TraceInput::from_bytes(
+            nothing.as_bytes(),
+            &InputOptions::default(),
+            None,
+        ));
+        assert_eq!(streamed, whole);
+        assert!(streamed.0[0].contains("UnknownFormat"), "{streamed:?}");
+    }
+
+    #[test]
+    fn an_invalid_document_is_read_whole_and_reported_once() {
+        let text = "[{\"id\": \"r1\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]},\n {\"id\": \"r2\", \"messages\": [}]";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.json");
+        std::fs::write(&path, text).unwrap();
+        let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+        assert!(input.reading().is_some(), "read whole");
+        let (seen, _) = everything(input);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].contains("not valid JSON"), "{seen:?}");
     }
 
     #[test]

@@ -113,11 +113,24 @@ fn starts_like_document(source: Source<'_>) -> io::Result<bool> {
                 .any(|key| text.contains(&format!("\"{key}\""))))
 }
 
-/// Whether the file starts with one JSON value spread over several lines. Parsed from
-/// the file without keeping anything, so memory stays bounded whatever its size.
+/// How much of a file [`one_document`] reads.
+const HEAD_BYTES: u64 = 64 * 1024;
+
+/// Whether the file starts with one JSON value spread over several lines. Decided from
+/// its first 64 KiB: a file that long whose head is valid JSON so far (it ends inside
+/// the value) is taken for a document, which its reading then checks whole. Nothing is
+/// kept, and a large document is not parsed here and again when it is read.
 fn one_document(source: Source<'_>) -> io::Result<bool> {
-    let mut deserializer = serde_json::Deserializer::from_reader(source.reader()?);
-    Ok(serde::de::IgnoredAny::deserialize(&mut deserializer).is_ok())
+    let mut head = Vec::new();
+    source.reader()?.take(HEAD_BYTES).read_to_end(&mut head)?;
+    let whole = (head.len() as u64) < HEAD_BYTES;
+    let mut deserializer = serde_json::Deserializer::from_slice(&head);
+    Ok(
+        match serde::de::IgnoredAny::deserialize(&mut deserializer) {
+            Ok(_) => true,
+            Err(err) => !whole && err.is_eof(),
+        },
+    )
 }
 /// What one element says about its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use super::{
     openai, otel, pieces, responses, toolbench,
 };
 use crate::trace::json_index::JsonIndex;
-use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::reader::{Line, LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
 
 /// The text of one JSON document of the input, and where it is in the file.
@@ -30,15 +30,44 @@ pub(super) struct Doc {
     pub(super) line: u64,
     pub(super) value: Option<Value>,
     pub(super) index: OnceCell<JsonIndex>,
+    /// The JSON pointers of the objects that hold a key twice. The elements that hold
+    /// one of them, or sit inside one, are reported and never read (fail closed):
+    /// which of the two values was meant is unknown, and guessing could hide a call.
+    pub(super) duplicates: Vec<String>,
+    /// The JSON pointer of the text in the file's document: empty, unless the text is
+    /// one element of a document streamed element by element (`/3`).
+    pub(super) base: String,
+}
+
+/// The document an adapter is reading when documents are streamed one at a time.
+pub(crate) struct Current {
+    /// Its index, as sites name it.
+    pub(super) doc: usize,
+    pub(super) read: std::rc::Rc<Doc>,
+}
+
+impl std::fmt::Debug for Current {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Current").field("doc", &self.doc).finish()
+    }
 }
 
 impl Doc {
+    /// Whether the value at `pointer` holds, or sits inside, an object with a key
+    /// twice: it is not read.
+    pub(super) fn hides(&self, pointer: &str) -> bool {
+        self.duplicates
+            .iter()
+            .any(|dup| encloses(pointer, dup) || encloses(dup, pointer))
+    }
+
     pub(super) fn location(&self, pointer: &str) -> Location {
-        let (range, line) = if pointer.is_empty() {
+        let inner = pointer.strip_prefix(self.base.as_str()).unwrap_or(pointer);
+        let (range, line) = if inner.is_empty() {
             (0..self.text.len(), self.line)
         } else {
             let index = self.index.get_or_init(|| JsonIndex::build(&self.text));
-            let range = index.range(&self.text, pointer);
+            let range = index.range(&self.text, inner);
             let line = self.line + index.line_of(range.start) - 1;
             (range, line)
         };
@@ -94,6 +123,8 @@ pub(super) fn read_document(source: Source<'_>, problems: &mut Vec<Problem>) -> 
                 line: 1,
                 value: None,
                 index: OnceCell::new(),
+                duplicates: Vec::new(),
+                base: String::new(),
             })
         }
     }
@@ -118,9 +149,11 @@ pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -
             None
         }
     };
+    let mut duplicates = Vec::new();
     if value.is_some()
         && let Err(err) = duplicate_keys(&text)
     {
+        duplicates = duplicate_objects(&text);
         let start = line_start(&text, err.line());
         problems.push(malformed(
             Location {
@@ -138,7 +171,16 @@ pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -
         line: 1,
         value,
         index: OnceCell::new(),
+        duplicates,
+        base: String::new(),
     }
+}
+
+/// Whether the JSON pointer `outer` is `inner` or one of its ancestors.
+fn encloses(outer: &str, inner: &str) -> bool {
+    inner
+        .strip_prefix(outer)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 fn line_start(text: &str, line: usize) -> usize {
@@ -158,54 +200,68 @@ pub(super) fn read_lines(
     let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
     let mut docs = Vec::new();
     while let Some(line) = reader.next_line()? {
-        let loc = line.location();
-        let text = match line.content {
-            LineContent::Text(text) => text,
-            LineContent::InvalidUtf8 { valid_up_to } => {
-                problems.push(malformed(
-                    loc,
-                    format!(
-                        "line is not valid UTF-8 (first bad byte at column {})",
-                        valid_up_to + 1
-                    ),
-                ));
-                continue;
-            }
-            LineContent::TooLong => {
-                problems.push(malformed(
-                    loc,
-                    format!(
-                        "line is {} bytes, over the limit of {max_line_bytes} bytes",
-                        line.len
-                    ),
-                ));
-                continue;
-            }
-        };
-        let value = match serde_json::from_str::<Value>(text) {
-            Ok(value) => Some(value),
-            Err(err) => {
-                problems.push(malformed(
-                    loc.clone(),
-                    format!("line is not valid JSON: {err}"),
-                ));
-                None
-            }
-        };
-        if value.is_some()
-            && let Err(err) = duplicate_keys(text)
-        {
-            problems.push(malformed(loc.clone(), duplicate_message(&err)));
-        }
-        docs.push(Doc {
-            text: text.to_string(),
-            offset: loc.offset,
-            line: loc.line,
-            value,
-            index: OnceCell::new(),
-        });
+        docs.extend(line_doc(line, max_line_bytes, problems));
     }
     Ok(docs)
+}
+
+/// One line of the input as a document, its problems (not UTF-8, too long, not JSON,
+/// a key twice) added to `problems`; `None` when its text is unusable.
+pub(super) fn line_doc(
+    line: Line<'_>,
+    max_line_bytes: usize,
+    problems: &mut Vec<Problem>,
+) -> Option<Doc> {
+    let loc = line.location();
+    let text = match line.content {
+        LineContent::Text(text) => text,
+        LineContent::InvalidUtf8 { valid_up_to } => {
+            problems.push(malformed(
+                loc,
+                format!(
+                    "line is not valid UTF-8 (first bad byte at column {})",
+                    valid_up_to + 1
+                ),
+            ));
+            return None;
+        }
+        LineContent::TooLong => {
+            problems.push(malformed(
+                loc,
+                format!(
+                    "line is {} bytes, over the limit of {max_line_bytes} bytes",
+                    line.len
+                ),
+            ));
+            return None;
+        }
+    };
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => Some(value),
+        Err(err) => {
+            problems.push(malformed(
+                loc.clone(),
+                format!("line is not valid JSON: {err}"),
+            ));
+            None
+        }
+    };
+    let mut duplicates = Vec::new();
+    if value.is_some()
+        && let Err(err) = duplicate_keys(text)
+    {
+        duplicates = duplicate_objects(text);
+        problems.push(malformed(loc.clone(), duplicate_message(&err)));
+    }
+    Some(Doc {
+        text: text.to_string(),
+        offset: loc.offset,
+        line: loc.line,
+        value,
+        index: OnceCell::new(),
+        duplicates,
+        base: String::new(),
+    })
 }
 
 /// Checks that no object in `text` (valid JSON) has a key twice. serde_json's `Value`
@@ -218,8 +274,42 @@ fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     Unique {
         pointer: String::new(),
+        found: None,
     }
     .deserialize(&mut deserializer)
+}
+
+/// The JSON pointers of every object in `text` (valid JSON) that has a key twice, in
+/// document order. Only run on text [`duplicate_keys`] rejected.
+fn duplicate_objects(text: &str) -> Vec<String> {
+    use serde::de::DeserializeSeed;
+    let found = std::cell::RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let walked = Unique {
+        pointer: String::new(),
+        found: Some(&found),
+    }
+    .deserialize(&mut deserializer);
+    let mut found = found.into_inner();
+    // Valid JSON cannot fail the walk; if it did, nothing of the text is read.
+    if walked.is_err() || found.is_empty() {
+        found = vec![String::new()];
+    }
+    found
+}
+
+/// Whether the JSON text `reader` holds is one valid document without a key twice,
+/// read through without keeping it: a document that passes is safe to stream element
+/// by element, as nothing later in it can turn it into an error.
+pub(super) fn valid_without_duplicates(reader: impl io::Read) -> bool {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let walked = Unique {
+        pointer: String::new(),
+        found: None,
+    }
+    .deserialize(&mut deserializer);
+    walked.is_ok() && deserializer.end().is_ok()
 }
 
 /// What [`duplicate_keys`] found, with its column (the line is the problem's).
@@ -231,13 +321,15 @@ fn duplicate_message(err: &serde_json::Error) -> String {
     format!("{message} (column {})", err.column())
 }
 
-/// A visitor that walks a JSON value and fails on an object with a key twice.
-struct Unique {
+/// A visitor that walks a JSON value and fails on an object with a key twice, or, with
+/// `found`, notes every such object there and walks on.
+struct Unique<'f> {
     /// Where the value is, as a JSON pointer.
     pointer: String,
+    found: Option<&'f std::cell::RefCell<Vec<String>>>,
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Unique {
+impl<'de> serde::de::DeserializeSeed<'de> for Unique<'_> {
     type Value = ();
 
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -245,7 +337,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Unique {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Unique {
+impl<'de> serde::de::Visitor<'de> for Unique<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -276,6 +368,7 @@ impl<'de> serde::de::Visitor<'de> for Unique {
         while seq
             .next_element_seed(Unique {
                 pointer: child_pointer(&self.pointer, index),
+                found: self.found,
             })?
             .is_some()
         {
@@ -286,19 +379,27 @@ impl<'de> serde::de::Visitor<'de> for Unique {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut keys: Vec<String> = Vec::new();
+        let mut noted = false;
         while let Some(key) = map.next_key::<String>()? {
             if keys.contains(&key) {
-                let at = if self.pointer.is_empty() {
-                    "/"
-                } else {
-                    &self.pointer
+                let Some(found) = self.found else {
+                    let at = if self.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &self.pointer
+                    };
+                    return Err(serde::de::Error::custom(format_args!(
+                        "duplicate key `{key}` in the object at `{at}`: which value is meant is ambiguous"
+                    )));
                 };
-                return Err(serde::de::Error::custom(format_args!(
-                    "duplicate key `{key}` in the object at `{at}`: which value is meant is ambiguous"
-                )));
+                if !noted {
+                    found.borrow_mut().push(self.pointer.clone());
+                    noted = true;
+                }
             }
             map.next_value_seed(Unique {
                 pointer: child_pointer(&self.pointer, &key),
+                found: self.found,
             })?;
             keys.push(key);
         }
@@ -306,7 +407,7 @@ impl<'de> serde::de::Visitor<'de> for Unique {
     }
 }
 
-fn malformed(loc: Location, message: String) -> Problem {
+pub(super) fn malformed(loc: Location, message: String) -> Problem {
     Problem {
         kind: ProblemKind::Malformed,
         loc,
@@ -322,10 +423,17 @@ pub(super) fn read_docs(
     options: &InputOptions,
     mut problems: Vec<Problem>,
 ) -> Reading {
-    let found = match layout {
+    let mut found = match layout {
         Layout::ElementLines => vec![element_lines(docs, options)],
         _ => search_docs(layout, docs, options, &mut problems),
     };
+    // Elements with a duplicate key were reported where the documents were read; they
+    // are not handed to the adapters with a guessed value.
+    for transcript in &mut found {
+        transcript
+            .elements
+            .retain(|element| !docs[element.site.doc].hides(&element.site.pointer));
+    }
     problems.sort_by_key(|problem| problem.loc.offset);
     let detected = detected(layout, options, &found);
     let emitted = adapt(&found, options.format);
@@ -365,10 +473,7 @@ fn element_lines<'v>(docs: &'v [Doc], options: &InputOptions) -> Found<'v> {
         .filter_map(|(doc, d)| {
             Some(Element {
                 value: d.value.as_ref()?,
-                site: Site {
-                    doc,
-                    pointer: String::new(),
-                },
+                site: Site::new(doc, String::new()),
             })
         })
         .collect();
@@ -500,7 +605,7 @@ fn detected(layout: Layout, options: &InputOptions, found: &[Found<'_>]) -> Dete
 /// Hands each transcript to its format's adapter: what they emit, with the name of
 /// the transcript it came from. OpenTelemetry spans from the whole input go together,
 /// as one trace may be exported in many batches.
-fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String, Emitted)> {
+pub(super) fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String, Emitted)> {
     let mut emitted: Vec<(String, Emitted)> = Vec::new();
     let mut otel_elements: Vec<Element<'_>> = Vec::new();
     for transcript in found {
@@ -550,13 +655,7 @@ fn finish(
     emitted: Vec<(String, Emitted)>,
     problems: Vec<Problem>,
 ) -> Reading {
-    let name_of = |transcript: &str, item: &Emitted| match (&item.trace, transcript) {
-        (None, name) => name.to_string(),
-        (Some(sub), "") => sub.clone(),
-        // A sub-trace named by a pointer (a ToolBench branch) reads like a list's name.
-        (Some(sub), name) if sub.starts_with('/') => format!("{name} {sub}"),
-        (Some(sub), name) => format!("{name} / {sub}"),
-    };
+    let name_of = |transcript: &str, item: &Emitted| trace_name(transcript, item);
     let mut names: FxHashMap<String, u64> = FxHashMap::default();
     for (transcript, item) in &emitted {
         if matches!(item.what, Emit::Record(_)) {
@@ -570,8 +669,10 @@ fn finish(
     let mut early = problems.into_iter().peekable();
     let mut entries: Vec<Entry> = Vec::new();
     for (transcript, item) in emitted {
-        let doc = &docs[item.site.doc];
-        let loc = doc.location(&item.site.pointer);
+        let loc = match &item.site.pinned {
+            Some(loc) => Location::clone(loc),
+            None => docs[item.site.doc].location(&item.site.pointer),
+        };
         let name = name_of(&transcript, &item);
         while let Some(problem) = early.next_if(|p| p.loc.offset <= loc.offset) {
             entries.push(Entry::Problem(problem));
@@ -602,10 +703,27 @@ fn finish(
     }
 }
 
+/// The name of the trace an emitted item belongs to, in the transcript named
+/// `transcript`.
+pub(super) fn trace_name(transcript: &str, item: &Emitted) -> String {
+    match (&item.trace, transcript) {
+        (None, name) => name.to_string(),
+        (Some(sub), "") => sub.clone(),
+        // A sub-trace named by a pointer (a ToolBench branch) reads like a list's name.
+        (Some(sub), name) if sub.starts_with('/') => format!("{name} {sub}"),
+        (Some(sub), name) => format!("{name} / {sub}"),
+    }
+}
+
 fn unknown_format(doc: &Doc, format: Option<Format>) -> Problem {
+    unknown_format_at(doc.whole(), format)
+}
+
+/// No transcript in any format tried, in the document at `loc`.
+pub(super) fn unknown_format_at(loc: Location, format: Option<Format>) -> Problem {
     Problem {
         kind: ProblemKind::UnknownFormat,
-        loc: doc.whole(),
+        loc,
         message: format!(
             "the file is JSON but holds no transcript in {}",
             tried(format)

@@ -97,19 +97,34 @@ struct Context {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut sessions: FxHashMap<Option<String>, Session> = FxHashMap::default();
+    let mut reader = Reader::default();
     for element in elements {
-        let site = element.site.clone();
+        reader.element(element, out);
+    }
+}
+
+/// Reads a log one message (or line) at a time, holding only the requests still open.
+#[derive(Default)]
+pub(super) struct Reader {
+    sessions: FxHashMap<Option<String>, Session>,
+}
+
+impl Reader {
+    /// Reads one element of the log.
+    pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        // A request's site is kept until its reply: pinned, in case the element's
+        // document is streamed and gone by then.
+        let site = out.pin(&element.site);
+        let sessions = &mut self.sessions;
         match element.value {
-            Value::Array(_) => handle(element.value, plain(site), &mut sessions, out),
+            Value::Array(_) => handle(element.value, plain(site), sessions, out),
             Value::Object(map) if !map.contains_key("jsonrpc") => {
                 let inner = ["message", "payload"].into_iter().find(|key| {
                     map.get(*key)
                         .is_some_and(|inner| inner.is_object() || inner.is_array())
                 });
                 let Some(key) = inner else {
-                    handle(element.value, plain(site), &mut sessions, out);
-                    continue;
+                    return handle(element.value, plain(site), sessions, out);
                 };
                 let session = ["session_id", "sessionId", "session"]
                     .iter()
@@ -121,14 +136,14 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     .iter()
                     .find_map(|k| map.get(*k).filter(|t| !t.is_null()).cloned());
                 let context = Context {
-                    site: site.child(key),
+                    site: out.pin(&site.child(key)),
                     session,
                     direction,
                     time,
                 };
-                handle(&map[key], context, &mut sessions, out);
+                handle(&map[key], context, sessions, out);
             }
-            _ => handle(element.value, plain(site), &mut sessions, out),
+            _ => handle(element.value, plain(site), sessions, out),
         }
     }
 }
@@ -155,7 +170,7 @@ fn handle(
         Value::Array(batch) if !batch.is_empty() => {
             for (i, message) in batch.iter().enumerate() {
                 let member = Context {
-                    site: context.site.child(i),
+                    site: out.pin(&context.site.child(i)),
                     session: context.session.clone(),
                     direction: context.direction,
                     time: context.time.clone(),

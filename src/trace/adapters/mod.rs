@@ -36,11 +36,12 @@ pub(crate) mod responses;
 mod search;
 pub(crate) mod select;
 mod shared;
+mod stream;
 pub(crate) mod toolbench;
 pub(crate) mod unanswered;
 
 use std::fmt;
-use std::io;
+use std::io::{self, Read as _};
 use std::ops::Range;
 use std::path::Path;
 
@@ -51,6 +52,7 @@ use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
 use shared::Map;
+pub use stream::Stream;
 
 use crate::trace::json_index::child_pointer;
 use crate::trace::{Location, Record};
@@ -289,6 +291,18 @@ pub enum Opened {
     Read(Reading),
 }
 
+/// What opening a file to stream it gave ([`open_streamed`]).
+// One per file opened, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum Streamed {
+    /// As [`open`] opens it.
+    Opened(Opened),
+    /// A transcript format that streams: an MCP log, a document that is an array of
+    /// runs.
+    Stream(Box<Stream>),
+}
+
 /// A place in the input: a document (the file, or one line) and a JSON pointer in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Site {
@@ -296,15 +310,25 @@ pub(crate) struct Site {
     pub doc: usize,
     /// The JSON pointer of the value in the document.
     pub pointer: String,
+    /// Where the site is in the file, worked out while its document was at hand
+    /// ([`Out::pin`]): a streamed input keeps no document once it is read, and an
+    /// adapter may emit at a site it kept (an MCP request's, when it is cancelled).
+    pub pinned: Option<std::sync::Arc<Location>>,
 }
 
 impl Site {
+    /// The site at `pointer` in document `doc`.
+    pub fn new(doc: usize, pointer: String) -> Site {
+        Site {
+            doc,
+            pointer,
+            pinned: None,
+        }
+    }
+
     /// The site of `token` (a key or an index) under this one.
     pub fn child(&self, token: impl fmt::Display) -> Site {
-        Site {
-            doc: self.doc,
-            pointer: child_pointer(&self.pointer, token),
-        }
+        Site::new(self.doc, child_pointer(&self.pointer, token))
     }
 }
 
@@ -321,6 +345,9 @@ pub(crate) struct Element<'v> {
 #[derive(Debug, Default)]
 pub(crate) struct Out {
     items: Vec<Emitted>,
+    /// The document being read, when documents are read one at a time (a streamed
+    /// input): sites an adapter keeps are pinned to their place in it.
+    current: Option<document::Current>,
 }
 
 #[derive(Debug)]
@@ -352,6 +379,18 @@ impl Out {
         });
     }
 
+    /// `site`, located now if its document is the one being streamed, so that the
+    /// adapter may keep it and emit at it after the document is gone.
+    pub fn pin(&self, site: &Site) -> Site {
+        match &self.current {
+            Some(current) if current.doc == site.doc && site.pinned.is_none() => Site {
+                pinned: Some(std::sync::Arc::new(current.read.location(&site.pointer))),
+                ..site.clone()
+            },
+            _ => site.clone(),
+        }
+    }
+
     /// A problem (`malformed-record`) at `site`.
     pub fn problem(&mut self, site: &Site, message: impl Into<String>) {
         self.items.push(Emitted {
@@ -365,14 +404,30 @@ impl Out {
 /// Opens `path` and reads it as `options` say (detecting the format when they don't).
 /// Native JSONL is only recognized here, not read: the caller streams it.
 pub fn open(path: &Path, options: &InputOptions, max_line_bytes: usize) -> io::Result<Opened> {
-    open_source(Source::File(path), options, max_line_bytes)
+    match open_source(Source::File(path), options, max_line_bytes, false)? {
+        Streamed::Opened(opened) => Ok(opened),
+        Streamed::Stream(_) => unreachable!("bug: a file opened whole streams"),
+    }
+}
+
+/// [`open`], streaming the formats that stream ([`Stream`]) instead of reading them
+/// whole.
+pub(crate) fn open_streamed(
+    path: &Path,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<Streamed> {
+    open_source(Source::File(path), options, max_line_bytes, true)
 }
 
 /// Reads `bytes`, the whole content of a file, exactly as [`open`] reads the file (for
 /// `shrink`, which checks many cut-down versions of one file without writing them).
 pub fn open_bytes(bytes: &[u8], options: &InputOptions, max_line_bytes: usize) -> Opened {
-    open_source(Source::Bytes(bytes), options, max_line_bytes)
-        .expect("bug: reading bytes in memory cannot fail")
+    match open_source(Source::Bytes(bytes), options, max_line_bytes, false) {
+        Ok(Streamed::Opened(opened)) => opened,
+        Ok(Streamed::Stream(_)) => unreachable!("bug: bytes in memory are read whole"),
+        Err(_) => unreachable!("bug: reading bytes in memory cannot fail"),
+    }
 }
 
 /// Where the input's bytes are. Detection reads the start of the input more than once,
@@ -396,30 +451,118 @@ fn open_source(
     source: Source<'_>,
     options: &InputOptions,
     max_line_bytes: usize,
-) -> io::Result<Opened> {
+    stream: bool,
+) -> io::Result<Streamed> {
     let layout = sniff(source, options, max_line_bytes)?;
     if layout == Layout::NativeLines {
-        let warning = match options.format {
-            None if detect::names_no_kind_or_tool(source)? => {
-                let first = detect::first_value(source, max_line_bytes)?;
-                first.map(|(value, loc)| untyped(&detect::resembles(&value), loc))
+        let detected = native_detected(source, options, max_line_bytes)?;
+        return Ok(Streamed::Opened(Opened::Native(detected)));
+    }
+    if let Source::File(path) = source
+        && stream
+        && streams(options)
+    {
+        match layout {
+            Layout::ElementLines if first_is_mcp(source, max_line_bytes)? => {
+                let file = std::fs::File::open(path)?;
+                let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+                return Ok(Streamed::Stream(Box::new(Stream::mcp(
+                    input,
+                    max_line_bytes,
+                ))));
             }
-            _ => None,
-        };
-        return Ok(Opened::Native(Detected {
-            layout,
-            formats: vec![Format::Native],
-            explicit: options.format.is_some(),
-            traces: 1,
-            warning,
-        }));
+            Layout::Document => {
+                if let Some(stream) = Stream::runs(path)? {
+                    return Ok(Streamed::Stream(Box::new(stream)));
+                }
+            }
+            _ => {}
+        }
     }
     let mut problems = Vec::new();
     let docs = match layout {
         Layout::Document => vec![read_document(source, &mut problems)?],
         _ => read_lines(source, max_line_bytes, &mut problems)?,
     };
-    Ok(Opened::Read(read_docs(layout, &docs, options, problems)))
+    Ok(Streamed::Opened(Opened::Read(read_docs(
+        layout, &docs, options, problems,
+    ))))
+}
+
+/// Whether an input read as `options` say may stream: with the format detected and
+/// no `--select`. A forced format is checked against every element of a transcript
+/// before it is read (`foreign`), and `--select` reads documents whole.
+fn streams(options: &InputOptions) -> bool {
+    options.format.is_none() && options.select.is_none()
+}
+
+/// Whether the first JSON line of an element-per-line file is a JSON-RPC message: the
+/// first element with a format of its own decides the file's format.
+fn first_is_mcp(source: Source<'_>, max_line_bytes: usize) -> io::Result<bool> {
+    Ok(detect::first_value(source, max_line_bytes)?
+        .is_some_and(|(value, _)| detect::signal(&value) == detect::Signal::Strong(Format::Mcp)))
+}
+
+/// What native records read from `source` are, with the warning for a file none of
+/// whose records has `kind` or `tool`.
+fn native_detected(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<Detected> {
+    let warning = match options.format {
+        None if detect::names_no_kind_or_tool(source)? => {
+            let first = detect::first_value(source, max_line_bytes)?;
+            first.map(|(value, loc)| untyped(&detect::resembles(&value), loc))
+        }
+        _ => None,
+    };
+    Ok(Detected {
+        layout: Layout::NativeLines,
+        formats: vec![Format::Native],
+        explicit: options.format.is_some(),
+        traces: 1,
+        warning,
+    })
+}
+
+/// Opens a stream (standard input, a pipe) whose first bytes, `head`, were read to
+/// detect its format; `rest` is what follows them. Native records and MCP logs stream;
+/// anything else is read to its end first, as a file is.
+pub fn open_stream(
+    head: Vec<u8>,
+    rest: Box<dyn io::BufRead>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<StreamOpened> {
+    let source = Source::Bytes(&head);
+    let layout = sniff(source, options, max_line_bytes)?;
+    if layout == Layout::NativeLines {
+        let detected = native_detected(source, options, max_line_bytes)?;
+        let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
+        return Ok(StreamOpened::Native(detected, input));
+    }
+    if layout == Layout::ElementLines && streams(options) && first_is_mcp(source, max_line_bytes)? {
+        let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
+        return Ok(StreamOpened::Stream(Box::new(Stream::mcp(
+            input,
+            max_line_bytes,
+        ))));
+    }
+    let mut bytes = head;
+    let mut rest = rest;
+    io::Read::read_to_end(&mut rest, &mut bytes)?;
+    Ok(StreamOpened::Whole(bytes))
+}
+
+/// What opening a stream gave.
+pub enum StreamOpened {
+    /// Native records: the head, then the rest, read line by line.
+    Native(Detected, Box<dyn io::BufRead>),
+    /// A transcript format that streams.
+    Stream(Box<Stream>),
+    /// Anything else, read to its end.
+    Whole(Vec<u8>),
 }
 
 /// The warning for a file read as native records none of which has `kind` or `tool`,

@@ -96,10 +96,7 @@ fn list_of(docs: &[Doc], elements: &[Element<'_>]) -> Option<(Site, usize)> {
             element.site.doc == first.site.doc && element.site.pointer == child_pointer(parent, i)
         });
     all.then(|| {
-        let site = Site {
-            doc: first.site.doc,
-            pointer: parent.to_string(),
-        };
+        let site = Site::new(first.site.doc, parent.to_string());
         (site, len)
     })
 }

@@ -161,10 +161,7 @@ impl<'v> Search<'_, 'v> {
     fn element(&self, value: &'v Value, pointer: &str) -> Element<'v> {
         Element {
             value,
-            site: Site {
-                doc: self.doc,
-                pointer: pointer.to_string(),
-            },
+            site: Site::new(self.doc, pointer.to_string()),
         }
     }
 

@@ -546,10 +546,7 @@ mod tests {
     }
 
     fn site(n: usize) -> Site {
-        Site {
-            doc: 0,
-            pointer: format!("/{n}"),
-        }
+        Site::new(0, format!("/{n}"))
     }
 
     #[test]

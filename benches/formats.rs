@@ -1,0 +1,289 @@
+//! Throughput and memory of `check` on transcript formats, side by side with the same
+//! records as native JSONL, in the same run.
+//!
+//! Run with `cargo bench --bench formats` (add `-- --quick` for one timed run, and
+//! `-- --small` for inputs a tenth the size). It writes two inputs to the system's
+//! temporary directory and checks each from its file, as `tracegate check` does:
+//!
+//! - an MCP JSON-RPC log of 10^6 lines (requests and their replies, in enveloped
+//!   sessions of a few hundred lines each, interleaved);
+//! - an OpenAI Chat Completions run-array document of about 100 MB (a top-level array
+//!   of runs, each with its `messages`);
+//!
+//! and, for each, the same records as native JSONL (what `convert` prints for it).
+//! For each it prints records/s, the ratio to native JSONL, and the peak heap.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tracegate::check::{CheckOptions, check_path};
+use tracegate::json::Segment;
+use tracegate::machine::SpecSource;
+use tracegate::trace::adapters::InputOptions;
+
+/// Counts live heap bytes and their peak, so memory is measured exactly, in-process.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+/// Counting is switched on only for the memory run, so timed runs pay nothing for it.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() && COUNTING.load(Ordering::Relaxed) {
+            let size = layout.size() as isize;
+            let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() && COUNTING.load(Ordering::Relaxed) {
+            if new_size >= layout.size() {
+                let grow = (new_size - layout.size()) as isize;
+                let live = LIVE.fetch_add(grow, Ordering::Relaxed) + grow;
+                PEAK.fetch_max(live, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub((layout.size() - new_size) as isize, Ordering::Relaxed);
+            }
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// One instance per request id: a create must be answered before the next create of
+/// the same id.
+const SPEC: &str = r#"spec bench_formats
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == "ok"
+event failed  = result create_record where status == "error"
+initial idle
+accept idle, done
+idle    -> pending on create
+pending -> done    on created
+pending -> idle    on failed
+done    -> pending on create
+"#;
+
+/// An MCP log of `lines` lines: sessions of `per_session` lines, `live` of them
+/// interleaved at a time, each a run of `tools/call create_record` requests, each
+/// followed (a few lines later) by its reply.
+fn mcp_log(lines: usize) -> Vec<u8> {
+    const LIVE: usize = 16;
+    const PER_SESSION: usize = 400;
+    let mut out = String::with_capacity(lines * 240);
+    let sessions = lines.div_ceil(PER_SESSION);
+    let mut written = 0;
+    // Each live lane works through one session, two lines per operation.
+    let mut next_session = 0;
+    let mut lanes: Vec<(usize, usize)> = Vec::new();
+    while written < lines {
+        while lanes.len() < LIVE && next_session < sessions {
+            lanes.push((next_session, 0));
+            next_session += 1;
+        }
+        if lanes.is_empty() {
+            break;
+        }
+        for (session, step) in lanes.iter_mut() {
+            if written >= lines {
+                break;
+            }
+            let op = *step / 2;
+            let id = op + 1;
+            let time = format!(
+                "2025-01-01T00:{:02}:{:02}Z",
+                (written / 60) % 60,
+                written % 60
+            );
+            if *step % 2 == 0 {
+                let _ = writeln!(
+                    out,
+                    r#"{{"session_id":"s{session}","direction":"send","timestamp":"{time}","message":{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"create_record","arguments":{{"request_id":"req-{session}-{op}","title":"Invoice {op}","amount":{amount}}}}}}}}}"#,
+                    amount = 100 + op % 900
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    r#"{{"session_id":"s{session}","direction":"recv","timestamp":"{time}","message":{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"created rec_{session}_{op}"}}],"structuredContent":{{"id":"rec_{session}_{op}"}},"isError":false}}}}}}"#
+                );
+            }
+            written += 1;
+            *step += 1;
+        }
+        lanes.retain(|&(_, step)| step < PER_SESSION);
+    }
+    out.into_bytes()
+}
+
+/// An OpenAI run-array document of about `bytes` bytes: a top-level array of runs,
+/// each with an id and a message list of a user message, six tool calls with their
+/// results, and a final answer.
+fn openai_runs(bytes: usize) -> Vec<u8> {
+    let mut out = String::with_capacity(bytes + 4096);
+    out.push_str("[\n");
+    let mut run = 0;
+    while out.len() < bytes {
+        if run > 0 {
+            out.push_str(",\n");
+        }
+        let _ = write!(
+            out,
+            r#"  {{"id": "run-{run}", "model": "gpt-4o", "messages": [{{"role": "user", "content": "Create the six invoices of batch {run}."}}"#
+        );
+        for call in 0..6 {
+            let _ = write!(
+                out,
+                r#", {{"role": "assistant", "content": null, "tool_calls": [{{"id": "call_{run}_{call}", "type": "function", "function": {{"name": "create_record", "arguments": "{{\"request_id\": \"req-{run}-{call}\", \"title\": \"Invoice {call}\", \"amount\": {amount}}}"}}}}]}}, {{"role": "tool", "tool_call_id": "call_{run}_{call}", "content": "{{\"id\": \"rec_{run}_{call}\", \"created\": true}}"}}"#,
+                amount = 100 + call
+            );
+        }
+        let _ = write!(
+            out,
+            r#", {{"role": "assistant", "content": "All six invoices of batch {run} are created."}}]}}"#
+        );
+        run += 1;
+    }
+    out.push_str("\n]\n");
+    out.into_bytes()
+}
+
+struct Figures {
+    seconds: f64,
+    peak_bytes: usize,
+}
+
+/// Runs `f` `runs` times and keeps the fastest, then once more with allocation
+/// counting on, for the most heap it held at once.
+fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
+    let mut best = Duration::MAX;
+    for _ in 0..runs {
+        let start = Instant::now();
+        f();
+        best = best.min(start.elapsed());
+    }
+    LIVE.store(0, Ordering::SeqCst);
+    PEAK.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    f();
+    COUNTING.store(false, Ordering::SeqCst);
+    Figures {
+        seconds: best.as_secs_f64(),
+        peak_bytes: PEAK.load(Ordering::SeqCst).max(0) as usize,
+    }
+}
+
+fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    let mut file = std::fs::File::create(&path).expect("the temporary directory is writable");
+    file.write_all(bytes)
+        .expect("the temporary file is written");
+    path
+}
+
+/// The input's records as native JSONL, as `convert` prints them.
+fn as_native(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let converted = tracegate::ingest::convert_path(path, &InputOptions::default(), None, &mut out)
+        .expect("writing to memory cannot fail");
+    assert!(
+        converted.diagnostics.is_empty(),
+        "the generated input converts cleanly: {:?}",
+        converted.diagnostics.first().map(|d| &d.message)
+    );
+    out
+}
+
+/// Checks `path`, returning the records read and the diagnostics.
+fn check(
+    specs: &[tracegate::machine::Machine],
+    path: &Path,
+    options: &CheckOptions,
+) -> (u64, usize) {
+    let checked = check_path(specs, path, options, &InputOptions::default());
+    (checked.outcome.records, checked.outcome.diagnostics.len())
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let small = std::env::args().any(|a| a == "--small");
+    let runs = if quick { 1 } else { 3 };
+    let scale = if small { 10 } else { 1 };
+    let source = Arc::new(SpecSource {
+        path: "bench_formats.tg".into(),
+        text: SPEC.to_string(),
+    });
+    let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
+    let dir = std::env::temp_dir().join(format!("tracegate-bench-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temporary directory can be made");
+
+    println!(
+        "{:<22} {:>8} {:>9} {:>8} {:>12} {:>12} {:>8} {:>11} {:>11}",
+        "workload", "MB", "records", "s", "records/s", "native r/s", "ratio", "peak", "native peak"
+    );
+    let workloads: [(&str, Vec<u8>); 2] = [
+        ("mcp log", mcp_log(1_000_000 / scale)),
+        ("openai run array", openai_runs(100_000_000 / scale)),
+    ];
+    for (name, input) in workloads {
+        let path = write_file(&dir, &format!("{}.json", name.replace(' ', "_")), &input);
+        let native = as_native(&path);
+        let native_path = write_file(&dir, "native.jsonl", &native);
+        drop(native);
+        let mb = input.len() as f64 / 1e6;
+        drop(input);
+
+        let mut read = (0, 0);
+        let format = measure(runs, || {
+            read = check(&specs, &path, &CheckOptions::default())
+        });
+        // Native records name their trace in a `trace` field; split by it, as the
+        // transcript's own traces are split.
+        let split = CheckOptions {
+            trace_by: Some(vec![Segment::Key("trace".into())]),
+            ..CheckOptions::default()
+        };
+        let mut native_read = (0, 0);
+        let native = measure(runs, || native_read = check(&specs, &native_path, &split));
+        assert_eq!(read.1, 0, "{name}: the generated input conforms");
+        assert_eq!(native_read.1, 0, "{name}: its native records conform");
+        assert_eq!(read.0, native_read.0, "{name}: the same records both ways");
+        println!(
+            "{:<22} {:>8.1} {:>9} {:>8.2} {:>12.0} {:>12.0} {:>7.0}% {:>9.1}MB {:>9.1}MB",
+            name,
+            mb,
+            read.0,
+            format.seconds,
+            read.0 as f64 / format.seconds,
+            native_read.0 as f64 / native.seconds,
+            100.0 * native.seconds / format.seconds,
+            format.peak_bytes as f64 / 1e6,
+            native.peak_bytes as f64 / 1e6,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "\nratio = the format's records/s as a share of native JSONL's on the same records \
+         (best of {runs}); peak = most heap `check` held at once."
+    );
+}
