@@ -977,7 +977,7 @@ impl<'s> Monitor<'s> {
             if keyed {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
-            } else if self.traces[trace].runs[spec_index].instances.is_empty() {
+            } else if self.traces[trace].runs[spec_index].is_empty() {
                 self.unkeyed_in_context(spec_index, trace, record);
                 return;
             }
