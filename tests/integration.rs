@@ -27,5 +27,6 @@ mod runtime;
 mod semantics;
 mod shrink;
 mod spec_errors;
+mod streaming;
 mod util;
 mod values;

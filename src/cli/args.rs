@@ -152,6 +152,11 @@ pub struct CheckArgs {
     /// or unsealed chain is an error.
     #[arg(long)]
     pub verify_chain: bool,
+    /// Check only part K of N (e.g. `2/4`), for a CI matrix of N jobs: the trace files
+    /// whose path hashes to K, or, with `--trace-by`, the traces whose key does. The N
+    /// parts together check exactly what one run checks.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

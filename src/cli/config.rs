@@ -11,7 +11,7 @@ use super::args::{
 };
 use super::project::{self, Project};
 use crate::chain::Digest;
-use crate::check::CheckOptions;
+use crate::check::{CheckOptions, Shard};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::explore::{self, ShrinkOptions};
 use crate::export;
@@ -67,6 +67,8 @@ pub struct CheckConfig {
     pub join: bool,
     /// Verify each trace file's hash chain before checking it (`--verify-chain`).
     pub verify_chain: bool,
+    /// Check only this part of the run (`--shard K/N`).
+    pub shard: Option<Shard>,
 }
 
 /// `tracegate seal`.
@@ -320,6 +322,15 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
     } else {
         None
     };
+    let shard = args
+        .shard
+        .and_then(|text| problems.take(shard(&text), |m| m));
+    if shard.is_some() && args.join {
+        problems.0.push(usage(
+            "--shard cannot split a --join run: joining needs every file in one stream".into(),
+            Some("shard a --join run by running it per group of files instead".into()),
+        ));
+    }
     if args.sarif_root.is_some() && args.output != CheckOutput::Sarif {
         problems
             .0
@@ -340,6 +351,23 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
         jobs: args.jobs,
         join: args.join,
         verify_chain: args.verify_chain,
+        shard,
+    }
+}
+
+/// `--shard K/N`: part K (from 1) of N.
+fn shard(text: &str) -> Result<Shard, (String, Option<String>)> {
+    let hint = || Some("write the part and the number of parts, as in `--shard 2/4`".into());
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+    match parsed {
+        None => Err((format!("invalid --shard `{text}`: expected K/N"), hint())),
+        Some((index, count)) if count == 0 || index == 0 || index > count => Err((
+            format!("invalid --shard `{text}`: K must be from 1 to N, and N at least 1"),
+            hint(),
+        )),
+        Some((index, count)) => Ok(Shard { index, count }),
     }
 }
 
