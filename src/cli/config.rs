@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use super::args::{
     CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
-    GraphArgs, InputArgs, LintArgs, LintOutput, OutputFormat, Shell, ShrinkArgs, VerifyArgs,
+    GraphArgs, InputArgs, LintArgs, LintOutput, MergeFormat, OutputFormat, Shell, ShrinkArgs,
+    VerifyArgs,
 };
 use super::project::{self, Project};
 use crate::chain::Digest;
@@ -33,6 +34,7 @@ pub enum Config {
     Help(HelpConfig),
     Seal(SealConfig),
     Verify(VerifyConfig),
+    Merge(MergeConfig),
     /// A shell's completion script.
     Completions(Shell),
     /// The manual page.
@@ -69,6 +71,13 @@ pub struct CheckConfig {
     pub verify_chain: bool,
     /// Check only this part of the run (`--shard K/N`).
     pub shard: Option<Shard>,
+}
+
+/// `tracegate merge`.
+#[derive(Debug)]
+pub struct MergeConfig {
+    pub format: MergeFormat,
+    pub files: Vec<PathBuf>,
 }
 
 /// `tracegate seal`.
@@ -216,6 +225,10 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
             key: args.key,
         }),
         Command::Verify(args) => Config::Verify(verify(args, &mut problems)),
+        Command::Merge(args) => Config::Merge(MergeConfig {
+            format: args.format,
+            files: args.files,
+        }),
         Command::Completions { shell } => Config::Completions(shell),
         Command::Man => Config::Man,
     };

@@ -13,6 +13,7 @@ pub mod fmt;
 pub mod graph;
 pub mod help;
 pub mod lint;
+pub mod merge;
 pub mod seal;
 pub mod shrink;
 pub mod verify;
