@@ -26,7 +26,7 @@ use crate::json::Segment;
 use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::source::Span;
-use crate::trace::adapters::{Detected, InputOptions, ProblemKind};
+use crate::trace::adapters::{Detected, InputOptions, Problem, ProblemKind};
 use crate::trace::input::{Item, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 use instances::SpecRun;
@@ -106,46 +106,98 @@ pub fn check_input(
     options: &CheckOptions,
     observer: Option<Observer<'_>>,
 ) -> Outcome {
-    // A file of many transcripts: one trace each, by the `trace` field the adapters
-    // gave every record, unless the user split traces their own way.
-    let trace_by = options
-        .trace_by
-        .clone()
-        .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
-    let mut monitor = Monitor::new(specs, file.clone(), trace_by);
-    monitor.observer = observer;
-    if let Some(limit) = options.provenance_limit {
-        monitor.provenance_limit = limit;
-    }
-    // Problems of the file as a whole come first; a malformed element is reported in
-    // its place among the records.
-    let mut file_level = Vec::new();
-    input.for_each(|item| match item {
-        Item::Record(record) => {
-            monitor.feed(record);
-        }
-        Item::Problem(problem) => match problem.kind {
-            ProblemKind::Malformed if problem.hint.is_none() => {
-                monitor.malformed(problem.loc, problem.message)
-            }
-            _ => file_level.push(Diagnostic::from_problem(&file, problem)),
-        },
-        Item::Stopped(err) => monitor.push(Diagnostic::unreadable(&file, &err)),
-    });
-    let mut outcome = monitor.finish();
-    file_level.append(&mut outcome.diagnostics);
-    outcome.diagnostics = file_level;
+    let mut found = Vec::new();
+    let mut outcome = drive(
+        specs, &file, input, options, observer, None, None, &mut found,
+    );
+    outcome.diagnostics = found;
     outcome
+}
+
+/// [`check_input`], handing each finding to `report` as soon as it is final (see
+/// [`check_path_reported`]); the outcome's `diagnostics` are empty.
+pub fn check_input_reported(
+    specs: &[Machine],
+    file: Arc<Path>,
+    input: TraceInput<'_>,
+    options: &CheckOptions,
+    observer: Option<Observer<'_>>,
+    report: &mut dyn Report,
+) -> Outcome {
+    report.opened(input.detected());
+    drive(specs, &file, input, options, observer, None, None, report)
+}
+
+/// Where a check hands its findings, each as soon as it is final: nothing found later
+/// in the same input comes before it in the report. A `Vec` collects them.
+pub trait Report {
+    /// The next finding of the input, in report order.
+    fn diagnostic(&mut self, diagnostic: Diagnostic);
+
+    /// The input has been opened and its format recognized (said once, first).
+    fn opened(&mut self, _detected: &Detected) {}
+
+    /// The input's first record has been checked (said once).
+    fn reading(&mut self) {}
+}
+
+impl Report for Vec<Diagnostic> {
+    fn diagnostic(&mut self, diagnostic: Diagnostic) {
+        self.push(diagnostic);
+    }
+}
+
+/// One part of a run split `count` ways (`--shard K/N`), so that machines that each
+/// check one part check, together, exactly what one run would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which part, from 1.
+    pub index: u64,
+    /// How many parts.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Whether this part takes what is named `name` (a trace file's path, a trace's
+    /// key). Decided by a hash that is the same on every machine and in every release,
+    /// so every machine of a CI matrix agrees on who checks what.
+    pub fn takes(&self, name: &str) -> bool {
+        stable_hash(name) % self.count == self.index - 1
+    }
+
+    /// Whether this is the first part, which reports what belongs to no trace (an
+    /// input's own problems, records that cannot be placed in a trace).
+    pub fn is_first(&self) -> bool {
+        self.index == 1
+    }
+}
+
+/// FNV-1a over `text`, mixed (splitmix64's finalizer) so that its low bits spread
+/// evenly. Fixed: a change would move traces between shards.
+fn stable_hash(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash ^= hash >> 30;
+    hash = hash.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash ^= hash >> 27;
+    hash = hash.wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^ (hash >> 31)
 }
 
 /// What checking one file gave, and what was recognized in it (`None` when the file
 /// could not be read).
 #[derive(Debug)]
 pub struct Checked {
-    /// The checker's verdicts and counts.
+    /// The checker's verdicts and counts. Checked through a [`Report`], its
+    /// `diagnostics` are empty: the report has them.
     pub outcome: Outcome,
     /// The file's format and layout, as detected or given.
     pub detected: Option<Detected>,
+    /// Records of the file left to other shards (`--shard` by trace key).
+    pub elsewhere: u64,
 }
 
 /// Checks one trace file of any format ([`TraceInput::open`]).
@@ -167,31 +219,159 @@ pub fn check_path_observed(
     input: &InputOptions,
     observer: Option<Observer<'_>>,
 ) -> Checked {
+    let mut found = Vec::new();
+    let mut checked = check_path_reported(specs, path, options, input, observer, None, &mut found);
+    checked.outcome.diagnostics = found;
+    checked
+}
+
+/// [`check_path_observed`], handing each finding to `report` as soon as it is final,
+/// and checking, with a `shard` and `--trace-by`, only the traces whose key the shard
+/// takes.
+///
+/// Findings come in the order [`check_path`] gives them. A native JSONL input is
+/// checked as it is read, so a violation is reported when its record is, and the
+/// end-of-trace findings when the input ends; other formats report when their file
+/// has been read, as problems of a file as a whole come before its records' findings.
+pub fn check_path_reported(
+    specs: &[Machine],
+    path: &Path,
+    options: &CheckOptions,
+    input: &InputOptions,
+    observer: Option<Observer<'_>>,
+    shard: Option<Shard>,
+    report: &mut dyn Report,
+) -> Checked {
+    // With a shard of traces, what is not a trace's (the file's own problems) is the
+    // first shard's to report, so that the shards' reports add up to one run's.
+    let own_problems = shard.is_none_or(|s| options.trace_by.is_none() || s.is_first());
     match TraceInput::open(path, input, options.max_line_bytes) {
         Ok(opened) => {
             let at_end = opened.detected_at_end();
+            let detected = opened.detected().clone();
+            report.opened(&detected);
             let file: Arc<Path> = Arc::from(path);
-            let mut outcome = check_input(specs, file.clone(), opened, options, observer);
-            let detected = at_end.get();
             // Records without `kind` or `tool` are fine when specs match them with
             // `record` patterns; the warning is for a file no spec saw anything in.
-            if let (Some(warning), 0) = (detected.warning.clone(), outcome.matched) {
-                let warning = Diagnostic::from_problem(&file, warning);
-                outcome.diagnostics.insert(0, warning);
-            }
+            let warning = detected.warning.clone().filter(|_| own_problems);
+            let mut elsewhere = 0;
+            let outcome = drive(
+                specs,
+                &file,
+                opened,
+                options,
+                observer,
+                warning,
+                shard
+                    .filter(|_| options.trace_by.is_some())
+                    .map(|s| (s, &mut elsewhere)),
+                report,
+            );
             Checked {
                 outcome,
-                detected: Some(detected),
+                // A streamed transcript learns its formats and traces as it is read.
+                detected: Some(at_end.get()),
+                elsewhere,
             }
         }
-        Err(err) => Checked {
-            outcome: Outcome {
-                diagnostics: vec![Diagnostic::unreadable(path, &err)],
-                ..Outcome::default()
-            },
-            detected: None,
-        },
+        Err(err) => {
+            if own_problems {
+                report.diagnostic(Diagnostic::unreadable(path, &err));
+            }
+            Checked {
+                outcome: Outcome::default(),
+                detected: None,
+                elsewhere: 0,
+            }
+        }
     }
+}
+
+/// Feeds `input` to a monitor, handing findings to `report` once their place in the
+/// report is final, and returns the counts (its `diagnostics` empty).
+///
+/// The report order is: the `untyped-records` `warning` (when no record matched any
+/// event), the input's problems as a whole, then the monitor's findings in the order
+/// it made them. So the monitor's findings wait while the warning may still come (no
+/// record matched yet), and, for inputs that an adapter read whole, until the end.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    specs: &[Machine],
+    file: &Arc<Path>,
+    input: TraceInput<'_>,
+    options: &CheckOptions,
+    observer: Option<Observer<'_>>,
+    warning: Option<Problem>,
+    mut shard: Option<(Shard, &mut u64)>,
+    report: &mut dyn Report,
+) -> Outcome {
+    // A file of many transcripts: one trace each, by the `trace` field the adapters
+    // gave every record, unless the user split traces their own way.
+    let trace_by = options
+        .trace_by
+        .clone()
+        .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
+    let own_problems = shard.as_ref().is_none_or(|(s, _)| s.is_first());
+    // Native JSONL is read as it is checked; an adapter has read its input whole, and
+    // may have found problems of the file as a whole anywhere in it.
+    let streams = input.reading().is_none();
+    let mut monitor = Monitor::new(specs, file.clone(), trace_by.clone());
+    monitor.observer = observer;
+    if let Some(limit) = options.provenance_limit {
+        monitor.provenance_limit = limit;
+    }
+    let mut file_level = Vec::new();
+    let mut reading = false;
+    let mut holding = true;
+    input.for_each(|item| {
+        match item {
+            Item::Record(record) => {
+                if let (Some((shard, elsewhere)), Some(path)) = (shard.as_mut(), &trace_by) {
+                    // A record that names no trace is the first shard's to report.
+                    let mine = match trace_name(path, &record) {
+                        Ok(name) => shard.takes(&name),
+                        Err(_) => shard.is_first(),
+                    };
+                    if !mine {
+                        **elsewhere += 1;
+                        return;
+                    }
+                }
+                monitor.feed(record);
+            }
+            Item::Problem(problem) if !own_problems => drop(problem),
+            Item::Problem(problem) => match problem.kind {
+                ProblemKind::Malformed if problem.hint.is_none() => {
+                    monitor.malformed(problem.loc, problem.message)
+                }
+                _ => file_level.push(Diagnostic::from_problem(file, problem)),
+            },
+            Item::Stopped(err) => monitor.report(Diagnostic::unreadable(file, &err)),
+        }
+        if !reading && monitor.records() > 0 {
+            reading = true;
+            report.reading();
+        }
+        if holding {
+            holding = !streams || (warning.is_some() && monitor.matched() == 0);
+        }
+        if !holding && monitor.reported() > 0 {
+            file_level.drain(..).for_each(|d| report.diagnostic(d));
+            monitor
+                .take_reported()
+                .into_iter()
+                .for_each(|d| report.diagnostic(d));
+        }
+    });
+    let mut outcome = monitor.finish();
+    if let (Some(warning), 0) = (warning, outcome.matched) {
+        report.diagnostic(Diagnostic::from_problem(file, warning));
+    }
+    file_level.into_iter().for_each(|d| report.diagnostic(d));
+    std::mem::take(&mut outcome.diagnostics)
+        .into_iter()
+        .for_each(|d| report.diagnostic(d));
+    outcome
 }
 
 /// Checks many files, in parallel, returning their results in input order.
@@ -201,11 +381,146 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
     options: &CheckOptions,
     input: &InputOptions,
 ) -> Vec<Checked> {
-    use rayon::prelude::*;
-    paths
-        .par_iter()
-        .map(|path| check_path(specs, path.as_ref(), options, input))
-        .collect()
+    let mut checked: Vec<Checked> = Vec::with_capacity(paths.len());
+    let mut found = Vec::new();
+    in_file_order(
+        paths.len(),
+        None,
+        |index, report| {
+            check_path_reported(
+                specs,
+                paths[index].as_ref(),
+                options,
+                input,
+                None,
+                None,
+                report,
+            )
+        },
+        |event| match event {
+            Event::Diagnostic(_, diagnostic) => found.push(diagnostic),
+            Event::Opened(..) | Event::Reading(_) | Event::Idle => {}
+            Event::Done(_, mut one) => {
+                one.outcome.diagnostics = std::mem::take(&mut found);
+                checked.push(one);
+            }
+        },
+    );
+    checked
+}
+
+/// What [`in_file_order`] hands on, in file order.
+#[derive(Debug)]
+pub enum Event<T> {
+    /// File `index` has been opened, and its format recognized.
+    Opened(usize, Detected),
+    /// A finding of file `index`, final.
+    Diagnostic(usize, Diagnostic),
+    /// File `index` has had its first record checked.
+    Reading(usize),
+    /// File `index` is done: what checking it returned.
+    Done(usize, T),
+    /// Nothing is ready: the time to flush what was written.
+    Idle,
+}
+
+/// Checks `count` files with `check(index, report)` on `jobs` threads (the number of
+/// cores when `None`), handing every event to `on` in file order: all of file `k`'s
+/// before any of file `k + 1`'s. Files are taken in order as threads come free, and a
+/// file's events are handed on as they come while every file before it is done; a
+/// later file's wait, in memory, until then. So output written from `on` streams in
+/// the order one thread would write it, and a file that never ends (a pipe held
+/// open) stops only what comes after it.
+pub fn in_file_order<T: Send>(
+    count: usize,
+    jobs: Option<usize>,
+    check: impl Fn(usize, &mut dyn Report) -> T + Sync,
+    mut on: impl FnMut(Event<T>),
+) {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    /// Sends a file's findings to the thread that orders them.
+    struct Sender<'a, T> {
+        index: usize,
+        to: &'a mpsc::Sender<Event<T>>,
+    }
+    impl<T> Report for Sender<'_, T> {
+        fn diagnostic(&mut self, diagnostic: Diagnostic) {
+            // The receiver outlives every sender; a failed send cannot happen.
+            let _ = self.to.send(Event::Diagnostic(self.index, diagnostic));
+        }
+        fn opened(&mut self, detected: &Detected) {
+            let _ = self.to.send(Event::Opened(self.index, detected.clone()));
+        }
+        fn reading(&mut self) {
+            let _ = self.to.send(Event::Reading(self.index));
+        }
+    }
+
+    if count == 0 {
+        return;
+    }
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, count);
+    let next = AtomicUsize::new(0);
+    let (to, from) = mpsc::channel::<Event<T>>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (to, next, check) = (to.clone(), &next, &check);
+            scope.spawn(move || {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= count {
+                        break;
+                    }
+                    let done = check(index, &mut Sender { index, to: &to });
+                    let _ = to.send(Event::Done(index, done));
+                }
+            });
+        }
+        drop(to);
+        // Events of files after the one being handed on, in arrival order per file.
+        let mut waiting: BTreeMap<usize, Vec<Event<T>>> = BTreeMap::new();
+        let mut current = 0;
+        loop {
+            let event = match from.try_recv() {
+                Ok(event) => event,
+                Err(mpsc::TryRecvError::Empty) => {
+                    on(Event::Idle);
+                    match from.recv() {
+                        Ok(event) => event,
+                        Err(_) => break,
+                    }
+                }
+                Err(mpsc::TryRecvError::Disconnected) => break,
+            };
+            let index = match &event {
+                Event::Opened(index, _)
+                | Event::Diagnostic(index, _)
+                | Event::Reading(index)
+                | Event::Done(index, _) => *index,
+                Event::Idle => continue,
+            };
+            if index != current {
+                waiting.entry(index).or_default().push(event);
+                continue;
+            }
+            let mut done = matches!(event, Event::Done(..));
+            on(event);
+            // A file done: hand on what the next ones have waiting, as far as they are done.
+            while done {
+                current += 1;
+                done = false;
+                for event in waiting.remove(&current).unwrap_or_default() {
+                    done |= matches!(event, Event::Done(..));
+                    on(event);
+                }
+            }
+        }
+    });
 }
 
 /// Checks the records of one input, fed one at a time.
@@ -469,6 +784,23 @@ impl<'s> Monitor<'s> {
     /// this many.
     pub fn reported(&self) -> usize {
         self.diagnostics.len()
+    }
+
+    /// Takes the diagnostics reported so far, in order; [`Monitor::finish`] then
+    /// returns only those reported after. For a caller that hands findings on as
+    /// they come.
+    pub fn take_reported(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.diagnostics)
+    }
+
+    /// Records checked so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Records so far that matched an event of at least one spec.
+    pub fn matched(&self) -> u64 {
+        self.matched
     }
 
     /// Checks the next record of a stream joined from several files (see
@@ -928,15 +1260,19 @@ impl<'s> Monitor<'s> {
                 .iter()
                 .map(|p| format!("`{}`", p.text))
                 .collect();
+            let what = format!(
+                "no record of the events of spec `{}` carries its `per` key {}",
+                machine.name,
+                paths.join(", ")
+            );
             let mut diagnostic = Diagnostic::new(
                 Code::MissingKey,
                 format!(
-                    "no record of the events of spec `{}` carries its `per` key {}: {} record(s) were checked by no instance",
-                    machine.name,
-                    paths.join(", "),
+                    "{what}: {} record(s) were checked by no instance",
                     watch.missed
                 ),
             );
+            diagnostic.same_in_every_file = Some(what);
             diagnostic.trace = Some(self.site(None, &first));
             diagnostic.spec = Some(SpecSite::new(
                 &machine.name,
@@ -954,13 +1290,12 @@ impl<'s> Monitor<'s> {
                 span: Span::default(),
             }
             .to_string();
+            let what = format!("no record has a `{path}` field to split traces by (--trace-by)");
             let mut diagnostic = Diagnostic::new(
                 Code::UsageError,
-                format!(
-                    "no record has a `{path}` field to split traces by (--trace-by): {} record(s) were not checked",
-                    watch.missed
-                ),
+                format!("{what}: {} record(s) were not checked", watch.missed),
             );
+            diagnostic.same_in_every_file = Some(what);
             diagnostic.trace = Some(self.site(None, &first));
             diagnostic.hint = Some(watch.hint(&[path.as_str()], "name a field the records have"));
             self.push(diagnostic);

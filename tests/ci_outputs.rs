@@ -21,7 +21,7 @@ fn json_counts(args: &[&str]) -> (u64, u64) {
 }
 
 #[track_caller]
-fn assert_valid_sarif(text: &str) -> Value {
+pub(crate) fn assert_valid_sarif(text: &str) -> Value {
     let schema_text =
         std::fs::read_to_string(root().join("tests/fixtures/sarif/sarif-schema-2.1.0.json"))
             .expect("the vendored schema");

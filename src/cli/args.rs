@@ -87,6 +87,9 @@ pub enum Command {
     /// broken link of a log (modified, deleted, inserted or reordered records, a bad
     /// genesis or head), 2 when a log cannot be read.
     Verify(VerifyArgs),
+    /// Merge the reports of a run split with `check --shard K/N` into one (e.g.
+    /// `tracegate merge --format sarif shard-*.sarif > all.sarif`).
+    Merge(MergeArgs),
     /// Print a shell completion script (e.g. `tracegate completions bash >
     /// /etc/bash_completion.d/tracegate`).
     Completions {
@@ -157,6 +160,11 @@ pub struct CheckArgs {
     /// or unsealed chain is an error.
     #[arg(long)]
     pub verify_chain: bool,
+    /// Check only part K of N (e.g. `2/4`), for a CI matrix of N jobs: the trace files
+    /// whose path hashes to K, or, with `--trace-by`, the traces whose key does. The N
+    /// parts together check exactly what one run checks.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -391,6 +399,28 @@ pub enum CheckOutput {
     /// GitHub Actions workflow commands (annotations), and a Markdown summary appended
     /// to $GITHUB_STEP_SUMMARY when it is set.
     Github,
+}
+
+/// `merge`: reports of `check` to merge, all of one format.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The reports' format, as `check --output` wrote them.
+    #[arg(long, value_enum)]
+    pub format: MergeFormat,
+    /// The reports, in the order their findings are to come.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// `merge --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MergeFormat {
+    /// JSON Lines: every finding in file order, then one summary with the counts summed.
+    Json,
+    /// SARIF 2.1.0: one run with every rule, result and notification.
+    Sarif,
+    /// JUnit XML: a test suite per spec with every file's test cases; counts recomputed.
+    Junit,
 }
 
 /// `lint --output`.

@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use super::args::{
     CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
-    GraphArgs, InputArgs, LintArgs, LintOutput, OutputFormat, Shell, ShrinkArgs, VerifyArgs,
+    GraphArgs, InputArgs, LintArgs, LintOutput, MergeFormat, OutputFormat, Shell, ShrinkArgs,
+    VerifyArgs,
 };
 use super::project::{self, Project};
 use crate::chain::Digest;
-use crate::check::CheckOptions;
+use crate::check::{CheckOptions, Shard};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::explore::{self, ShrinkOptions};
 use crate::export;
@@ -33,6 +34,7 @@ pub enum Config {
     Help(HelpConfig),
     Seal(SealConfig),
     Verify(VerifyConfig),
+    Merge(MergeConfig),
     /// A shell's completion script.
     Completions(Shell),
     /// The manual page.
@@ -67,6 +69,15 @@ pub struct CheckConfig {
     pub join: bool,
     /// Verify each trace file's hash chain before checking it (`--verify-chain`).
     pub verify_chain: bool,
+    /// Check only this part of the run (`--shard K/N`).
+    pub shard: Option<Shard>,
+}
+
+/// `tracegate merge`.
+#[derive(Debug)]
+pub struct MergeConfig {
+    pub format: MergeFormat,
+    pub files: Vec<PathBuf>,
 }
 
 /// `tracegate seal`.
@@ -214,6 +225,10 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
             key: args.key,
         }),
         Command::Verify(args) => Config::Verify(verify(args, &mut problems)),
+        Command::Merge(args) => Config::Merge(MergeConfig {
+            format: args.format,
+            files: args.files,
+        }),
         Command::Completions { shell } => Config::Completions(shell),
         Command::Man => Config::Man,
     };
@@ -320,6 +335,15 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
     } else {
         None
     };
+    let shard = args
+        .shard
+        .and_then(|text| problems.take(shard(&text), |m| m));
+    if shard.is_some() && args.join {
+        problems.0.push(usage(
+            "--shard cannot split a --join run: joining needs every file in one stream".into(),
+            Some("shard a --join run by running it per group of files instead".into()),
+        ));
+    }
     if args.sarif_root.is_some() && args.output != CheckOutput::Sarif {
         problems
             .0
@@ -348,6 +372,23 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
         jobs: args.jobs,
         join: args.join,
         verify_chain: args.verify_chain,
+        shard,
+    }
+}
+
+/// `--shard K/N`: part K (from 1) of N.
+fn shard(text: &str) -> Result<Shard, (String, Option<String>)> {
+    let hint = || Some("write the part and the number of parts, as in `--shard 2/4`".into());
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+    match parsed {
+        None => Err((format!("invalid --shard `{text}`: expected K/N"), hint())),
+        Some((index, count)) if count == 0 || index == 0 || index > count => Err((
+            format!("invalid --shard `{text}`: K must be from 1 to N, and N at least 1"),
+            hint(),
+        )),
+        Some((index, count)) => Ok(Shard { index, count }),
     }
 }
 

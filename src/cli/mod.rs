@@ -75,6 +75,7 @@ fn dispatch(config: Config, out: &mut Output<'_>) -> io::Result<()> {
         Config::Help(config) => commands::help::run(config, out),
         Config::Seal(config) => commands::seal::run(config, out),
         Config::Verify(config) => commands::verify::run(config, out),
+        Config::Merge(config) => commands::merge::run(config, out),
         Config::Completions(shell) => commands::completions::run(shell, out),
         Config::Man => commands::completions::man(out),
     }

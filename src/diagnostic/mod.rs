@@ -34,6 +34,11 @@ pub struct Diagnostic {
     pub hint: Option<String>,
     /// For a violation: the instance, its state and how it got there.
     pub violation: Option<Box<ViolationDetail>>,
+    /// For a finding about how the run is set up rather than about one file (a `per`
+    /// key or a `--trace-by` field that no record carries): what it says, the same text
+    /// in every file that has it, so that a report of many files gives it once. Never
+    /// rendered.
+    pub same_in_every_file: Option<String>,
 }
 
 impl Diagnostic {
@@ -47,6 +52,7 @@ impl Diagnostic {
             related: Vec::new(),
             hint: None,
             violation: None,
+            same_in_every_file: None,
         }
     }
 

@@ -3,6 +3,13 @@
 //!
 //! What is checked is either every spec named against every trace named, or, when the
 //! command line names neither and a project file is found, the pairs its scopes make.
+//! With `--shard K/N`, only the K-th of N parts of that: the trace files whose path
+//! hashes to it, or, for traces split by `--trace-by`, the traces whose key does.
+//!
+//! Human, JSON Lines and GitHub output stream: each finding is written as soon as it
+//! is final, in the order one thread checking file after file would write it (see
+//! [`crate::check::in_file_order`]). SARIF, JUnit and the HTML report are one document
+//! each, written at the end from the findings kept until then.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -10,16 +17,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 
-use super::{load_specs, no_input, say_format};
-use crate::check::{CheckOptions, Checked};
+use super::{format_note, load_specs, no_input};
+use crate::check::{CheckOptions, Checked, Event, Shard};
 use crate::cli::args::{CheckOutput, OutputFormat};
 use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
 use crate::cli::project::FILE_NAME;
 use crate::diagnostic::Diagnostic;
-use crate::diagnostic::render::run::{FileRun, Run, SpecInfo};
+use crate::diagnostic::render::run::{FileRun, Paths, Run, SpecInfo};
 use crate::diagnostic::render::{github, html, junit, sarif};
 use crate::export;
 use crate::files;
@@ -29,23 +35,16 @@ use crate::trace::adapters::InputOptions;
 /// A run shorter than this shows no progress bar.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
-/// What a check found, in report order.
-struct Found {
+/// What is to be checked, found before any trace is read.
+struct Plan<'c> {
     specs: Vec<Machine>,
     /// Spec errors, unreadable trace paths, no trace files.
     problems: Vec<Diagnostic>,
-    /// Each trace file checked and what checking it gave.
-    checked: Vec<FileChecked>,
+    groups: Vec<Group<'c>>,
     /// With a project file: what was left unchecked, as notes for `-v`.
     unscoped: Vec<String>,
-}
-
-struct FileChecked {
-    path: PathBuf,
-    /// Indexes into [`Found::specs`].
-    specs: Vec<usize>,
-    seconds: f64,
-    checked: Checked,
+    /// Whether traces are checked at all (not when a spec failed to compile).
+    checking: bool,
 }
 
 /// One group of specs checked against one list of files, read one way.
@@ -54,34 +53,117 @@ struct Group<'a> {
     files: Vec<PathBuf>,
     check: &'a CheckOptions,
     input: &'a InputOptions,
+    /// `--shard` by trace key: every shard reads the files and checks its traces.
+    shard: Option<Shard>,
+}
+
+/// One trace file checked: what it was checked against and what it gave.
+struct FileChecked {
+    path: PathBuf,
+    /// Indexes into [`Plan::specs`].
+    specs: Vec<usize>,
+    seconds: f64,
+    checked: Checked,
 }
 
 pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
-    let progress = out.progress;
-    let found = find(&config, progress)?;
-    // Everything is counted before anything is written, so that a run cut short by a
-    // closed pipe still exits with the status of all it found.
-    out.summary.specs = found.specs.len();
-    found.problems.iter().for_each(|d| out.tally(d));
-    for file in &found.checked {
-        out.summary.records += file.checked.outcome.records;
-        out.summary.synthesized += file.checked.outcome.synthesized;
-        out.summary.traces += file.checked.outcome.traces;
-        file.checked
-            .outcome
-            .diagnostics
-            .iter()
-            .for_each(|d| out.tally(d));
-    }
+    let plan = plan(&config)?;
     if config.input.verbose {
-        for note in &found.unscoped {
+        for note in &plan.unscoped {
             out.note(note)?;
         }
     }
     let paths = super::report_paths(config.sarif_root.as_ref())?;
+    out.summary.specs = plan.specs.len();
+    let streamed = match config.output {
+        CheckOutput::Human => Some(Streamed::Human),
+        CheckOutput::Json => Some(Streamed::Json),
+        CheckOutput::Github => Some(Streamed::Github),
+        CheckOutput::Sarif | CheckOutput::Junit => None,
+    };
+    // The documents written at the end need every finding; streamed output alone
+    // keeps none.
+    let keep = streamed.is_none()
+        || config.report.is_some()
+        || (config.output == CheckOutput::Github
+            && std::env::var_os("GITHUB_STEP_SUMMARY").is_some());
+    let files: Vec<(usize, &PathBuf)> = plan
+        .groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| group.files.iter().map(move |file| (g, file)))
+        .collect();
+    let progress = Progress::new(files.len() as u64, out.progress, PROGRESS_AFTER);
+    let mut writer = Writer {
+        out,
+        streamed,
+        paths: &paths,
+        verbose: config.input.verbose,
+        progress: &progress,
+        problems: plan.problems,
+        problems_written: false,
+        queue: Vec::new(),
+        repeats_held: false,
+        last_file: 0,
+        judged: false,
+        kept: keep.then(Vec::new),
+        checked: Vec::new(),
+        failed: None,
+    };
+    if plan.checking && config.join {
+        join_groups(&plan.specs, &plan.groups, &mut writer);
+    } else if plan.checking {
+        writer.last_file = files.len().saturating_sub(1);
+        crate::check::in_file_order(
+            files.len(),
+            config.jobs,
+            |index, report| {
+                let (group, file) = files[index];
+                let group = &plan.groups[group];
+                let started = Instant::now();
+                let checked = crate::check::check_path_reported(
+                    &plan.specs[group.specs.clone()],
+                    file,
+                    group.check,
+                    group.input,
+                    None,
+                    group.shard,
+                    report,
+                );
+                progress.tick();
+                (started.elapsed().as_secs_f64(), checked)
+            },
+            |event| {
+                if let Event::Done(index, (seconds, checked)) = event {
+                    let (group, file) = files[index];
+                    writer.done(FileChecked {
+                        path: file.clone(),
+                        specs: plan.groups[group].specs.clone().collect(),
+                        seconds,
+                        checked,
+                    });
+                } else {
+                    writer.event(event);
+                }
+            },
+        );
+        progress.finish();
+    }
+    let Finished {
+        problems,
+        checked,
+        kept,
+        failed,
+    } = writer.finish(&config.traces);
+    let Some(kept) = kept else {
+        return match failed {
+            Some(err) => Err(err),
+            None => close(out, &config, None),
+        };
+    };
     let run = Run {
         version: env!("CARGO_PKG_VERSION"),
-        specs: found
+        specs: plan
             .specs
             .iter()
             .map(|machine| SpecInfo {
@@ -94,66 +176,69 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
                     .then(|| export::svg::render(&export::Drawing::new(machine, None))),
             })
             .collect(),
-        problems: &found.problems,
-        files: found
-            .checked
+        problems: &problems,
+        files: checked
             .iter()
-            .map(|file| FileRun {
+            .zip(&kept)
+            .map(|(file, diagnostics)| FileRun {
                 path: &file.path,
                 specs: file.specs.clone(),
                 seconds: file.seconds,
-                diagnostics: &file.checked.outcome.diagnostics,
+                diagnostics,
             })
             .collect(),
         summary: out.summary,
         paths: &paths,
     };
-    // The HTML file first: a closed stdout must not cost the reviewer their report.
+    // A closed stdout must not cost the reviewer their report.
     if let Some(report) = &config.report {
         let snippets = read_snippets(&run);
         let page = html::render(&run, &snippets);
         if let Err(err) = std::fs::write(report, page) {
-            return out.failure(&format!("cannot write `{}`: {err}", report.display()));
+            out.failure(&format!("cannot write `{}`: {err}", report.display()))?;
         }
     }
-    match config.output {
-        CheckOutput::Human | CheckOutput::Json => {
-            let format = if config.output == CheckOutput::Human {
-                OutputFormat::Human
-            } else {
-                OutputFormat::Json
-            };
-            for diagnostic in &found.problems {
-                out.write_diagnostic(Stream::Stdout, format, diagnostic)?;
-            }
-            for file in &found.checked {
-                say_format(
-                    out,
-                    &config.input,
-                    &file.path,
-                    file.checked.detected.as_ref(),
-                )?;
-                for diagnostic in &file.checked.outcome.diagnostics {
-                    out.write_diagnostic(Stream::Stdout, format, diagnostic)?;
-                }
-            }
-            out.summary(SummaryKind::Check, format)
-        }
-        CheckOutput::Sarif => out.data(sarif::render(&run)),
-        CheckOutput::Junit => out.data(junit::render(&run)),
-        CheckOutput::Github => github(&run, out),
+    match failed {
+        Some(err) => Err(err),
+        None => close(out, &config, Some(&run)),
     }
 }
 
-/// `--output github`: a workflow command per finding, a closing notice, and the step
-/// summary appended to `$GITHUB_STEP_SUMMARY` when it is set.
+/// What closes the output: the summary line, the GitHub step summary, or the SARIF or
+/// JUnit document.
+fn close(out: &mut Output<'_>, config: &CheckConfig, run: Option<&Run<'_>>) -> io::Result<()> {
+    match (config.output, run) {
+        (CheckOutput::Human, _) => out.summary(SummaryKind::Check, OutputFormat::Human),
+        (CheckOutput::Json, _) => out.summary(SummaryKind::Check, OutputFormat::Json),
+        (CheckOutput::Github, run) => {
+            out.data(github::render_summary(&out.summary))?;
+            match run {
+                Some(run) => step_summary(run, out),
+                None => Ok(()),
+            }
+        }
+        (CheckOutput::Sarif, Some(run)) => out.data(sarif::render(run)),
+        (CheckOutput::Junit, Some(run)) => out.data(junit::render(run)),
+        (CheckOutput::Sarif | CheckOutput::Junit, None) => {
+            unreachable!("bug: SARIF and JUnit keep their findings")
+        }
+    }
+}
+
+/// `--output github` of a whole run (`lint`): a workflow command per finding, a
+/// closing notice, and the step summary appended to `$GITHUB_STEP_SUMMARY` when it is
+/// set.
 pub(super) fn github(run: &Run<'_>, out: &mut Output<'_>) -> io::Result<()> {
     for diagnostic in run.diagnostics() {
         out.data(github::render(diagnostic, run.paths))?;
     }
     out.data(github::render_summary(&run.summary))?;
-    // The step summary is GitHub's page for the job: appended, as each step adds its
-    // own part.
+    step_summary(run, out)
+}
+
+/// Appends the step summary to `$GITHUB_STEP_SUMMARY`, when it is set. It is GitHub's
+/// page for the job: appended, as each step adds its own part.
+fn step_summary(run: &Run<'_>, out: &mut Output<'_>) -> io::Result<()> {
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY") {
         let written = std::fs::OpenOptions::new()
             .create(true)
@@ -168,13 +253,233 @@ pub(super) fn github(run: &Run<'_>, out: &mut Output<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// The library's part: load specs, find trace files, check them.
-fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
+/// The output written as findings come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Streamed {
+    Human,
+    Json,
+    Github,
+}
+
+/// What a [`Writer`] gives back at the end of the checking.
+struct Finished {
+    problems: Vec<Diagnostic>,
+    checked: Vec<FileChecked>,
+    /// Each file's findings, when they were kept.
+    kept: Option<Vec<Vec<Diagnostic>>>,
+    /// The first write that failed; nothing was written after it.
+    failed: Option<io::Error>,
+}
+
+/// Something waiting to be written, in report order.
+enum Piece {
+    /// A `-v` note on stderr.
+    Note(String),
+    /// Findings of file `index`.
+    File(usize, Vec<Diagnostic>),
+}
+
+/// Writes a run's findings in report order as they come (file by file, from
+/// [`crate::check::in_file_order`]), holding back only what is not final yet:
+///
+/// - the problems of the run come first, and one of them (nothing was read) is known
+///   only once a record was read or a finding is more than a warning: until then,
+///   everything waits;
+/// - a `per` key or `--trace-by` field that no record carries is reported once for the
+///   run, with how many other files lack it: from its first copy on, everything waits
+///   for the end of the run, when that count is known.
+///
+/// Everything is tallied even after a write failed (a closed pipe), so that the run
+/// still exits with the status of all it found.
+struct Writer<'o, 'w, 'r> {
+    out: &'o mut Output<'w>,
+    streamed: Option<Streamed>,
+    paths: &'r Paths,
+    verbose: bool,
+    progress: &'r Progress,
+    problems: Vec<Diagnostic>,
+    problems_written: bool,
+    queue: Vec<Piece>,
+    /// Whether the queue holds a finding that later files may repeat.
+    repeats_held: bool,
+    /// The index of the last file: what it reports, no later file repeats.
+    last_file: usize,
+    /// Whether the run is known to have read a record or found more than a warning.
+    judged: bool,
+    /// Each file's findings as written, for the documents made at the end.
+    kept: Option<Vec<Vec<Diagnostic>>>,
+    checked: Vec<FileChecked>,
+    failed: Option<io::Error>,
+}
+
+impl Writer<'_, '_, '_> {
+    fn event(&mut self, event: Event<(f64, Checked)>) {
+        match event {
+            // A streamed transcript learns its formats and traces as it is read: `-v`
+            // says what was recognized once the file is done.
+            Event::Opened(..) => {}
+            Event::Diagnostic(index, diagnostic) => {
+                self.judged |= !diagnostic.is_warning();
+                self.push(Piece::File(index, vec![diagnostic]));
+            }
+            Event::Reading(_) => self.judged = true,
+            Event::Done(..) => unreachable!("bug: files done go to `Writer::done`"),
+            Event::Idle => {
+                if self.failed.is_none() {
+                    let flushed = self.progress.suspended(|| self.out.stdout().flush());
+                    self.failed = flushed.err();
+                }
+            }
+        }
+        self.release();
+    }
+
+    fn done(&mut self, file: FileChecked) {
+        let outcome = &file.checked.outcome;
+        self.out.summary.records += outcome.records;
+        self.out.summary.synthesized += outcome.synthesized;
+        self.out.summary.traces += outcome.traces;
+        self.judged |= outcome.records > 0 || file.checked.elsewhere > 0;
+        if let (true, Some(detected)) = (self.verbose, &file.checked.detected) {
+            self.push(Piece::Note(format_note(&file.path, detected)));
+        }
+        self.checked.push(file);
+        self.release();
+    }
+
+    /// Once the run is judged, the problems are final: writes them, then what waited.
+    fn release(&mut self) {
+        if self.problems_written || !self.judged {
+            return;
+        }
+        self.write_problems();
+        for piece in std::mem::take(&mut self.queue) {
+            self.push(piece);
+        }
+    }
+
+    fn write_problems(&mut self) {
+        self.problems_written = true;
+        let problems = std::mem::take(&mut self.problems);
+        for problem in &problems {
+            self.write(problem);
+        }
+        self.problems = problems;
+    }
+
+    /// Writes `piece` now, or queues it while what comes before it is not final.
+    fn push(&mut self, piece: Piece) {
+        if let Piece::File(index, diagnostics) = &piece {
+            self.repeats_held |= *index < self.last_file
+                && diagnostics.iter().any(|d| d.same_in_every_file.is_some());
+        }
+        if !self.problems_written || self.repeats_held {
+            match (self.queue.last_mut(), piece) {
+                (Some(Piece::File(last, held)), Piece::File(index, diagnostics))
+                    if *last == index =>
+                {
+                    held.extend(diagnostics);
+                }
+                (_, piece) => self.queue.push(piece),
+            }
+            return;
+        }
+        match piece {
+            Piece::Note(note) => {
+                if self.failed.is_none() {
+                    let written = self.progress.suspended(|| self.out.note(&note));
+                    self.failed = written.err();
+                }
+            }
+            Piece::File(index, diagnostics) => {
+                for diagnostic in diagnostics {
+                    self.write(&diagnostic);
+                    if let Some(kept) = &mut self.kept {
+                        if kept.len() <= index {
+                            kept.resize_with(index + 1, Vec::new);
+                        }
+                        kept[index].push(diagnostic);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tallies `diagnostic` and writes it, if this output streams and nothing failed.
+    fn write(&mut self, diagnostic: &Diagnostic) {
+        self.out.tally(diagnostic);
+        let (Some(streamed), None) = (self.streamed, &self.failed) else {
+            return;
+        };
+        let out = &mut *self.out;
+        let paths = self.paths;
+        let written = self.progress.suspended(|| {
+            match streamed {
+                Streamed::Human => {
+                    out.write_diagnostic(Stream::Stdout, OutputFormat::Human, diagnostic)
+                }
+                Streamed::Json => {
+                    out.write_diagnostic(Stream::Stdout, OutputFormat::Json, diagnostic)
+                }
+                Streamed::Github => out.data(github::render(diagnostic, paths)),
+            }?;
+            // Over a progress bar, what is written must be out before it is redrawn.
+            if self.progress.is_shown() {
+                out.stdout().flush()?;
+            }
+            Ok(())
+        });
+        self.failed = written.err();
+    }
+
+    /// The end of the checking: judges whether anything was read, writes all that
+    /// waited, and gives back the problems, the files and the findings kept.
+    fn finish(mut self, traces: &[PathBuf]) -> Finished {
+        if !self.problems_written {
+            // A run that read no record never passes, even when no file said why.
+            if !self.checked.is_empty() && !self.judged {
+                let mut diagnostic = no_input("trace", traces, "`*.jsonl` or `*.json`");
+                diagnostic.message =
+                    "no record was read from the trace files: nothing was checked".into();
+                self.problems.push(diagnostic);
+            }
+            self.write_problems();
+        }
+        let mut queue = std::mem::take(&mut self.queue);
+        merge_never_carried(queue.iter_mut().filter_map(|piece| match piece {
+            Piece::File(_, diagnostics) => Some(diagnostics),
+            Piece::Note(_) => None,
+        }));
+        // What is left is final now: nothing comes after it.
+        self.repeats_held = false;
+        self.last_file = 0;
+        for piece in queue {
+            self.push(piece);
+        }
+        let mut kept = self.kept.take();
+        if let Some(kept) = &mut kept {
+            kept.resize_with(self.checked.len(), Vec::new);
+        }
+        Finished {
+            problems: self.problems,
+            checked: self.checked,
+            kept,
+            failed: self.failed,
+        }
+    }
+}
+
+/// The library's part before any trace is read: load specs, find the trace files, and,
+/// with `--shard`, keep this shard's part.
+fn plan(config: &CheckConfig) -> io::Result<Plan<'_>> {
     let mut specs = Vec::new();
     let mut problems = Vec::new();
     let mut groups = Vec::new();
     let mut unscoped = Vec::new();
     let mut spec_failed = false;
+    // Trace files are named for sharding relative to the project file's directory, or
+    // as given: the same on every machine of a CI matrix.
+    let mut shard_root = std::env::current_dir()?;
     match &config.project {
         None => {
             let (loaded, errors) = load_specs(&config.specs);
@@ -189,6 +494,7 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
                 files: trace_files,
                 check: &config.check,
                 input: &config.input.options,
+                shard: None,
             });
             specs = loaded;
         }
@@ -209,6 +515,7 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
                     files: found.into_iter().filter(|f| scope.contains(f)).collect(),
                     check: &scope.check,
                     input: &scope.input,
+                    shard: None,
                 });
             }
             if groups.iter().all(|g| g.files.is_empty()) && missing.is_empty() {
@@ -221,11 +528,32 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
             }
             problems.extend(missing);
             unscoped = unscoped_notes(&specs, &groups, &walked, &project.file);
+            if let Some(dir) = project.file.parent() {
+                shard_root = shard_root.join(dir);
+            }
+        }
+    }
+    if let Some(shard) = config.shard {
+        let names = Paths {
+            base: std::env::current_dir()?,
+            root: shard_root,
+        };
+        for group in &mut groups {
+            if group.check.trace_by.is_some() {
+                group.shard = Some(shard);
+            } else {
+                group.files.retain(|file| shard.takes(&names.name(file)));
+            }
         }
     }
     if config.verify_chain {
-        // Each file once, whichever scopes name it.
-        let files: BTreeSet<&PathBuf> = groups.iter().flat_map(|g| g.files.iter()).collect();
+        // Each file once, whichever scopes name it; a file whose traces are sharded,
+        // by the first shard.
+        let files: BTreeSet<&PathBuf> = groups
+            .iter()
+            .filter(|g| g.shard.is_none_or(|s| s.is_first()))
+            .flat_map(|g| g.files.iter())
+            .collect();
         let files: Vec<PathBuf> = files.into_iter().cloned().collect();
         problems.extend(super::chain::verify_chains(
             &files,
@@ -233,144 +561,77 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
         ));
     }
     // A spec that does not compile checks nothing: fail closed, before reading traces.
-    let checked = if spec_failed || specs.is_empty() {
-        Vec::new()
-    } else if config.join {
-        join_groups(&specs, &groups)
-    } else {
-        check_groups(&specs, &groups, config.jobs, progress)?
-    };
-    let mut checked = checked;
-    merge_never_carried(&mut checked);
-    // A run that read no record never passes, even when no file said why.
-    let read_nothing = !checked.is_empty()
-        && checked.iter().all(|c| c.checked.outcome.records == 0)
-        && checked
-            .iter()
-            .all(|c| c.checked.outcome.diagnostics.iter().all(|d| d.is_warning()));
-    if read_nothing {
-        let mut diagnostic = no_input("trace", &config.traces, "`*.jsonl` or `*.json`");
-        diagnostic.message = "no record was read from the trace files: nothing was checked".into();
-        problems.push(diagnostic);
-    }
-    Ok(Found {
+    let checking = !spec_failed && !specs.is_empty();
+    Ok(Plan {
         specs,
         problems,
-        checked,
+        groups,
         unscoped,
+        checking,
     })
-}
-
-/// Checks every group's files against its specs, in parallel, timing each file.
-fn check_groups(
-    specs: &[Machine],
-    groups: &[Group<'_>],
-    jobs: Option<usize>,
-    progress: bool,
-) -> io::Result<Vec<FileChecked>> {
-    let total: usize = groups.iter().map(|g| g.files.len()).sum();
-    let bar = Progress::new(total as u64, progress, PROGRESS_AFTER);
-    let run = || {
-        groups
-            .iter()
-            .flat_map(|group| group.files.iter().map(move |file| (group, file)))
-            .collect::<Vec<_>>()
-            .par_iter()
-            .map(|&(group, file)| {
-                let started = Instant::now();
-                let checked = crate::check::check_path(
-                    &specs[group.specs.clone()],
-                    file,
-                    group.check,
-                    group.input,
-                );
-                bar.tick();
-                FileChecked {
-                    path: file.clone(),
-                    specs: group.specs.clone().collect(),
-                    seconds: started.elapsed().as_secs_f64(),
-                    checked,
-                }
-            })
-            .collect()
-    };
-    let checked = match jobs {
-        Some(jobs) => rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs.max(1))
-            .build()
-            .map_err(io::Error::other)?
-            .install(run),
-        None => run(),
-    };
-    bar.finish();
-    Ok(checked)
 }
 
 /// `--join`: each group's files merged into one stream by time and checked as one
 /// input, whose findings name each record's own file.
-fn join_groups(specs: &[Machine], groups: &[Group<'_>]) -> Vec<FileChecked> {
-    groups
-        .iter()
-        .filter(|group| !group.files.is_empty())
-        .map(|group| {
-            let started = Instant::now();
-            let outcome =
-                super::chain::check_join(&specs[group.specs.clone()], &group.files, group.check);
-            FileChecked {
-                path: PathBuf::from(format!("{} files, joined", group.files.len())),
-                specs: group.specs.clone().collect(),
-                seconds: started.elapsed().as_secs_f64(),
-                checked: Checked {
-                    outcome,
-                    detected: None,
-                },
-            }
-        })
-        .collect()
+fn join_groups(specs: &[Machine], groups: &[Group<'_>], writer: &mut Writer<'_, '_, '_>) {
+    let joined: Vec<&Group<'_>> = groups.iter().filter(|g| !g.files.is_empty()).collect();
+    writer.last_file = joined.len().saturating_sub(1);
+    for (index, group) in joined.into_iter().enumerate() {
+        let started = Instant::now();
+        let mut outcome =
+            super::chain::check_join(&specs[group.specs.clone()], &group.files, group.check);
+        for diagnostic in std::mem::take(&mut outcome.diagnostics) {
+            writer.event(Event::Diagnostic(index, diagnostic));
+        }
+        writer.done(FileChecked {
+            path: PathBuf::from(format!("{} files, joined", group.files.len())),
+            specs: group.specs.clone().collect(),
+            seconds: started.elapsed().as_secs_f64(),
+            checked: Checked {
+                outcome,
+                detected: None,
+                elsewhere: 0,
+            },
+        });
+    }
 }
 
 /// A `per` key or `--trace-by` field that no record carries is reported by each file
 /// that lacks it; across files, the same finding is given once, at the first file, with
-/// how many other files lack it too.
-fn merge_never_carried(checked: &mut [FileChecked]) {
-    use crate::diagnostic::Code;
-    let never_carried = |d: &Diagnostic| {
-        (d.code == Code::MissingKey && d.message.starts_with("no record of the events of spec"))
-            || (d.code == Code::UsageError && d.message.starts_with("no record has a `"))
-    };
-    // The finding without its per-file count, and where its first copy is.
-    let mut first: Vec<(String, usize, usize, u64)> = Vec::new();
-    for (file, one) in checked.iter_mut().enumerate() {
-        let diagnostics = &mut one.checked.outcome.diagnostics;
+/// how many other files lack it too. `files` are the files' findings in report order.
+fn merge_never_carried<'f>(files: impl IntoIterator<Item = &'f mut Vec<Diagnostic>>) {
+    // Each finding (by what it says) with how many files repeat it, and where its
+    // first copy is (file, index).
+    let mut firsts: Vec<(String, u64)> = Vec::new();
+    let mut at: Vec<(usize, usize)> = Vec::new();
+    let mut held: Vec<&'f mut Vec<Diagnostic>> = Vec::new();
+    for diagnostics in files {
+        let file = held.len();
         let mut index = 0;
-        while index < diagnostics.len() {
-            let diagnostic = &diagnostics[index];
-            if !never_carried(diagnostic) {
-                index += 1;
-                continue;
-            }
-            let what = diagnostic
-                .message
-                .split_once(": ")
-                .map_or(diagnostic.message.as_str(), |(what, _)| what)
-                .to_string();
-            match first.iter_mut().find(|(seen, ..)| *seen == what) {
-                Some((.., others)) => {
-                    *others += 1;
-                    diagnostics.remove(index);
-                }
-                None => {
-                    first.push((what, file, index, 0));
-                    index += 1;
-                }
-            }
-        }
+        diagnostics.retain(|diagnostic| {
+            let keep = match &diagnostic.same_in_every_file {
+                None => true,
+                Some(what) => match firsts.iter_mut().find(|(seen, _)| seen == what) {
+                    Some((_, others)) => {
+                        *others += 1;
+                        false
+                    }
+                    None => {
+                        firsts.push((what.clone(), 0));
+                        at.push((file, index));
+                        true
+                    }
+                },
+            };
+            index += usize::from(keep);
+            keep
+        });
+        held.push(diagnostics);
     }
-    for (_, file, index, others) in first {
+    for ((_, others), (file, index)) in firsts.into_iter().zip(at) {
         if others > 0 {
             let s = if others == 1 { "" } else { "s" };
-            let diagnostic = &mut checked[file].checked.outcome.diagnostics[index];
-            diagnostic.message.push_str(&format!(
+            held[file][index].message.push_str(&format!(
                 " (and in {others} other file{s}, not reported again)"
             ));
         }
@@ -498,6 +759,20 @@ impl Progress {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// Whether the bar is drawn on stderr.
+    fn is_shown(&self) -> bool {
+        self.shown.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs `write` with the bar taken off the terminal, when it is on it.
+    fn suspended<R>(&self, write: impl FnOnce() -> R) -> R {
+        if self.is_shown() {
+            self.bar.suspend(write)
+        } else {
+            write()
+        }
     }
 }
 

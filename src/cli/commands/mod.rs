@@ -13,6 +13,7 @@ pub mod fmt;
 pub mod graph;
 pub mod help;
 pub mod lint;
+pub mod merge;
 pub mod seal;
 pub mod shrink;
 pub mod verify;
@@ -36,9 +37,14 @@ pub fn say_format(
     detected: Option<&Detected>,
 ) -> std::io::Result<()> {
     match (input.verbose, detected) {
-        (true, Some(detected)) => out.note(&format!("tracegate: {}: {detected}\n", path.display())),
+        (true, Some(detected)) => out.note(&format_note(path, detected)),
         _ => Ok(()),
     }
+}
+
+/// What `--verbose` says about the format `path` was read as, with its line ending.
+pub fn format_note(path: &Path, detected: &Detected) -> String {
+    format!("tracegate: {}: {detected}\n", path.display())
 }
 
 /// How reports name files: relative to `root` (`--sarif-root`), or to the working

@@ -14,20 +14,22 @@ use crate::diagnostic::{Diagnostic, TraceSite};
 use crate::redact::redact;
 
 /// One `testcase`.
-struct Case {
-    name: String,
-    file: Option<String>,
-    seconds: f64,
-    failures: Vec<Entry>,
-    errors: Vec<Entry>,
+pub(crate) struct Case {
+    pub name: String,
+    pub file: Option<String>,
+    pub seconds: f64,
+    pub failures: Vec<Entry>,
+    pub errors: Vec<Entry>,
 }
 
 /// A `failure` or an `error`.
-struct Entry {
-    kind: &'static str,
-    code: &'static str,
-    message: String,
-    body: String,
+pub(crate) struct Entry {
+    /// `failure` or `error`.
+    pub kind: &'static str,
+    /// The diagnostic code, as the `type`.
+    pub code: String,
+    pub message: String,
+    pub body: String,
 }
 
 /// The suite that holds problems of the run with no spec.
@@ -91,7 +93,14 @@ pub fn render(run: &Run<'_>) -> String {
     for (index, case) in placed {
         suites[index].1.push(case);
     }
+    write(&suites, None)
+}
 
+/// The JUnit XML of `suites` (each a name and its cases), with every count the count
+/// of the elements it sums. Times are the sums of the cases' times, unless `times`
+/// gives the whole report's and each suite's (merged reports add the times their
+/// parts gave, which were summed before rounding).
+pub(crate) fn write(suites: &[(String, Vec<Case>)], times: Option<(f64, &[f64])>) -> String {
     let count = |cases: &[Case]| {
         (
             cases.len(),
@@ -105,15 +114,18 @@ pub fn render(run: &Run<'_>) -> String {
         all.len(),
         all.iter().map(|c| c.failures.len()).sum::<usize>(),
         all.iter().map(|c| c.errors.len()).sum::<usize>(),
-        all.iter().map(|c| c.seconds).sum::<f64>(),
+        times.map_or_else(|| all.iter().map(|c| c.seconds).sum::<f64>(), |t| t.0),
     );
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"tracegate\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">"
     );
-    for (name, cases) in &suites {
-        let (tests, failures, errors, seconds) = count(cases);
+    for (index, (name, cases)) in suites.iter().enumerate() {
+        let (tests, failures, errors, mut seconds) = count(cases);
+        if let Some(&given) = times.and_then(|t| t.1.get(index)) {
+            seconds = given;
+        }
         let _ = writeln!(
             out,
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{seconds:.3}\">",
@@ -140,7 +152,7 @@ pub fn render(run: &Run<'_>) -> String {
                     out,
                     "      <{kind} message=\"{}\" type=\"{}\">{}</{kind}>",
                     escape(&entry.message),
-                    escape(entry.code),
+                    escape(&entry.code),
                     escape(&entry.body),
                     kind = entry.kind,
                 );
@@ -207,7 +219,7 @@ fn entry(run: &Run<'_>, diagnostic: &Diagnostic) -> Entry {
         } else {
             "error"
         },
-        code: diagnostic.code.as_str(),
+        code: diagnostic.code.as_str().to_string(),
         message: redact(&diagnostic.message).into_owned(),
         body: redact(&body).into_owned(),
     }

@@ -11,6 +11,7 @@ pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod merge;
 pub mod run;
 pub mod sarif;
 

@@ -17,7 +17,7 @@ use super::run::{Run, fingerprint};
 use crate::diagnostic::{Category, Code, Diagnostic, SpecSite, TraceSite, explain};
 use crate::redact::redact;
 
-const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+pub(crate) const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The name of the fingerprint in `partialFingerprints`; the version changes only if
 /// what it is computed from changes.
 const FINGERPRINT: &str = "tracegate/v1";

@@ -1,0 +1,163 @@
+//! `tracegate merge`: the reports of `check --shard K/N` merged into one are the
+//! report of the whole run: SARIF that validates with every result, JUnit whose counts
+//! add up, JSON Lines with every finding and one summary.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::ci_outputs::assert_valid_sarif;
+use crate::util::{run, stdout};
+
+const SHARDS: u64 = 3;
+
+/// The whole shipped library's report in `output`, and the reports of its shards
+/// written to files in `dir`.
+fn whole_and_shards(output: &str, dir: &Path) -> (String, Vec<String>) {
+    let whole = stdout(&run(&["check", "--output", output]));
+    let files = (1..=SHARDS)
+        .map(|k| {
+            let shard = format!("{k}/{SHARDS}");
+            let text = stdout(&run(&["check", "--output", output, "--shard", &shard]));
+            let file = dir.join(format!("shard-{k}.{output}"));
+            std::fs::write(&file, text).expect("the shard's report is written");
+            file.to_string_lossy().into_owned()
+        })
+        .collect();
+    (whole, files)
+}
+
+fn merge(format: &str, files: &[String]) -> String {
+    let mut args = vec!["merge", "--format", format];
+    args.extend(files.iter().map(String::as_str));
+    let output = run(&args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout(&output)
+}
+
+/// What identifies each SARIF result, sorted.
+fn results(log: &Value) -> Vec<String> {
+    let mut found: Vec<String> = log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["ruleId"],
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"],
+                r["message"]["text"]
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn merged_sarif_validates_and_holds_every_result_of_the_run() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let (whole, files) = whole_and_shards("sarif", dir.path());
+    let merged = assert_valid_sarif(&merge("sarif", &files));
+    let whole = assert_valid_sarif(&whole);
+    assert_eq!(merged["runs"].as_array().map(Vec::len), Some(1), "one run");
+    assert!(!results(&whole).is_empty());
+    assert_eq!(results(&merged), results(&whole));
+    let prints: std::collections::BTreeSet<String> = merged["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["partialFingerprints"].to_string())
+        .collect();
+    assert_eq!(
+        prints.len(),
+        results(&merged).len(),
+        "fingerprints stay unique"
+    );
+    let rules = |log: &Value| log["runs"][0]["tool"]["driver"]["rules"].clone();
+    assert_eq!(rules(&merged), rules(&whole));
+    for result in merged["runs"][0]["results"].as_array().expect("results") {
+        let index = result["ruleIndex"].as_u64().expect("a rule index") as usize;
+        assert_eq!(rules(&merged)[index]["id"], result["ruleId"]);
+    }
+}
+
+/// Root and per-suite counts of a JUnit report, checked against its elements.
+fn junit_counts(text: &str) -> Vec<(String, usize, usize, usize)> {
+    let document = roxmltree::Document::parse(text).expect("JUnit is XML");
+    let root = document.root_element();
+    let mut counts = Vec::new();
+    let count = |node: roxmltree::Node<'_, '_>, name: &str| -> usize {
+        node.attribute(name)
+            .and_then(|n| n.parse().ok())
+            .expect("a count")
+    };
+    let elements = |node: roxmltree::Node<'_, '_>, name: &str| -> usize {
+        node.descendants().filter(|n| n.has_tag_name(name)).count()
+    };
+    for node in std::iter::once(root).chain(root.children().filter(|n| n.is_element())) {
+        let name = node.attribute("name").unwrap_or_default().to_string();
+        let tests = count(node, "tests");
+        let failures = count(node, "failures");
+        let errors = count(node, "errors");
+        assert_eq!(tests, elements(node, "testcase"), "{name}: tests");
+        assert_eq!(failures, elements(node, "failure"), "{name}: failures");
+        assert_eq!(errors, elements(node, "error"), "{name}: errors");
+        counts.push((name, tests, failures, errors));
+    }
+    counts
+}
+
+#[test]
+fn merged_junit_counts_add_up_to_the_run() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let (whole, files) = whole_and_shards("junit", dir.path());
+    let merged = merge("junit", &files);
+    let mut merged_counts = junit_counts(&merged);
+    let mut whole_counts = junit_counts(&whole);
+    let root = |counts: &mut Vec<(String, usize, usize, usize)>| counts.remove(0);
+    assert_eq!(root(&mut merged_counts), root(&mut whole_counts));
+    merged_counts.sort();
+    whole_counts.sort();
+    assert_eq!(merged_counts, whole_counts, "per spec");
+    // One report merged alone is itself.
+    let one = std::fs::read_to_string(&files[0]).expect("the shard's report");
+    assert_eq!(merge("junit", &files[..1]), one);
+}
+
+#[test]
+fn merged_json_lines_are_the_run() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let (whole, files) = whole_and_shards("json", dir.path());
+    let merged = merge("json", &files);
+    let split = |text: &str| {
+        let mut lines: Vec<&str> = text.lines().collect();
+        let summary = lines.pop().expect("a summary").to_string();
+        lines.sort_unstable();
+        (lines.join("\n"), summary)
+    };
+    assert_eq!(split(&merged), split(&whole));
+}
+
+#[test]
+fn a_report_that_is_not_one_says_which_file_and_why() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(&bad, "<testsuites><nope/></testsuites>").expect("written");
+    let output = run(&["merge", "--format", "junit", &bad.to_string_lossy()]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.xml:1:13: expected `<testsuite>`, found `<nope>`"),
+        "{err}"
+    );
+    let output = run(&["merge", "--format", "sarif", "no-such-report.sarif"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("error[unreadable-input]"));
+}

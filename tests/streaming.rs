@@ -1,0 +1,222 @@
+//! Findings stream out: a violation is reported when its record is read, not when the
+//! input ends, and many files report in file order whichever finishes first.
+//!
+//! No test here times anything: each waits, with a generous bound, for an event that
+//! must come before another it controls (the writer of a stream closing it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use tracegate::check::{
+    CheckOptions, Event, Report, check_input_reported, check_path, in_file_order,
+};
+use tracegate::diagnostic::Diagnostic;
+use tracegate::trace::input::TraceInput;
+
+use crate::util::{root, spec};
+
+/// Long enough for any machine to check one record; a finding held to the end of its
+/// input would never come within it, as the input does not end until it has come.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// Hands each finding on to a channel as it is reported.
+struct Forward(mpsc::Sender<Diagnostic>);
+
+impl Report for Forward {
+    fn diagnostic(&mut self, diagnostic: Diagnostic) {
+        let _ = self.0.send(diagnostic);
+    }
+}
+
+fn seed_protocol() -> tracegate::machine::Machine {
+    let text = std::fs::read_to_string(root().join("specs/seed_protocol.tg")).expect("the spec");
+    spec(&text)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_violation_is_reported_while_its_stream_is_still_open() {
+    use std::os::unix::net::UnixStream;
+    let trace = std::fs::read_to_string(
+        root().join("traces/seed_protocol/fail/forbidden-transition.jsonl"),
+    )
+    .expect("the trace");
+    let lines: Vec<&str> = trace.lines().collect();
+    let (mut writer, reader) = UnixStream::pair().expect("a socket pair");
+    let (found, findings) = mpsc::channel();
+    let checker = std::thread::spawn(move || {
+        let specs = [seed_protocol()];
+        let input = TraceInput::native(BufReader::new(reader), None);
+        check_input_reported(
+            &specs,
+            Arc::from(Path::new("stream.jsonl")),
+            input,
+            &CheckOptions::default(),
+            None,
+            &mut Forward(found),
+        )
+    });
+    // The third record is the forbidden retry; the writer keeps the stream open after it.
+    for line in &lines[..3] {
+        writeln!(writer, "{line}").expect("the checker reads");
+    }
+    let first = findings
+        .recv_timeout(BOUND)
+        .expect("the violation is reported before its stream ends");
+    assert_eq!(first.code.as_str(), "forbidden-transition");
+    assert_eq!(first.trace.as_ref().map(|t| t.loc.line), Some(3));
+    writeln!(writer, "{}", lines[3]).expect("the checker reads");
+    drop(writer);
+    let outcome = checker.join().expect("the checker ends with its input");
+    assert_eq!(outcome.records, 4);
+    assert!(
+        outcome.diagnostics.is_empty(),
+        "every finding went to the report"
+    );
+    let rest: Vec<Diagnostic> = findings.try_iter().collect();
+    // Streamed or collected, the same findings in the same order.
+    let collected = check_path(
+        &[seed_protocol()],
+        &root().join("traces/seed_protocol/fail/forbidden-transition.jsonl"),
+        &CheckOptions::default(),
+        &Default::default(),
+    );
+    let streamed: Vec<String> = std::iter::once(&first)
+        .chain(&rest)
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    let whole: Vec<String> = collected
+        .outcome
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert_eq!(streamed, whole);
+}
+
+#[test]
+fn files_report_in_file_order_whichever_finishes_first() {
+    // File 0 finishes only after file 2 has: its events must still come first.
+    let (two_done, wait_for_two) = mpsc::channel::<()>();
+    let wait_for_two = std::sync::Mutex::new(wait_for_two);
+    let mut seen = Vec::new();
+    in_file_order(
+        4,
+        Some(3),
+        |index, report: &mut dyn Report| {
+            if index == 0 {
+                let gate = wait_for_two.lock().expect("one waiter");
+                gate.recv_timeout(BOUND)
+                    .expect("file 2 is checked meanwhile");
+            }
+            let mut diagnostic = Diagnostic::new(tracegate::diagnostic::Code::UsageError, "");
+            diagnostic.message = format!("file {index}");
+            report.diagnostic(diagnostic);
+            if index == 2 {
+                two_done.send(()).expect("file 0 waits");
+            }
+            index * 10
+        },
+        |event| match event {
+            Event::Diagnostic(index, d) => seen.push(format!("{index}: {}", d.message)),
+            Event::Done(index, value) => seen.push(format!("{index} done {value}")),
+            Event::Opened(..) | Event::Reading(_) | Event::Idle => {}
+        },
+    );
+    assert_eq!(
+        seen,
+        [
+            "0: file 0",
+            "0 done 0",
+            "1: file 1",
+            "1 done 10",
+            "2: file 2",
+            "2 done 20",
+            "3: file 3",
+            "3 done 30"
+        ]
+    );
+}
+
+/// A named pipe whose writer holds it open until dropped.
+#[cfg(unix)]
+struct HeldPipe {
+    _end: std::fs::File,
+}
+
+#[cfg(unix)]
+fn held_pipe(path: &Path, text: &str) -> HeldPipe {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("a path");
+    // SAFETY: `name` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+    // Read and write: opening does not wait for a reader, and the pipe has a writer
+    // from now on, so tracegate reads until this end is dropped.
+    let mut end = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .expect("the pipe opens");
+    end.write_all(text.as_bytes())
+        .expect("the pipe takes a record");
+    HeldPipe { _end: end }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pipe = dir.path().join("held.jsonl");
+    let ok = std::fs::read_to_string(root().join("traces/seed_protocol/pass/create-ok.jsonl"))
+        .expect("a conforming trace");
+    let held = held_pipe(&pipe, &ok);
+    let failing = root().join("traces/seed_protocol/fail/forbidden-transition.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracegate"))
+        .current_dir(root())
+        .env_clear()
+        .args([
+            "check",
+            "specs/seed_protocol.tg",
+            "--output",
+            "json",
+            "--traces",
+        ])
+        .arg(&failing)
+        .arg(&pipe)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("tracegate runs");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (lines, from) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = from
+        .recv_timeout(BOUND)
+        .expect("the first file's violation is written while the pipe is held open");
+    assert!(
+        first.contains("\"code\":\"forbidden-transition\"")
+            && first.contains("forbidden-transition.jsonl"),
+        "{first}"
+    );
+    drop(held);
+    let status = child
+        .wait()
+        .expect("tracegate ends once the pipe is closed");
+    reader.join().expect("stdout is read to its end");
+    let rest: Vec<String> = from.try_iter().collect();
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    let summary = rest.last().expect("a summary line");
+    assert!(
+        summary.contains("\"traces\":2") && summary.contains("\"violations\":1"),
+        "the held pipe was checked too, once closed: {summary}"
+    );
+}
