@@ -100,7 +100,7 @@ fn the_summary_says_how_many_results_were_synthesized() {
     };
     let human = run("human");
     assert!(
-        human.contains("checked 1 trace (2 records, 2 synthesized) against 1 spec"),
+        human.contains("checked 1 trace (2 records + 2 synthesized) against 1 spec"),
         "{human}"
     );
     let json = run("json");
