@@ -427,5 +427,8 @@ fn a_declared_state_exists_fmt_keeps_it_and_lint_says_it_is_unreachable() {
         report.contains("warning[unreachable-state]: state `spare`"),
         "{report}"
     );
-    assert!(report.contains("remove it from `state`"), "{report}");
+    assert!(
+        report.contains("remove it from `state` and the transitions"),
+        "{report}"
+    );
 }
