@@ -172,7 +172,7 @@ fn a_dash_reads_standard_input() {
     let text = report(&output);
     assert_eq!(code(&output), 1, "{text}");
     assert_fail_checked(&text);
-    assert!(text.contains("(3 records, 1 synthesized)"), "{text}");
+    assert!(text.contains("(3 records + 1 synthesized)"), "{text}");
 }
 
 #[test]
@@ -612,7 +612,7 @@ fn a_record_without_the_key_goes_to_the_live_instances() {
     let output = scratch.check(&["pass.jsonl"], None);
     let text = report(&output);
     assert_eq!(code(&output), 0, "{text}");
-    assert!(text.contains("(4 records, 2 synthesized)"), "{text}");
+    assert!(text.contains("(4 records + 2 synthesized)"), "{text}");
 }
 
 #[test]

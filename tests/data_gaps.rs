@@ -100,7 +100,7 @@ fn the_summary_says_how_many_results_were_synthesized() {
     };
     let human = run("human");
     assert!(
-        human.contains("checked 1 trace (2 records, 2 synthesized) against 1 spec"),
+        human.contains("checked 1 trace (2 records + 2 synthesized) against 1 spec"),
         "{human}"
     );
     let json = run("json");
@@ -427,5 +427,8 @@ fn a_declared_state_exists_fmt_keeps_it_and_lint_says_it_is_unreachable() {
         report.contains("warning[unreachable-state]: state `spare`"),
         "{report}"
     );
-    assert!(report.contains("remove it from `state`"), "{report}");
+    assert!(
+        report.contains("remove it from `state` and the transitions"),
+        "{report}"
+    );
 }

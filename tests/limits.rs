@@ -149,7 +149,7 @@ fn a_spec_at_the_limits_works_in_every_command() {
     let check = run(&["check", &spec, "--traces", &trace]);
     let out = String::from_utf8_lossy(&check.stdout);
     assert!(
-        out.contains("checked 1 trace (5 records, 5 synthesized)"),
+        out.contains("checked 1 trace (5 records + 5 synthesized)"),
         "{out}"
     );
     for args in [

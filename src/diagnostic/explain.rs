@@ -317,7 +317,8 @@ const TYPE_MISMATCH: &str = r##"## What it means
 A comparison or an arithmetic operation joins values whose types are known before any
 record is read, and no record can make it valid: a duration compared with a string or a
 number, arithmetic on a string, a boolean or `null`, a computed number compared with a
-string.
+string; or `in [..]`, `matches` or `is` tests a variable that every `bind` of it gives a
+value of another type (`$d is number` when `$d` is always a duration).
 
 ## Why it matters
 tracegate never coerces: such a test would be false on every record, so the rule it

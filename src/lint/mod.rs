@@ -112,7 +112,7 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) 
         let name = &machine.state(state).name;
         let span = machine.state(state).span;
         if !reachable[state.index()] {
-            // A state first named by `state` and by nothing before it: declared only.
+            // A state located at a `state` statement is declared there.
             let declared = spec.file.items.iter().any(|item| {
                 matches!(&item.kind, ItemKind::State(list) if list.iter().any(|s| s.span == span))
             });
@@ -126,7 +126,7 @@ fn reachability(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding>) 
                     ),
                 )
                 .with_hint(if declared {
-                    "add a transition into it, or remove it from `state`"
+                    "add a transition into it, or remove it from `state` and the transitions that name it"
                 } else {
                     "add a transition into it, or remove the transitions that name it"
                 }),

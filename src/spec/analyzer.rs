@@ -733,10 +733,8 @@ impl<'f> Analyzer<'f> {
             graph: DiGraph::default(),
         };
         let initial = self.initial_state(file, &mut states);
-        let moves = self.moves(file, &mut states, initial);
         // Declared states exist even when nothing else names them (lint says if one is
-        // unreachable); interned after the others, so specs without `state` keep their
-        // state order.
+        // unreachable), in the order declared, located at their declaration.
         for item in &file.items {
             if let ItemKind::State(list) = &item.kind {
                 for state in list {
@@ -744,6 +742,7 @@ impl<'f> Analyzer<'f> {
                 }
             }
         }
+        let moves = self.moves(file, &mut states, initial);
         self.misspelled_states(file, &states);
         let (forbids, forbidden) = self.forbids(file, &states);
         self.mark_accepting(&mut states);

@@ -289,8 +289,9 @@ pub fn render_summary(summary: &Summary) -> String {
     let traces = plural(summary.traces, "trace");
     let mut records = plural(summary.records, "record");
     if summary.synthesized > 0 {
-        // Specs saw these too; saying so keeps the count honest without changing it.
-        records.push_str(&format!(", {} synthesized", summary.synthesized));
+        // Specs saw these too; saying so keeps the count honest without changing it
+        // (`records` are the records read: the synthesized ones come on top).
+        records.push_str(&format!(" + {} synthesized", summary.synthesized));
     }
     let verdict = match (summary.violations, summary.errors) {
         (0, 0) => "every trace conforms".to_string(),

@@ -175,6 +175,20 @@ impl<'s> Parser<'s> {
         let Some((rest, test)) = self.subject_test(next)? else {
             return match lhs {
                 Operand::Path(path) => self.untested(rest, path),
+                Operand::Var(var) if self.ends_condition(next) => report(
+                    SpecError::new(
+                        Code::BarePathCondition,
+                        var.span,
+                        format!(
+                            "`${}` is a bare variable, and conditions have no truthiness",
+                            var.name
+                        ),
+                    )
+                    .with_hint(format!(
+                        "test whether it is set with `has ${0}`, or compare it: `${0} == true`",
+                        var.name
+                    )),
+                ),
                 // A value that is not a path is tested only by comparing it.
                 _ => backtrack(start),
             };
@@ -251,15 +265,19 @@ impl<'s> Parser<'s> {
         Ok(None)
     }
 
+    /// Whether `next` (after whitespace) ends a condition: the end, `)`, `and`, `or`.
+    fn ends_condition(&self, next: &'s str) -> bool {
+        next.is_empty()
+            || next.starts_with(')')
+            || keyword(next, "and").is_some()
+            || keyword(next, "or").is_some()
+    }
+
     /// The error for a path with no test after it.
     fn untested<T>(&self, rest: &'s str, path: Path) -> Res<'s, T> {
         let next = self.ws(rest);
         let text = path.to_string();
-        let ends_condition = next.is_empty()
-            || next.starts_with(')')
-            || keyword(next, "and").is_some()
-            || keyword(next, "or").is_some();
-        if !ends_condition {
+        if !self.ends_condition(next) {
             let error = self
                 .syntax(rest, format!("expected a comparison after `{text}`"))
                 .with_hint(if next.starts_with('=') {

@@ -1084,6 +1084,12 @@ fn values_across_records() {
         error("event e = record where $s in \"a\"\n").message,
         "expected a list after `in`"
     );
+    let bare = error("event e = record where not $s and a == 1\n");
+    assert_eq!(bare.code, Code::BarePathCondition);
+    assert_eq!(
+        bare.message,
+        "`$s` is a bare variable, and conditions have no truthiness"
+    );
     assert_eq!(
         error("event e = record where $s is integer\n")
             .hint
