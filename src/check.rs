@@ -26,7 +26,7 @@ use crate::json::Segment;
 use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::source::Span;
-use crate::trace::adapters::{Detected, InputOptions, Problem, ProblemKind};
+use crate::trace::adapters::{Detected, InputOptions, Layout, Problem, ProblemKind};
 use crate::trace::input::{Item, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 use instances::SpecRun;
@@ -232,7 +232,8 @@ pub fn check_path_observed(
 /// Findings come in the order [`check_path`] gives them. A native JSONL input is
 /// checked as it is read, so a violation is reported when its record is, and the
 /// end-of-trace findings when the input ends; other formats report when their file
-/// has been read, as problems of a file as a whole come before its records' findings.
+/// ends, as problems of a file as a whole come before its records' findings and may be
+/// found late.
 pub fn check_path_reported(
     specs: &[Machine],
     path: &Path,
@@ -293,7 +294,8 @@ pub fn check_path_reported(
 /// The report order is: the `untyped-records` `warning` (when no record matched any
 /// event), the input's problems as a whole, then the monitor's findings in the order
 /// it made them. So the monitor's findings wait while the warning may still come (no
-/// record matched yet), and, for inputs that an adapter read whole, until the end.
+/// record matched yet), and, for transcript formats, until the end. With a `shard` of
+/// traces, records of other shards' traces are counted in it and not checked.
 #[allow(clippy::too_many_arguments)]
 fn drive(
     specs: &[Machine],
@@ -312,9 +314,11 @@ fn drive(
         .clone()
         .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
     let own_problems = shard.as_ref().is_none_or(|(s, _)| s.is_first());
-    // Native JSONL is read as it is checked; an adapter has read its input whole, and
-    // may have found problems of the file as a whole anywhere in it.
-    let streams = input.reading().is_none();
+    // Native JSONL has no problem of the file as a whole once records come, so its
+    // findings are final as they are made. A transcript format may find one anywhere
+    // (a `--select` that selects nothing in a later document): its findings wait for
+    // the end of the file.
+    let streams = input.detected().layout == Layout::NativeLines;
     let mut monitor = Monitor::new(specs, file.clone(), trace_by.clone());
     monitor.observer = observer;
     if let Some(limit) = options.provenance_limit {
@@ -346,7 +350,10 @@ fn drive(
                 }
                 _ => file_level.push(Diagnostic::from_problem(file, problem)),
             },
-            Item::Stopped(err) => monitor.report(Diagnostic::unreadable(file, &err)),
+            Item::Stopped(err) if own_problems => {
+                monitor.report(Diagnostic::unreadable(file, &err))
+            }
+            Item::Stopped(_) => {}
         }
         if !reading && monitor.records() > 0 {
             reading = true;
@@ -420,9 +427,18 @@ pub enum Event<T> {
     Reading(usize),
     /// File `index` is done: what checking it returned.
     Done(usize, T),
-    /// Nothing is ready: the time to flush what was written.
+    /// Nothing has come for a moment ([`QUIET`]): the time to flush what was written,
+    /// so that findings do not sit in a buffer while checking waits (on a pipe, say).
     Idle,
 }
+
+/// How long [`in_file_order`] waits for the next event before it says
+/// [`Event::Idle`]: short enough for a person watching, long enough that a busy run
+/// is not flushed after every finding.
+pub const QUIET: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Events that may wait for the writer before checking waits for it.
+const BACKLOG: usize = 4096;
 
 /// Checks `count` files with `check(index, report)` on `jobs` threads (the number of
 /// cores when `None`), handing every event to `on` in file order: all of file `k`'s
@@ -444,7 +460,7 @@ pub fn in_file_order<T: Send>(
     /// Sends a file's findings to the thread that orders them.
     struct Sender<'a, T> {
         index: usize,
-        to: &'a mpsc::Sender<Event<T>>,
+        to: &'a mpsc::SyncSender<Event<T>>,
     }
     impl<T> Report for Sender<'_, T> {
         fn diagnostic(&mut self, diagnostic: Diagnostic) {
@@ -466,7 +482,10 @@ pub fn in_file_order<T: Send>(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, count);
     let next = AtomicUsize::new(0);
-    let (to, from) = mpsc::channel::<Event<T>>();
+    // Bounded, so that checking waits for a slow writer (human output) instead of
+    // holding every finding; the receiving loop never waits for a checker, so this
+    // cannot deadlock.
+    let (to, from) = mpsc::sync_channel::<Event<T>>(BACKLOG);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let (to, next, check) = (to.clone(), &next, &check);
@@ -486,16 +505,16 @@ pub fn in_file_order<T: Send>(
         let mut waiting: BTreeMap<usize, Vec<Event<T>>> = BTreeMap::new();
         let mut current = 0;
         loop {
-            let event = match from.try_recv() {
+            let event = match from.recv_timeout(QUIET) {
                 Ok(event) => event,
-                Err(mpsc::TryRecvError::Empty) => {
+                Err(mpsc::RecvTimeoutError::Timeout) => {
                     on(Event::Idle);
                     match from.recv() {
                         Ok(event) => event,
                         Err(_) => break,
                     }
                 }
-                Err(mpsc::TryRecvError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
             let index = match &event {
                 Event::Opened(index, _)

@@ -161,3 +161,21 @@ fn a_report_that_is_not_one_says_which_file_and_why() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("error[unreadable-input]"));
 }
+
+#[test]
+fn merge_and_shard_have_help_completions_and_a_manual_page() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let script = stdout(&run(&["completions", shell]));
+        assert!(
+            script.contains("merge") && script.contains("shard"),
+            "{shell}"
+        );
+    }
+    let man = stdout(&run(&["man"]));
+    assert!(man.contains("tracegate\\-merge"), "{man}");
+    let help = run(&["help", "merge"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout(&help).contains("--format <FORMAT>"));
+    let check = stdout(&run(&["check", "--help"]));
+    assert!(check.contains("--shard <K/N>"), "{check}");
+}
