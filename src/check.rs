@@ -1331,6 +1331,87 @@ mod tests {
         assert_eq!(left, [3]);
     }
 
+    /// Checks `lines` against `spec`, returning the diagnostics' codes and lines, and
+    /// every move the observer saw as (key, from, event, line).
+    #[allow(clippy::type_complexity)]
+    fn watched(
+        spec: &str,
+        lines: &[&str],
+    ) -> (Vec<(Code, u64)>, Vec<(String, String, String, u64)>) {
+        let source = Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: spec.into(),
+        });
+        let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
+        let moves = std::cell::RefCell::new(Vec::new());
+        let machine = &specs[0];
+        let mut monitor = Monitor::new(&specs, Arc::from(Path::new("t.jsonl")), None)
+            .with_observer(Box::new(|seen: &Observation<'_>| {
+                moves.borrow_mut().push((
+                    seen.key.unwrap_or("-").to_string(),
+                    machine.state(seen.from).name.clone(),
+                    machine.events[seen.event].name.clone(),
+                    seen.loc.line,
+                ))
+            }));
+        for (at, line) in lines.iter().enumerate() {
+            let loc = Location {
+                line: at as u64 + 1,
+                ..Location::default()
+            };
+            monitor.feed(crate::trace::native::decode_line(line, loc).expect("a record"));
+        }
+        let outcome = monitor.finish();
+        let codes = outcome
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.trace.as_ref().map_or(0, |t| t.loc.line)))
+            .collect();
+        (codes, moves.into_inner())
+    }
+
+    #[test]
+    fn finished_instances_still_take_their_keys_records() {
+        // `done` is a sink; `stuck` is not accepting, so an instance there that was
+        // stopped by a forbidden move must not be reported again at the end.
+        let spec = "spec t\nper args.id\nevent open = call open\nevent shut = call shut\nevent note = call note\n\
+            initial idle\naccept idle, done\notherwise ignore\n\
+            idle -> done on shut\nidle -> stuck on open\ndone -> done on note\nforbid stuck on shut: \"no\"\n";
+        let lines = [
+            r#"{"kind":"call","tool":"shut","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"note","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"shut","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"shut","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"c"}}"#,
+            // Lacking the key: every instance but the stopped one sees it.
+            r#"{"kind":"call","tool":"note"}"#,
+        ];
+        let (codes, moves) = watched(spec, &lines);
+        assert_eq!(
+            codes,
+            [(Code::ForbiddenTransition, 4), (Code::UnacceptedEnd, 8)]
+        );
+        let moves: Vec<String> = moves
+            .iter()
+            .map(|(key, from, event, line)| format!("{key} {from} {event} {line}"))
+            .collect();
+        assert_eq!(
+            moves,
+            [
+                "a idle shut 1",
+                "b idle open 2",
+                "a done note 3",
+                "b stuck shut 4",
+                "a done open 5",
+                "c idle open 7",
+                "a done note 8",
+                "c stuck note 8",
+            ]
+        );
+    }
+
     #[test]
     fn a_reused_id_is_answered_after_the_first() {
         let mut calls = OpenCalls::default();
