@@ -568,7 +568,7 @@ impl<'s> Monitor<'s> {
                     return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
                 }
             }
-            let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
+            let keyed = instance_key(machine, &record, &mut key);
             let run = trace.map(|trace| &trace.runs[spec]);
             // Existing instances by number; `None` for the one a new key would make.
             let instances: Vec<Option<usize>> = match run {
@@ -776,7 +776,7 @@ impl<'s> Monitor<'s> {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
             }
-            let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+            let keyed = instance_key(machine, record, &mut self.key);
             if keyed && !machine.per.is_empty() {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
@@ -932,7 +932,7 @@ impl<'s> Monitor<'s> {
     /// instance it reaches, with that instance's variables.
     fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
         let machine = &self.specs[spec_index];
-        let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        let keyed = instance_key(machine, record, &mut self.key);
         let state = &mut self.traces[trace];
         let seen = state.seen.as_deref();
         let run = &mut state.runs[spec_index];
@@ -1161,6 +1161,17 @@ enum FoundKind {
     Forbidden(usize),
     Unexpected,
     Unaccepted,
+}
+
+/// Writes into `key` the key of the instance of `machine` that `record` goes to: its
+/// `per` key, or `""` for the one instance of a spec without one (not what another
+/// spec left in the buffer). `false` when the record lacks the `per` key.
+fn instance_key(machine: &Machine, record: &Record<'_>, key: &mut String) -> bool {
+    if machine.per.is_empty() {
+        key.clear();
+        return true;
+    }
+    machine.key_of(record, key)
 }
 
 /// What a move means for its instance: `None` when the move is allowed.
@@ -1410,6 +1421,42 @@ mod tests {
                 "c stuck note 8",
             ]
         );
+    }
+
+    #[test]
+    fn a_spec_without_a_key_has_one_instance_beside_a_keyed_spec() {
+        let load = |text: &str| {
+            let source = Arc::new(crate::machine::SpecSource {
+                path: "t.tg".into(),
+                text: text.into(),
+            });
+            crate::spec::analyzer::load(source).expect("the spec compiles")
+        };
+        let keyed = "spec keyed\nper args.id\nevent x = call x\ninitial s\naccept s\ns -> s on x\n";
+        let whole = "spec whole\nevent x = call x\ninitial a\naccept a\na -> b on x\nb -> a on x\n";
+        let lines = [
+            r#"{"kind":"call","tool":"x","args":{"id":"1"}}"#,
+            r#"{"kind":"call","tool":"x","args":{"id":"2"}}"#,
+        ];
+        // Two moves of the one instance of `whole`, back to `a`: accepted, whether a
+        // keyed spec is checked beside it or not.
+        for specs in [vec![load(whole)], vec![load(keyed), load(whole)]] {
+            let mut monitor = Monitor::new(&specs, Arc::from(Path::new("t.jsonl")), None);
+            for (at, line) in lines.iter().enumerate() {
+                let loc = Location {
+                    line: at as u64 + 1,
+                    ..Location::default()
+                };
+                monitor.feed(crate::trace::native::decode_line(line, loc).expect("a record"));
+            }
+            let codes: Vec<Code> = monitor
+                .finish()
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect();
+            assert_eq!(codes, [], "with {} spec(s)", specs.len());
+        }
     }
 
     #[test]
