@@ -291,52 +291,43 @@ fn generate(records: usize, workload: Workload) -> Generated {
     }
 }
 
-struct Figures {
-    seconds: f64,
-    peak_bytes: usize,
+/// How long `f` takes, once.
+fn time(mut f: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
 }
 
-/// Runs `f` `runs` times and keeps the fastest (the least disturbed by other load),
-/// then once more with allocation counting on, for the most heap it held at once.
-/// Memory freed during the counted run that was allocated before it counts as
-/// negative, so it can only lower the peak, never inflate it.
-fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
-    let mut best = Duration::MAX;
-    for _ in 0..runs {
-        let start = Instant::now();
-        f();
-        best = best.min(start.elapsed());
-    }
+/// The most heap `f` holds at once, counted in one more run. Memory freed during the
+/// counted run that was allocated before it counts as negative, so it can only lower
+/// the peak, never inflate it.
+fn peak(mut f: impl FnMut()) -> usize {
     LIVE.store(0, Ordering::SeqCst);
     PEAK.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
     f();
     COUNTING.store(false, Ordering::SeqCst);
-    Figures {
-        seconds: best.as_secs_f64(),
-        peak_bytes: PEAK.load(Ordering::SeqCst).max(0) as usize,
-    }
+    PEAK.load(Ordering::SeqCst).max(0) as usize
 }
 
-/// Renders diagnostics as the CLI writes them, into one buffer.
+/// The CLI's output formats.
 #[derive(Clone, Copy)]
 enum Output {
     Json,
     Human,
 }
 
+/// Renders each diagnostic as the CLI does before writing it, and lets the text go.
 fn render(diagnostics: &[Diagnostic], output: Output, resolver: &MemoryResolver) -> usize {
-    let mut out = String::new();
+    let mut bytes = 0;
     for diagnostic in diagnostics {
-        match output {
-            Output::Json => {
-                out.push_str(&json::render(diagnostic));
-                out.push('\n');
-            }
-            Output::Human => out.push_str(&human::render(diagnostic, false, resolver)),
-        }
+        let text = match output {
+            Output::Json => json::render(diagnostic),
+            Output::Human => human::render(diagnostic, false, resolver),
+        };
+        bytes += black_box(text).len();
     }
-    black_box(out.len())
+    bytes
 }
 
 fn main() {
@@ -390,7 +381,7 @@ fn main() {
             resolver.insert(file.to_path_buf(), input.clone());
 
             let text = std::str::from_utf8(input).expect("generated input is UTF-8");
-            let serde = measure(runs, || {
+            let serde = || {
                 let mut n = 0usize;
                 for line in text.lines() {
                     let record: Typed<'_> =
@@ -398,12 +389,12 @@ fn main() {
                     n += usize::from(record.kind.is_some());
                 }
                 black_box(n);
-            });
+            };
 
             // The same decoding as a program would do it on a file: lines read from a
             // buffered reader into a reused buffer, checked as UTF-8, then decoded — the
             // work `check` also does before its own decoding.
-            let streamed = measure(runs, || {
+            let streamed = || {
                 let mut reader = std::io::BufReader::with_capacity(1 << 16, &input[..]);
                 let mut buf = Vec::new();
                 let mut n = 0usize;
@@ -421,10 +412,10 @@ fn main() {
                     n += usize::from(record.kind.is_some());
                 }
                 black_box(n);
-            });
+            };
 
             // The first stage of `check` alone: lines decoded into records.
-            let decode = measure(runs, || {
+            let decode = || {
                 let mut n = 0usize;
                 for (i, line) in text.lines().enumerate() {
                     let loc = tracegate::trace::Location {
@@ -436,35 +427,47 @@ fn main() {
                     n += usize::from(record.kind.is_some());
                 }
                 black_box(n);
-            });
+            };
 
             // `check` as the CLI runs it: the checker, then its diagnostics rendered.
-            let checked = |output: Output| {
-                let mut violations = 0;
-                let mut unexpected = None;
-                let mut records = 0;
-                let figures = measure(runs, || {
-                    let outcome =
-                        check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
-                    violations = outcome.diagnostics.len();
-                    unexpected = outcome
-                        .diagnostics
-                        .iter()
-                        .find(|d| d.code.as_str() != "forbidden-transition")
-                        .map(|d| format!("{}: {}", d.code, d.message));
-                    records = outcome.records;
-                    render(&outcome.diagnostics, output, &resolver);
-                });
-                assert_eq!(records as usize, lines, "every generated line is a record");
+            let check = |output: Output| {
+                let outcome =
+                    check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
+                let unexpected = outcome
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.code.as_str() != "forbidden-transition")
+                    .map(|d| format!("{}: {}", d.code, d.message));
+                assert_eq!(
+                    outcome.records as usize, lines,
+                    "every generated line is a record"
+                );
                 assert_eq!(unexpected, None, "only blind re-creates are violations");
                 assert_eq!(
-                    violations, generated.violations,
+                    outcome.diagnostics.len(),
+                    generated.violations,
                     "every blind re-create is reported, once"
                 );
-                figures
+                render(&outcome.diagnostics, output, &resolver);
             };
-            let json = checked(Output::Json);
-            let human = checked(Output::Human);
+
+            // Rounds of every measurement in turn, the best of each kept (the least
+            // disturbed by other load), so the ratios compare runs made close together.
+            let mut best = [Duration::MAX; 5];
+            for _ in 0..runs {
+                let times = [
+                    time(serde),
+                    time(streamed),
+                    time(decode),
+                    time(|| check(Output::Json)),
+                    time(|| check(Output::Human)),
+                ];
+                for (best, time) in best.iter_mut().zip(times) {
+                    *best = (*best).min(time);
+                }
+            }
+            let [serde, streamed, decode, json, human] = best.map(|d| d.as_secs_f64());
+            let heap = peak(|| check(Output::Json)).max(peak(|| check(Output::Human)));
 
             println!(
                 "{:<10} {:<8} {:>7} {:>6.1} {:>10} {:>11.0} {:>6.2} {:>11.0} {:>6.2} {:>11.0} {:>11.0} {:>11.0} {:>8.1}MB",
@@ -473,14 +476,14 @@ fn main() {
                 generated.keys,
                 mb,
                 generated.violations,
-                lines as f64 / json.seconds,
-                json.seconds / serde.seconds,
-                lines as f64 / human.seconds,
-                human.seconds / serde.seconds,
-                lines as f64 / serde.seconds,
-                lines as f64 / streamed.seconds,
-                lines as f64 / decode.seconds,
-                json.peak_bytes.max(human.peak_bytes) as f64 / 1e6,
+                lines as f64 / json,
+                json / serde,
+                lines as f64 / human,
+                human / serde,
+                lines as f64 / serde,
+                lines as f64 / streamed,
+                lines as f64 / decode,
+                heap as f64 / 1e6,
             );
         }
     }
@@ -494,20 +497,25 @@ fn main() {
     let input = generate(1_000_000, pool).bytes;
     let lines = input.iter().filter(|&&b| b == b'\n').count();
     let mb = input.len() as f64 / 1e6;
-    let mut violations = 0;
-    let figures = measure(runs, || {
+    let check = || {
         let outcome = check_reader(&bound, file.clone(), &input[..], &CheckOptions::default());
-        violations = outcome.diagnostics.len();
-    });
-    assert_eq!(
-        violations, 0,
-        "the generated trace conforms to the bound spec"
-    );
+        assert_eq!(
+            outcome.diagnostics.len(),
+            0,
+            "the generated trace conforms to the bound spec"
+        );
+    };
+    let seconds = (0..runs)
+        .map(|_| time(check))
+        .min()
+        .expect("at least one run")
+        .as_secs_f64();
+    let heap = peak(check);
     println!(
         "\nbind + provenance ({lines} records, pool 1000): check {:.0} rec/s, {:.0} MB/s, peak heap {:.1}MB",
-        lines as f64 / figures.seconds,
-        mb / figures.seconds,
-        figures.peak_bytes as f64 / 1e6
+        lines as f64 / seconds,
+        mb / seconds,
+        heap as f64 / 1e6
     );
     println!(
         "\nfresh/5000 = a fresh request id per operation, 5,000 operations interleaved (the headline);"
@@ -517,7 +525,7 @@ fn main() {
         "json / human rec/s = `check` on one thread with its diagnostics rendered as the CLI's JSON / human output;"
     );
     println!(
-        "×serde = that time over serde_json's typed decoding of the same lines in memory (best of {runs})."
+        "×serde = that time over serde_json's typed decoding of the same lines in memory (best of {runs} interleaved rounds)."
     );
     println!(
         "streamed = serde_json decoding the same bytes read line by line from a buffered reader;"

@@ -934,7 +934,7 @@ impl<'s> Monitor<'s> {
                     return deny(self.ambiguous_diagnostic(spec, event, other, name, &record));
                 }
             }
-            let keyed = machine.per.is_empty() || machine.key_of(&record, &mut key);
+            let keyed = instance_key(machine, &record, &mut key);
             let run = trace.map(|trace| &trace.runs[spec]);
             // Existing instances by number; `None` for the one a new key would make.
             let instances: Vec<Option<usize>> = match run {
@@ -1167,7 +1167,7 @@ impl<'s> Monitor<'s> {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
             }
-            let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+            let keyed = instance_key(machine, record, &mut self.key);
             if keyed && !machine.per.is_empty() {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
@@ -1326,7 +1326,7 @@ impl<'s> Monitor<'s> {
     /// instance it reaches, with that instance's variables.
     fn dispatch_in_context(&mut self, spec_index: usize, trace: usize, record: &Record<'_>) {
         let machine = &self.specs[spec_index];
-        let keyed = machine.per.is_empty() || machine.key_of(record, &mut self.key);
+        let keyed = instance_key(machine, record, &mut self.key);
         if !machine.per.is_empty() {
             if keyed {
                 let held = self.keys[spec_index].carried();
@@ -1585,6 +1585,17 @@ enum FoundKind {
     Unaccepted,
 }
 
+/// Writes into `key` the key of the instance of `machine` that `record` goes to: its
+/// `per` key, or `""` for the one instance of a spec without one (not what another
+/// spec left in the buffer). `false` when the record lacks the `per` key.
+fn instance_key(machine: &Machine, record: &Record<'_>, key: &mut String) -> bool {
+    if machine.per.is_empty() {
+        key.clear();
+        return true;
+    }
+    machine.key_of(record, key)
+}
+
 /// What a move means for its instance: `None` when the move is allowed.
 fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
     match step {
@@ -1751,6 +1762,123 @@ mod tests {
         assert_eq!(line(calls.close(None, Some("w"))), None);
         let left: Vec<u64> = calls.drain().iter().map(|(_, c)| c.loc.line).collect();
         assert_eq!(left, [3]);
+    }
+
+    /// Checks `lines` against `spec`, returning the diagnostics' codes and lines, and
+    /// every move the observer saw as (key, from, event, line).
+    #[allow(clippy::type_complexity)]
+    fn watched(
+        spec: &str,
+        lines: &[&str],
+    ) -> (Vec<(Code, u64)>, Vec<(String, String, String, u64)>) {
+        let source = Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: spec.into(),
+        });
+        let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
+        let moves = std::cell::RefCell::new(Vec::new());
+        let machine = &specs[0];
+        let mut monitor = Monitor::new(&specs, Arc::from(Path::new("t.jsonl")), None)
+            .with_observer(Box::new(|seen: &Observation<'_>| {
+                moves.borrow_mut().push((
+                    seen.key.unwrap_or("-").to_string(),
+                    machine.state(seen.from).name.clone(),
+                    machine.events[seen.event].name.clone(),
+                    seen.loc.line,
+                ))
+            }));
+        for (at, line) in lines.iter().enumerate() {
+            let loc = Location {
+                line: at as u64 + 1,
+                ..Location::default()
+            };
+            monitor.feed(crate::trace::native::decode_line(line, loc).expect("a record"));
+        }
+        let outcome = monitor.finish();
+        let codes = outcome
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.trace.as_ref().map_or(0, |t| t.loc.line)))
+            .collect();
+        (codes, moves.into_inner())
+    }
+
+    #[test]
+    fn finished_instances_still_take_their_keys_records() {
+        // `done` is a sink; `stuck` is not accepting, so an instance there that was
+        // stopped by a forbidden move must not be reported again at the end.
+        let spec = "spec t\nper args.id\nevent open = call open\nevent shut = call shut\nevent note = call note\n\
+            initial idle\naccept idle, done\notherwise ignore\n\
+            idle -> done on shut\nidle -> stuck on open\ndone -> done on note\nforbid stuck on shut: \"no\"\n";
+        let lines = [
+            r#"{"kind":"call","tool":"shut","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"note","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"shut","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"shut","args":{"id":"b"}}"#,
+            r#"{"kind":"call","tool":"open","args":{"id":"c"}}"#,
+            // Lacking the key: every instance but the stopped one sees it.
+            r#"{"kind":"call","tool":"note"}"#,
+        ];
+        let (codes, moves) = watched(spec, &lines);
+        assert_eq!(
+            codes,
+            [(Code::ForbiddenTransition, 4), (Code::UnacceptedEnd, 8)]
+        );
+        let moves: Vec<String> = moves
+            .iter()
+            .map(|(key, from, event, line)| format!("{key} {from} {event} {line}"))
+            .collect();
+        assert_eq!(
+            moves,
+            [
+                "a idle shut 1",
+                "b idle open 2",
+                "a done note 3",
+                "b stuck shut 4",
+                "a done open 5",
+                "c idle open 7",
+                "a done note 8",
+                "c stuck note 8",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spec_without_a_key_has_one_instance_beside_a_keyed_spec() {
+        let load = |text: &str| {
+            let source = Arc::new(crate::machine::SpecSource {
+                path: "t.tg".into(),
+                text: text.into(),
+            });
+            crate::spec::analyzer::load(source).expect("the spec compiles")
+        };
+        let keyed = "spec keyed\nper args.id\nevent x = call x\ninitial s\naccept s\ns -> s on x\n";
+        let whole = "spec whole\nevent x = call x\ninitial a\naccept a\na -> b on x\nb -> a on x\n";
+        let lines = [
+            r#"{"kind":"call","tool":"x","args":{"id":"1"}}"#,
+            r#"{"kind":"call","tool":"x","args":{"id":"2"}}"#,
+        ];
+        // Two moves of the one instance of `whole`, back to `a`: accepted, whether a
+        // keyed spec is checked beside it or not.
+        for specs in [vec![load(whole)], vec![load(keyed), load(whole)]] {
+            let mut monitor = Monitor::new(&specs, Arc::from(Path::new("t.jsonl")), None);
+            for (at, line) in lines.iter().enumerate() {
+                let loc = Location {
+                    line: at as u64 + 1,
+                    ..Location::default()
+                };
+                monitor.feed(crate::trace::native::decode_line(line, loc).expect("a record"));
+            }
+            let codes: Vec<Code> = monitor
+                .finish()
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect();
+            assert_eq!(codes, [], "with {} spec(s)", specs.len());
+        }
     }
 
     #[test]

@@ -703,6 +703,14 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn an_instance_costs_what_the_readme_says() {
+        // The README's figures: a live instance's body, and what a finished key keeps.
+        assert_eq!(std::mem::size_of::<Body>(), 64);
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+    }
+
+    #[test]
     fn keys_are_found_by_their_text_and_keep_their_order() {
         let source = std::sync::Arc::new(crate::machine::SpecSource {
             path: "t.tg".into(),
