@@ -488,9 +488,16 @@ impl Finisher {
     }
 
     fn record(&mut self, name: String, mut fields: Map, loc: Location) {
-        let seq = self.names.entry(name.clone()).or_insert(0);
-        let this = *seq;
-        *seq += 1;
+        let this = match self.names.get_mut(&name) {
+            Some(seq) => {
+                *seq += 1;
+                *seq - 1
+            }
+            None => {
+                self.names.insert(name.clone(), 1);
+                0
+            }
+        };
         if self.many {
             fields.insert("trace".into(), Value::String(name));
         }
