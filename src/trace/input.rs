@@ -637,6 +637,37 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_is_detected_from_its_head_and_read_on_from_the_rest() {
+        let options = InputOptions::default();
+        // An MCP log longer than the head, and native records.
+        let mcp = mcp_log(400);
+        let native: String = (0..4000)
+            .map(|i| format!("{{\"kind\":\"call\",\"tool\":\"t\",\"call_id\":\"c{i}\"}}\n"))
+            .collect();
+        for (text, streamed) in [(&mcp, true), (&native, false)] {
+            let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(
+                4096,
+                io::Cursor::new(text.clone().into_bytes()),
+            ));
+            let head = read_head(&mut reader, DEFAULT_MAX_LINE_BYTES).unwrap();
+            assert!(head.len() >= 64 * 1024 && head.len() < text.len());
+            let input = match adapters::open_stream(head, reader, &options, DEFAULT_MAX_LINE_BYTES)
+                .unwrap()
+            {
+                StreamOpened::Native(detected, input) => {
+                    TraceInput::lines(detected, input, DEFAULT_MAX_LINE_BYTES)
+                }
+                StreamOpened::Stream(stream) => TraceInput::stream(stream),
+                StreamOpened::Whole(_) => panic!("a stream of a streaming format read whole"),
+            };
+            assert_eq!(matches!(input.body, Body::Stream(_)), streamed);
+            let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+            let (seen, detected) = everything(input);
+            assert_eq!((seen, detected), everything(whole));
+        }
+    }
+
+    #[test]
     fn run_arrays_stream_as_they_read_whole() {
         let run = |id: &str, tool: &str| {
             format!(

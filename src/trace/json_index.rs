@@ -174,6 +174,24 @@ impl JsonIndex {
     }
 }
 
+/// The byte range of the value at `pointer`, a pointer of one token (`/message`), in
+/// `text`, one JSON document, by scanning its top level only; `None` when the root is
+/// not a container or has no such member (the index then answers).
+pub fn member_range(text: &str, pointer: &str) -> Option<Range<usize>> {
+    let mut tokens = pointer_tokens(pointer);
+    let token = tokens.next()?;
+    if tokens.next().is_some() {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let start = skip_ws(bytes, 0, bytes.len());
+    if !matches!(bytes.get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let end = value_end(bytes, start, bytes.len());
+    scalar_in(text, start..end, &token)
+}
+
 /// The unescaped reference tokens of a JSON pointer.
 pub fn pointer_tokens(pointer: &str) -> impl Iterator<Item = String> + '_ {
     pointer
@@ -361,6 +379,21 @@ mod tests {
         check(text, "/1/k!", "[\"]\"]");
         check(text, "/2", "{\"z\": 1}");
         check(text, "/0", "\"[{\\\"\"");
+    }
+
+    #[test]
+    fn members_of_the_top_level_are_found_without_an_index() {
+        let text = r#" {"a": 1, "message": {"b": [1, {"c": 2}]}, "a~/b": "x", "n": null}"#;
+        for pointer in ["/a", "/message", "/a~0~1b", "/n"] {
+            let index = JsonIndex::build(text);
+            assert_eq!(
+                member_range(text, pointer),
+                Some(index.range(text, pointer))
+            );
+        }
+        assert_eq!(member_range(text, "/zz"), None);
+        assert_eq!(member_range(text, "/message/b"), None);
+        assert_eq!(member_range("[1, [2]]", "/1"), Some(4..7));
     }
 
     #[test]

@@ -63,7 +63,19 @@ impl Doc {
 
     pub(super) fn location(&self, pointer: &str) -> Location {
         let inner = pointer.strip_prefix(self.base.as_str()).unwrap_or(pointer);
-        let (range, line) = if inner.is_empty() {
+        let member = match self.index.get() {
+            // A member of the top-level object (an envelope's `message`) is found by
+            // scanning the top level, without indexing the whole text.
+            None if inner.len() > 1 && !inner[1..].contains('/') => {
+                crate::trace::json_index::member_range(&self.text, inner)
+            }
+            _ => None,
+        };
+        let (range, line) = if let Some(range) = member {
+            let before = &self.text.as_bytes()[..range.start];
+            let lines = before.iter().filter(|&&b| b == b'\n').count() as u64;
+            (range, self.line + lines)
+        } else if inner.is_empty() {
             (0..self.text.len(), self.line)
         } else {
             let index = self.index.get_or_init(|| JsonIndex::build(&self.text));
@@ -132,6 +144,17 @@ pub(super) fn read_document(source: Source<'_>, problems: &mut Vec<Problem>) -> 
 
 /// A whole-file document, parsed.
 pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -> Doc {
+    if let Some(value) = parse_unique(&text) {
+        return Doc {
+            text,
+            offset,
+            line: 1,
+            value: Some(value),
+            index: OnceCell::new(),
+            duplicates: Vec::new(),
+            base: String::new(),
+        };
+    }
     let value = match serde_json::from_str::<Value>(&text) {
         Ok(value) => Some(value),
         Err(err) => {
@@ -236,6 +259,17 @@ pub(super) fn line_doc(
             return None;
         }
     };
+    if let Some(value) = parse_unique(text) {
+        return Some(Doc {
+            text: text.to_string(),
+            offset: loc.offset,
+            line: loc.line,
+            value: Some(value),
+            index: OnceCell::new(),
+            duplicates: Vec::new(),
+            base: String::new(),
+        });
+    }
     let value = match serde_json::from_str::<Value>(text) {
         Ok(value) => Some(value),
         Err(err) => {
@@ -298,18 +332,110 @@ fn duplicate_objects(text: &str) -> Vec<String> {
     found
 }
 
-/// Whether the JSON text `reader` holds is one valid document without a key twice,
-/// read through without keeping it: a document that passes is safe to stream element
-/// by element, as nothing later in it can turn it into an error.
-pub(super) fn valid_without_duplicates(reader: impl io::Read) -> bool {
+/// Whether `text` is one valid JSON value without a key twice, walked without keeping
+/// it: a document whose every element passes is safe to stream element by element, as
+/// nothing later in it can turn it into an error.
+pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
     use serde::de::DeserializeSeed;
-    let mut deserializer = serde_json::Deserializer::from_reader(reader);
-    let walked = Unique {
-        pointer: String::new(),
-        found: None,
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    Distinct { keep: false }
+        .deserialize(&mut deserializer)
+        .is_ok()
+        && deserializer.end().is_ok()
+}
+
+/// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
+/// otherwise, and the slower reading that says what is wrong, and where, is left to
+/// the caller.
+fn parse_unique(text: &str) -> Option<Value> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Distinct { keep: true }
+        .deserialize(&mut deserializer)
+        .ok()?;
+    deserializer.end().ok()?;
+    Some(value)
+}
+
+/// A visitor that builds a JSON value as `serde_json::Value` does (or, without `keep`,
+/// only walks it) and fails on an object with a key twice, where `Value` would keep
+/// the last. It says nothing of where: [`Unique`] does, on the rare text it fails.
+struct Distinct {
+    keep: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Distinct {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
-    .deserialize(&mut deserializer);
-    walked.is_ok() && deserializer.end().is_ok()
+}
+
+impl<'de> serde::de::Visitor<'de> for Distinct {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(match self.keep {
+            true => Value::String(v.to_owned()),
+            false => Value::Null,
+        })
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Distinct { keep: self.keep })? {
+            if self.keep {
+                items.push(item);
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        let mut keys: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let twice = match self.keep {
+                true => members.contains_key(&key),
+                false => keys.contains(&key),
+            };
+            if twice {
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            let value = map.next_value_seed(Distinct { keep: self.keep })?;
+            match self.keep {
+                true => drop(members.insert(key, value)),
+                false => keys.push(key),
+            }
+        }
+        Ok(Value::Object(members))
+    }
 }
 
 /// What [`duplicate_keys`] found, with its column (the line is the problem's).

@@ -113,22 +113,33 @@ impl Stream {
                 std::fs::File::open(path)?,
             )))
         };
-        let mut probe = Elements::new(open()?)?;
-        let Some(first) = probe.next()? else {
-            return Ok(None);
-        };
-        // A first element that is a message, not a run: the array may be a message
-        // list, which is decided over all its elements.
-        let runs_first = serde_json::from_str::<Value>(&first.text)
-            .is_ok_and(|value| value.is_object() && !super::detect::element_like(&value, None));
-        if !runs_first {
-            return Ok(None);
-        }
-        drop(probe);
-        let mut check = open()?;
-        skip_bom(&mut check)?;
-        if !valid_without_duplicates(check) {
-            return Ok(None);
+        // Read through once: every element must be valid JSON without a key twice, and
+        // nothing but white space may follow the array. Each element is held only
+        // while it is checked.
+        let mut check = Elements::new(open()?)?;
+        let mut first = true;
+        loop {
+            let element = match check.next() {
+                Ok(Some(element)) => element,
+                Ok(None) if !first && check.rest_is_blank()? => break,
+                // Not an array, an empty one, or not valid: read whole, which reports
+                // what is wrong.
+                Ok(None) | Err(_) => return Ok(None),
+            };
+            if first {
+                // A first element that is a message, not a run: the array may be a
+                // message list, which is decided over all its elements.
+                let run = serde_json::from_str::<Value>(&element.text).is_ok_and(|value| {
+                    value.is_object() && !super::detect::element_like(&value, None)
+                });
+                if !run {
+                    return Ok(None);
+                }
+                first = false;
+            }
+            if !valid_without_duplicates(element.text.as_bytes()) {
+                return Ok(None);
+            }
         }
         let elements = Elements::new(open()?)?;
         let len = std::fs::metadata(path)?.len();
@@ -477,9 +488,16 @@ impl Finisher {
     }
 
     fn record(&mut self, name: String, mut fields: Map, loc: Location) {
-        let seq = self.names.entry(name.clone()).or_insert(0);
-        let this = *seq;
-        *seq += 1;
+        let this = match self.names.get_mut(&name) {
+            Some(seq) => {
+                *seq += 1;
+                *seq - 1
+            }
+            None => {
+                self.names.insert(name.clone(), 1);
+                0
+            }
+        };
         if self.many {
             fields.insert("trace".into(), Value::String(name));
         }
@@ -552,6 +570,12 @@ impl Elements {
         Ok(elements)
     }
 
+    /// Whether nothing but white space is left.
+    fn rest_is_blank(&mut self) -> io::Result<bool> {
+        self.skip_ws()?;
+        Ok(self.peek()?.is_none())
+    }
+
     fn peek(&mut self) -> io::Result<Option<u8>> {
         Ok(self.input.fill_buf()?.first().copied())
     }
@@ -595,6 +619,7 @@ impl Elements {
         match self.peek()? {
             Some(b']') => {
                 self.done = true;
+                self.advance(1);
                 return Ok(None);
             }
             Some(b',') if self.count > 0 => {
