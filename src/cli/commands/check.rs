@@ -235,7 +235,7 @@ fn find(config: &CheckConfig, progress: bool) -> io::Result<Found> {
     let checked = if spec_failed || specs.is_empty() {
         Vec::new()
     } else if config.join {
-        join_groups(&specs, &groups)
+        join_groups(&specs, &groups, &config.join_time)
     } else {
         check_groups(&specs, &groups, config.jobs, progress)?
     };
@@ -307,14 +307,23 @@ fn check_groups(
 
 /// `--join`: each group's files merged into one stream by time and checked as one
 /// input, whose findings name each record's own file.
-fn join_groups(specs: &[Machine], groups: &[Group<'_>]) -> Vec<FileChecked> {
+fn join_groups(
+    specs: &[Machine],
+    groups: &[Group<'_>],
+    time: &crate::trace::join::TimeField,
+) -> Vec<FileChecked> {
     groups
         .iter()
         .filter(|group| !group.files.is_empty())
         .map(|group| {
             let started = Instant::now();
-            let outcome =
-                super::chain::check_join(&specs[group.specs.clone()], &group.files, group.check);
+            let outcome = super::chain::check_join(
+                &specs[group.specs.clone()],
+                &group.files,
+                group.check,
+                group.input,
+                time,
+            );
             FileChecked {
                 path: PathBuf::from(format!("{} files, joined", group.files.len())),
                 specs: group.specs.clone().collect(),
