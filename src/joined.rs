@@ -8,14 +8,16 @@ use std::sync::Arc;
 use crate::check::{CheckOptions, Monitor, Outcome};
 use crate::diagnostic::{Code, Diagnostic, TraceSite};
 use crate::machine::Machine;
-use crate::trace::join::{Item, Join, ProblemKind};
+use crate::trace::adapters;
+use crate::trace::join::{Item, Join, JoinInput, ProblemKind, TimeField};
 use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
 
-/// Checks the records of `inputs` merged by time (see [`crate::trace::join`]) as one
+/// Checks the records of `inputs` merged by `time` (see [`crate::trace::join`]) as one
 /// stream, split into traces by `options.trace_by`. Input order breaks ties in time.
 pub fn check_joined<R: BufRead>(
     specs: &[Machine],
-    inputs: Vec<(Arc<Path>, R)>,
+    inputs: Vec<(Arc<Path>, JoinInput<R>)>,
+    time: TimeField,
     options: &CheckOptions,
 ) -> Outcome {
     let max = options.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
@@ -23,32 +25,47 @@ pub fn check_joined<R: BufRead>(
         .first()
         .map_or_else(|| Arc::from(Path::new("")), |(file, _)| file.clone());
     let mut monitor = Monitor::new(specs, first, options.trace_by.clone());
-    let mut join = Join::new(inputs, max);
+    let name = time.name.clone();
+    let mut join = Join::new(inputs, time, max);
     while let Some(item) = join.next() {
         match item {
             Item::Record { file, record } => monitor.feed_from(file, record),
             Item::Problem(problem) => {
-                let code = match problem.kind {
-                    ProblemKind::Malformed => Code::MalformedRecord,
-                    ProblemKind::UnusableTime => Code::UnusableTime,
-                    ProblemKind::OutOfOrder => Code::TimeOutOfOrder,
-                    ProblemKind::Unreadable => Code::UnreadableInput,
-                };
-                let mut diagnostic = Diagnostic::new(code, problem.message);
-                diagnostic.hint = match problem.kind {
-                    ProblemKind::UnusableTime => Some(
-                        "joined records are ordered by `time`, an RFC 3339 date-time with an offset; this record was left out".into(),
+                let diagnostic = match problem.kind {
+                    ProblemKind::Input(kind) => Diagnostic::from_problem(
+                        &problem.file,
+                        adapters::Problem {
+                            kind,
+                            loc: problem.loc,
+                            message: problem.message,
+                            hint: problem.hint,
+                        },
                     ),
-                    ProblemKind::OutOfOrder => {
-                        Some("sort the file by `time` (stably) and join again".into())
+                    kind => {
+                        let code = match kind {
+                            ProblemKind::UnusableTime => Code::UnusableTime,
+                            ProblemKind::OutOfOrder => Code::TimeOutOfOrder,
+                            ProblemKind::Unreadable => Code::UnreadableInput,
+                            _ => Code::MalformedRecord,
+                        };
+                        let mut diagnostic = Diagnostic::new(code, problem.message);
+                        diagnostic.hint = match kind {
+                            ProblemKind::UnusableTime => Some(format!(
+                                "joined records are ordered by `{name}`, an RFC 3339 date-time with an offset; this record was left out"
+                            )),
+                            ProblemKind::OutOfOrder => {
+                                Some(format!("sort the file by `{name}` (stably) and join again"))
+                            }
+                            _ => None,
+                        };
+                        diagnostic.trace = Some(TraceSite {
+                            file: problem.file,
+                            trace: None,
+                            loc: problem.loc,
+                        });
+                        diagnostic
                     }
-                    _ => None,
                 };
-                diagnostic.trace = Some(TraceSite {
-                    file: problem.file,
-                    trace: None,
-                    loc: problem.loc,
-                });
                 monitor.report(diagnostic);
             }
         }

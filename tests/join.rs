@@ -274,3 +274,60 @@ fn the_shipped_witness_pairs_agree_and_disagree_only_when_joined() {
         assert_eq!(steps, ["client.jsonl", "fixture.jsonl", "client.jsonl"]);
     }
 }
+
+#[test]
+fn join_time_names_the_field_that_orders_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("a_then_b.tg"), SPEC).unwrap();
+    // `time` says y's `a` comes after x's `b`; `meta.at` says it comes first.
+    std::fs::write(
+        path("x.jsonl"),
+        "{\"time\":\"2025-04-12T10:18:01Z\",\"meta\":{\"at\":\"2025-04-12T10:18:05Z\"},\"id\":\"op\",\"event\":\"b\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("y.jsonl"),
+        "{\"time\":\"2025-04-12T10:18:02Z\",\"meta\":{\"at\":\"2025-04-12T10:18:03Z\"},\"id\":\"op\",\"event\":\"a\"}\n",
+    )
+    .unwrap();
+    let (spec, x, y) = (path("a_then_b.tg"), path("x.jsonl"), path("y.jsonl"));
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", &spec, "--join", "--trace-by", "id"];
+        args.extend(extra);
+        args.extend(["--traces", &x, &y]);
+        run(&args).status.code()
+    };
+    assert_eq!(check(&[]), Some(1));
+    assert_eq!(check(&["--join-time", "meta.at"]), Some(0));
+    let (status, lines) = {
+        let output = run(&[
+            "check",
+            &spec,
+            "--join",
+            "--join-time",
+            "meta.when",
+            "--trace-by",
+            "id",
+            "--output",
+            "json",
+            "--traces",
+            &x,
+            &y,
+        ]);
+        let lines: Vec<Value> = stdout(&output)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (output.status.code(), lines)
+    };
+    assert_eq!(status, Some(2));
+    assert_eq!(lines[0]["code"], "unusable-time");
+    assert_eq!(
+        lines[0]["message"],
+        "record has no `meta.when` field to join by"
+    );
+    // Without --join there is nothing to order.
+    let alone = run(&["check", &spec, "--join-time", "meta.at", "--traces", &x]);
+    assert_eq!(alone.status.code(), Some(2));
+}

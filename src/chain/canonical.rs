@@ -80,7 +80,7 @@ impl Member {
 /// Writes the canonical form of `text`, a JSON value, to `out` (which is cleared).
 pub fn canonicalize(text: &str, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
     out.clear();
-    let mut parser = Parser::new(text);
+    let mut parser = Parser::new(text, Buffers::default());
     parser.ws();
     parser.value(out, 0)?;
     parser.end()
@@ -93,17 +93,272 @@ pub fn canonicalize_object(
     text: &str,
     out: &mut Vec<u8>,
 ) -> Result<Option<Object>, CanonicalError> {
-    out.clear();
-    let mut parser = Parser::new(text);
-    parser.ws();
-    if parser.peek() != Some(b'{') {
-        parser.value(out, 0)?;
-        parser.end()?;
+    let mut scratch = Scratch::default();
+    let Some(written) = scratch.object(text)? else {
+        canonicalize(text, out)?;
         return Ok(None);
+    };
+    out.clear();
+    out.extend_from_slice(written.bytes);
+    Ok(Some(Object {
+        members: written.members.to_vec(),
+        end: out.len(),
+    }))
+}
+
+/// Buffers reused from one record to the next, so that canonicalizing a log does not
+/// allocate per record.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    out: Vec<u8>,
+    buffers: Buffers,
+}
+
+/// An object as [`Scratch::object`] wrote it.
+#[derive(Debug, Clone, Copy)]
+pub struct Written<'s> {
+    /// The canonical form.
+    pub bytes: &'s [u8],
+    /// Its top-level members, in canonical order, as ranges of `bytes`.
+    pub members: &'s [Member],
+}
+
+/// A parser's working memory: the members of the objects being written (innermost
+/// last), and room to reorder an object's members.
+#[derive(Debug, Default)]
+struct Buffers {
+    members: Vec<Member>,
+    body: Vec<u8>,
+}
+
+impl Scratch {
+    /// Canonicalizes `text`, a JSON object, and returns its canonical form with its
+    /// top-level members. `Ok(None)` when `text` is valid JSON but not an object.
+    ///
+    /// A text that is already canonical (what `seal` writes) is only checked, not
+    /// copied: its canonical form is the text itself.
+    pub fn object<'s>(&'s mut self, text: &'s str) -> Result<Option<Written<'s>>, CanonicalError> {
+        self.buffers.members.clear();
+        if Verbatim::check(text, &mut self.buffers.members).is_some() {
+            return Ok(Some(Written {
+                bytes: text.as_bytes(),
+                members: &self.buffers.members,
+            }));
+        }
+        self.out.clear();
+        self.out.reserve(text.len());
+        let mut parser = Parser::new(text, std::mem::take(&mut self.buffers));
+        parser.buffers.members.clear();
+        parser.ws();
+        let result = if parser.peek() == Some(b'{') {
+            parser
+                .object(&mut self.out, 0)
+                .and_then(|()| parser.end())
+                .map(|()| true)
+        } else {
+            parser
+                .value(&mut self.out, 0)
+                .and_then(|()| parser.end())
+                .map(|()| false)
+        };
+        self.buffers = parser.buffers;
+        Ok(result?.then_some(Written {
+            bytes: &self.out,
+            members: &self.buffers.members,
+        }))
     }
-    let object = parser.object(out, 0)?;
-    parser.end()?;
-    Ok(Some(object))
+}
+
+/// Checks that a text is an object already in canonical form, without writing
+/// anything: no whitespace, members in order, strings with only the escapes RFC 8785
+/// writes, numbers as ECMAScript writes them. It says `None` as soon as anything is
+/// not (or not certainly) canonical, invalid JSON included, and leaves the verdict to
+/// [`Parser`]; so whatever it accepts, [`Parser`] writes back unchanged.
+struct Verbatim<'t> {
+    bytes: &'t [u8],
+    pos: usize,
+}
+
+impl Verbatim<'_> {
+    /// The top-level members of `text`, pushed on `members`, when `text` is a
+    /// canonical object.
+    fn check(text: &str, members: &mut Vec<Member>) -> Option<()> {
+        let mut check = Verbatim {
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        check.object(0, Some(members))?;
+        (check.pos == check.bytes.len()).then_some(())
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.object(depth, None),
+            b'[' => self.array(depth),
+            b'"' => self.string(),
+            b'-' | b'0'..=b'9' => self.number(),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.bytes[self.pos..]
+            .starts_with(word)
+            .then(|| self.pos += word.len())
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.value(depth + 1)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object whose member names are in increasing byte order, which is their
+    /// canonical order when no name has an escape or a character from U+E000 on (a
+    /// name that has is left to [`Parser`]). The top level's members go to `members`.
+    fn object(&mut self, depth: usize, mut members: Option<&mut Vec<Member>>) -> Option<()> {
+        if depth >= MAX_DEPTH || self.peek()? != b'{' {
+            return None;
+        }
+        self.pos += 1;
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        let mut last: &[u8] = &[];
+        let mut first = true;
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let name_start = self.pos;
+            self.string()?;
+            let name = &self.bytes[name_start + 1..self.pos - 1];
+            if name.iter().any(|&b| b == b'\\' || b >= 0xEE) || (!first && name <= last) {
+                return None;
+            }
+            (last, first) = (name, false);
+            let name_end = self.pos;
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.pos += 1;
+            let value_start = self.pos;
+            self.value(depth + 1)?;
+            if let Some(members) = members.as_deref_mut() {
+                members.push(Member {
+                    name: name_start..name_end,
+                    value: value_start..self.pos,
+                });
+            }
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string whose escapes are the ones [`write_char`] writes.
+    fn string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            self.pos = skip_plain(self.bytes, self.pos);
+            match self.peek()? {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    let escape = self.bytes.get(self.pos + 1..)?;
+                    self.pos += match escape.first()? {
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        // `\u00xx`, lower-case, for a control character without a
+                        // short escape.
+                        b'u' => {
+                            let hex = escape.get(1..5)?;
+                            let code = u8::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16)
+                                .ok()?;
+                            let short = matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
+                            let lower = hex[2..]
+                                .iter()
+                                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+                            if &hex[..2] != b"00" || code >= 0x20 || short || !lower {
+                                return None;
+                            }
+                            6
+                        }
+                        _ => return None,
+                    };
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A number as [`Parser::number`] copies it: an integer of at most 15 digits other
+    /// than `-0`, or a decimal that [`already_canonical_decimal`] accepts.
+    fn number(&mut self) -> Option<()> {
+        let start = self.pos;
+        let negative = self.peek()? == b'-';
+        self.pos += usize::from(negative);
+        let int_start = self.pos;
+        match self.peek()? {
+            b'0' => self.pos += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        let int_digits = self.pos - int_start;
+        match self.peek() {
+            Some(b'.') => {
+                self.pos += 1;
+                let frac_start = self.pos;
+                self.digits();
+                if self.pos == frac_start || matches!(self.peek(), Some(b'e' | b'E')) {
+                    return None;
+                }
+                let text = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+                already_canonical_decimal(text).then_some(())
+            }
+            Some(b'e' | b'E') => None,
+            _ => {
+                let minus_zero = negative && self.bytes[int_start] == b'0';
+                (int_digits <= 15 && !minus_zero).then_some(())
+            }
+        }
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
 }
 
 /// Compares two canonical member names (quoted, as written) by UTF-16 code units, as
@@ -195,6 +450,7 @@ struct Parser<'t> {
     text: &'t str,
     bytes: &'t [u8],
     pos: usize,
+    buffers: Buffers,
 }
 
 /// Bytes that end a run of a string that can be copied as it is.
@@ -211,11 +467,12 @@ const STRING_STOP: [bool; 256] = {
 };
 
 impl<'t> Parser<'t> {
-    fn new(text: &'t str) -> Self {
+    fn new(text: &'t str, buffers: Buffers) -> Self {
         Parser {
             text,
             bytes: text.as_bytes(),
             pos: 0,
+            buffers,
         }
     }
 
@@ -253,7 +510,13 @@ impl<'t> Parser<'t> {
 
     fn value(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonicalError> {
         match self.peek() {
-            Some(b'{') => self.object(out, depth).map(drop),
+            Some(b'{') => {
+                // A nested object's members are needed only while it is written.
+                let base = self.buffers.members.len();
+                let written = self.object(out, depth);
+                self.buffers.members.truncate(base);
+                written
+            }
             Some(b'[') => self.array(out, depth),
             Some(b'"') => self.string(out),
             Some(b'-' | b'0'..=b'9') => self.number(out),
@@ -306,15 +569,17 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// An object, whose members are sorted after they are written.
-    fn object(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<Object, CanonicalError> {
+    /// An object, whose members are sorted after they are written. Its members are
+    /// left on `self.buffers.members`, from the length it had on entry, in canonical
+    /// order.
+    fn object(&mut self, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonicalError> {
         if depth >= MAX_DEPTH {
             return Err(CanonicalError::TooDeep);
         }
         self.pos += 1;
         let start = out.len();
         out.push(b'{');
-        let mut members: Vec<Member> = Vec::new();
+        let base = self.buffers.members.len();
         self.ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -324,7 +589,7 @@ impl<'t> Parser<'t> {
                 if self.peek() != Some(b'"') {
                     return Err(self.error("expected a member name"));
                 }
-                if !members.is_empty() {
+                if self.buffers.members.len() > base {
                     out.push(b',');
                 }
                 let name_start = out.len();
@@ -336,7 +601,7 @@ impl<'t> Parser<'t> {
                 self.ws();
                 let value_start = out.len();
                 self.value(out, depth + 1)?;
-                members.push(Member {
+                self.buffers.members.push(Member {
                     name,
                     value: value_start..out.len(),
                 });
@@ -351,6 +616,8 @@ impl<'t> Parser<'t> {
                 }
             }
         }
+        let Buffers { members, body } = &mut self.buffers;
+        let members = &mut members[base..];
         // Names without escapes or characters from U+E000 on (nearly all) sort by their
         // bytes, which is cheaper than decoding them on every comparison.
         let bytewise = members
@@ -364,39 +631,34 @@ impl<'t> Parser<'t> {
                 compare_names(a, b).is_lt()
             }
         });
-        if !sorted {
-            if bytewise {
-                members.sort_unstable_by(|a, b| {
-                    unquote(&out[a.name.clone()]).cmp(unquote(&out[b.name.clone()]))
-                });
-            } else {
-                members.sort_unstable_by(|a, b| {
-                    compare_names(&out[a.name.clone()], &out[b.name.clone()])
-                });
-            }
-            if let Some(pair) = members
-                .windows(2)
-                .find(|pair| out[pair[0].name.clone()] == out[pair[1].name.clone()])
-            {
-                let name = String::from_utf8_lossy(&out[pair[0].name.clone()]).into_owned();
-                return Err(CanonicalError::DuplicateKey { name });
-            }
-        }
         if sorted {
             // The common case: written in canonical order, commas and all.
             out.push(b'}');
-            return Ok(Object {
-                members,
-                end: out.len(),
+            return Ok(());
+        }
+        if bytewise {
+            members.sort_unstable_by(|a, b| {
+                unquote(&out[a.name.clone()]).cmp(unquote(&out[b.name.clone()]))
             });
+        } else {
+            members
+                .sort_unstable_by(|a, b| compare_names(&out[a.name.clone()], &out[b.name.clone()]));
+        }
+        if let Some(pair) = members
+            .windows(2)
+            .find(|pair| out[pair[0].name.clone()] == out[pair[1].name.clone()])
+        {
+            let name = String::from_utf8_lossy(&out[pair[0].name.clone()]).into_owned();
+            return Err(CanonicalError::DuplicateKey { name });
         }
         // Reorder: copy the written members aside and write them back in canonical order.
         let body_start = start + 1;
-        let body = out.split_off(body_start);
+        body.clear();
+        body.extend_from_slice(&out[body_start..]);
+        out.truncate(body_start);
         let local = |r: &Range<usize>| r.start - body_start..r.end - body_start;
-        let mut rebuilt = Vec::with_capacity(members.len());
-        for member in &members {
-            if !rebuilt.is_empty() {
+        for (i, member) in members.iter_mut().enumerate() {
+            if i > 0 {
                 out.push(b',');
             }
             let name_start = out.len();
@@ -404,16 +666,13 @@ impl<'t> Parser<'t> {
             out.push(b':');
             let value_start = out.len();
             out.extend_from_slice(&body[local(&member.value)]);
-            rebuilt.push(Member {
+            *member = Member {
                 name: name_start..value_start - 1,
                 value: value_start..out.len(),
-            });
+            };
         }
         out.push(b'}');
-        Ok(Object {
-            members: rebuilt,
-            end: out.len(),
-        })
+        Ok(())
     }
 
     fn string(&mut self, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
@@ -789,5 +1048,51 @@ mod tests {
         assert_eq!(out, br#"{"a":2,"b":1}"#);
         assert_eq!(&out[object.members[1].range()], br#""b":1"#);
         assert_eq!(canonicalize_object("[1]", &mut out), Ok(None));
+    }
+
+    #[test]
+    fn what_is_already_canonical_is_checked_not_copied() {
+        let verbatim = |text: &str| Verbatim::check(text, &mut Vec::new()).is_some();
+        // Canonical records are taken as they are.
+        for text in [
+            "{}",
+            r#"{"a":[1,-2.5,0.000001,true,false,null,{}],"b":{"c":"\u001f\n\"é"}}"#,
+            r#"{"event":"a","hash":"00","id":123456789012345,"prev":"11","time":"t"}"#,
+        ] {
+            assert!(verbatim(text), "{text}");
+        }
+        // Whatever is accepted, the canonicalizer writes back unchanged; these are
+        // the near misses it must leave to the canonicalizer.
+        for text in [
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a": 1}"#,
+            r#"{"a":1.50}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":1234567890123456}"#,
+            r#"{"a":"\/"}"#,
+            r#"{"a":"\u0041"}"#,
+            r#"{"a":"\u001F"}"#,
+            r#"{"a":"\u000a"}"#,
+            r#"{"a":"\u00+f"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1}x"#,
+            r#"[1]"#,
+            "{\"a\":\"\u{1}\"}",
+        ] {
+            assert!(!verbatim(text), "{text}");
+            let mut scratch = Scratch::default();
+            let mut out = Vec::new();
+            let canonical = canonicalize(text, &mut out).map(|()| out.clone());
+            let written = scratch.object(text).map(|w| w.map(|w| w.bytes.to_vec()));
+            match (canonical, written) {
+                (Ok(canonical), Ok(Some(written))) => assert_eq!(canonical, written, "{text}"),
+                (Ok(_), Ok(None)) => assert!(!text.starts_with('{'), "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
+                (a, b) => panic!("{text}: {a:?} vs {b:?}"),
+            }
+        }
     }
 }

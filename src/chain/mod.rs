@@ -11,6 +11,7 @@
 //! a time, and [`seal::seal`] and [`verify::verify`] drive them over readers and writers
 //! handed in. Nothing here opens a file or prints.
 
+mod batch;
 pub mod canonical;
 pub mod seal;
 pub mod sign;

@@ -1,12 +1,15 @@
 //! Sealing: adds `prev` and `hash` to each record of a JSONL log, in canonical form.
 
 use std::io::{self, BufRead, Write};
+use std::ops::Range;
 
-use super::canonical::{self, CanonicalError, Member};
+use sha2::Digest as _;
+
+use super::batch::Batch;
+use super::canonical::{CanonicalError, Scratch, Written};
 use super::{Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::native::unreadable_line;
-use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::reader::LineReader;
 
 const QUOTED_PREV: &str = "\"prev\"";
 const QUOTED_HASH: &str = "\"hash\"";
@@ -39,7 +42,8 @@ pub enum SealError {
 pub struct Sealer {
     prev: Digest,
     records: u64,
-    scratch: Vec<u8>,
+    scratch: Scratch,
+    canonical: Vec<u8>,
 }
 
 impl Default for Sealer {
@@ -59,7 +63,8 @@ impl Sealer {
         Sealer {
             prev: head,
             records: 0,
-            scratch: Vec::new(),
+            scratch: Scratch::default(),
+            canonical: Vec::new(),
         }
     }
 
@@ -76,90 +81,139 @@ impl Sealer {
     /// Seals one record, a JSON object: writes its sealed, canonical line (without a
     /// newline) to `out` and returns its hash.
     pub fn seal(&mut self, text: &str, out: &mut Vec<u8>) -> Result<Digest, SealError> {
-        let object = canonical::canonicalize_object(text, &mut self.scratch)?
-            .ok_or(SealError::NotAnObject)?;
-        let bytes = &self.scratch;
-        let members = &object.members;
-        for member in members {
-            let name = &bytes[member.name.clone()];
-            for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
-                if name.len() == quoted.len() && name == quoted.as_bytes() {
-                    return Err(SealError::AlreadySealed { field });
-                }
+        let mut canonical = std::mem::take(&mut self.canonical);
+        canonical.clear();
+        let prepared = prepare(text, &mut self.scratch, &mut canonical);
+        out.clear();
+        let hash = prepared.map(|prepared| self.finish(prepared, &canonical, out));
+        self.canonical = canonical;
+        hash
+    }
+
+    /// Links a prepared record (its canonical form in `canonical`) to the one before:
+    /// finishes its hash and appends its sealed line, without a newline, to `out`.
+    fn finish(&mut self, prepared: Prepared, canonical: &[u8], out: &mut Vec<u8>) -> Digest {
+        let Prepared {
+            range,
+            mut hasher,
+            hash_at,
+            prev_at,
+        } = prepared;
+        let canonical = &canonical[range];
+        let prev = self.prev.json();
+        let prev_member = [QUOTED_PREV.as_bytes(), b":", &prev];
+        // The hashed form: the canonical record with `prev` in its place. The part
+        // before that place is already in `hasher`.
+        if prev_at.lead {
+            hasher.update(b",");
+        }
+        for part in prev_member {
+            hasher.update(part);
+        }
+        if prev_at.trail {
+            hasher.update(b",");
+        }
+        hasher.update(&canonical[prev_at.offset..]);
+        let hash = Digest(hasher.finalize().into());
+        // The sealed line: `hash` and `prev` both in their places (`hash` sorts first).
+        let hash_json = hash.json();
+        let hash_member = [QUOTED_HASH.as_bytes(), b":", &hash_json];
+        out.extend_from_slice(&canonical[..hash_at.offset]);
+        if hash_at.lead {
+            out.push(b',');
+        }
+        hash_member
+            .iter()
+            .for_each(|part| out.extend_from_slice(part));
+        if hash_at.trail {
+            out.push(b',');
+        }
+        out.extend_from_slice(&canonical[hash_at.offset..prev_at.offset]);
+        // In an otherwise empty record, `prev` follows `hash`.
+        if prev_at.lead || (!hash_at.lead && !hash_at.trail) {
+            out.push(b',');
+        }
+        prev_member
+            .iter()
+            .for_each(|part| out.extend_from_slice(part));
+        if prev_at.trail {
+            out.push(b',');
+        }
+        out.extend_from_slice(&canonical[prev_at.offset..]);
+        self.prev = hash;
+        self.records += 1;
+        hash
+    }
+}
+
+/// Where a chain member goes in a canonical record.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// The byte of the canonical record it is inserted before.
+    offset: usize,
+    /// Whether a comma goes before it (it follows a member).
+    lead: bool,
+    /// Whether a comma goes after it (it is first, before other members).
+    trail: bool,
+}
+
+/// A record canonicalized, and hashed up to where `prev` goes: all that does not
+/// depend on the records before it.
+#[derive(Debug, Clone)]
+struct Prepared {
+    /// The canonical record, in the buffer it was written to.
+    range: Range<usize>,
+    /// SHA-256 over the canonical record up to where `prev` goes.
+    hasher: sha2::Sha256,
+    hash_at: Place,
+    prev_at: Place,
+}
+
+/// Canonicalizes `text`, a record to seal, appending its canonical form to
+/// `canonical`, and hashes it as far as it can be without `prev`.
+fn prepare(
+    text: &str,
+    scratch: &mut Scratch,
+    canonical: &mut Vec<u8>,
+) -> Result<Prepared, SealError> {
+    let Written { bytes, members } = scratch.object(text)?.ok_or(SealError::NotAnObject)?;
+    for member in members {
+        let name = &bytes[member.name.clone()];
+        for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
+            if name.len() == quoted.len() && name == quoted.as_bytes() {
+                return Err(SealError::AlreadySealed { field });
             }
         }
-        // The hashed form is the canonical record with `prev` in its place: hashed as
-        // the slices before and after that place, around the new member.
-        let prev = self.prev.json();
+    }
+    let place = |quoted: &str| {
         let at = members
             .iter()
-            .position(|m| sorts_before(QUOTED_PREV, &bytes[m.name.clone()]))
+            .position(|m| sorts_before(quoted, &bytes[m.name.clone()]))
             .unwrap_or(members.len());
-        let split = match (at.checked_sub(1), members.get(at)) {
+        let offset = match (at.checked_sub(1), members.first()) {
             (Some(before), _) => members[before].value.end,
             (None, Some(first)) => first.name.start,
             (None, None) => 1,
         };
         // After a member, the comma that follows it is already in the tail; first of
         // several, the new member needs one of its own.
-        let (lead, trail): (&[u8], &[u8]) = match (at > 0, at < members.len()) {
-            (true, _) => (b",", b""),
-            (false, true) => (b"", b","),
-            (false, false) => (b"", b""),
-        };
-        let hash = Digest::of_parts(&[
-            &bytes[..split],
-            lead,
-            QUOTED_PREV.as_bytes(),
-            b":",
-            &prev,
-            trail,
-            &bytes[split..object.end],
-        ]);
-        out.clear();
-        merge(
-            bytes,
-            members,
-            &[(QUOTED_HASH, &hash.json()), (QUOTED_PREV, &prev)],
-            out,
-        );
-        self.prev = hash;
-        self.records += 1;
-        Ok(hash)
-    }
-}
-
-/// Writes the canonical object of `members` (ranges in `bytes`) with `extra` members
-/// (sorted; quoted canonical names and canonical values; none of them among
-/// `members`) in their places.
-fn merge(bytes: &[u8], members: &[Member], extra: &[(&str, &[u8])], out: &mut Vec<u8>) {
-    out.push(b'{');
-    let mut extra = extra.iter().peekable();
-    let mut first = true;
-    let mut comma = |out: &mut Vec<u8>| {
-        if !std::mem::take(&mut first) {
-            out.push(b',');
+        Place {
+            offset,
+            lead: at > 0,
+            trail: at == 0 && !members.is_empty(),
         }
     };
-    let write_extra = |out: &mut Vec<u8>, (name, value): &(&str, &[u8])| {
-        out.extend_from_slice(name.as_bytes());
-        out.push(b':');
-        out.extend_from_slice(value);
-    };
-    for member in members {
-        let name = &bytes[member.name.clone()];
-        while let Some(added) = extra.next_if(|(added, _)| sorts_before(added, name)) {
-            comma(out);
-            write_extra(out, added);
-        }
-        comma(out);
-        out.extend_from_slice(&bytes[member.range()]);
-    }
-    for added in extra {
-        comma(out);
-        write_extra(out, added);
-    }
-    out.push(b'}');
+    let (hash_at, prev_at) = (place(QUOTED_HASH), place(QUOTED_PREV));
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(&bytes[..prev_at.offset]);
+    let start = canonical.len();
+    canonical.extend_from_slice(bytes);
+    Ok(Prepared {
+        range: start..canonical.len(),
+        hasher,
+        hash_at,
+        prev_at,
+    })
 }
 
 /// Whether the chain member `quoted` (`"hash"` or `"prev"`) sorts before the canonical
@@ -192,7 +246,9 @@ pub enum SealFailure {
 
 /// Seals every record of `input` (JSON Lines; blank lines are skipped) with `sealer`,
 /// writing one sealed line per record to `out`. Stops at the first line that is not a
-/// record; what was written before it is a valid sealed log.
+/// record; what was written before it is a valid sealed log. The records are
+/// canonicalized and hashed up to `prev` in parallel, a batch at a time, and linked
+/// in order.
 pub fn seal<R: BufRead, W: Write + ?Sized>(
     input: R,
     out: &mut W,
@@ -200,33 +256,55 @@ pub fn seal<R: BufRead, W: Write + ?Sized>(
     max_line_bytes: usize,
 ) -> Result<(), SealFailure> {
     let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-    let mut line_out = Vec::new();
-    while let Some(line) = reader.next_line()? {
-        let loc = line.location();
-        let text = match line.content {
-            LineContent::Text(text) => text,
-            _ => {
-                let reason = unreadable_line(&line, max_line_bytes)
-                    .map(|err| err.to_string())
-                    .unwrap_or_default();
-                return Err(SealFailure::Record {
-                    loc,
-                    error: SealError::Unreadable(reason),
-                });
+    let mut batch = Batch::default();
+    let mut sealed = Vec::new();
+    loop {
+        let stopped = batch.fill(&mut reader);
+        let chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
+            let mut canonical = Vec::new();
+            let prepared = entries
+                .iter()
+                .map(|entry| match batch.text(entry) {
+                    Ok(text) => prepare(text, scratch, &mut canonical),
+                    Err(reason) => Err(SealError::Unreadable(reason.to_string())),
+                })
+                .collect::<Vec<_>>();
+            (canonical, prepared)
+        });
+        sealed.clear();
+        let mut entries = batch.entries().iter();
+        for (canonical, prepared) in chunks {
+            // `prepared` first: at its end, `zip` takes nothing more from `entries`.
+            for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
+                match prepared {
+                    Ok(prepared) => {
+                        sealer.finish(prepared, &canonical, &mut sealed);
+                        sealed.push(b'\n');
+                    }
+                    Err(error) => {
+                        out.write_all(&sealed)?;
+                        return Err(SealFailure::Record {
+                            loc: entry.loc.clone(),
+                            error,
+                        });
+                    }
+                }
             }
-        };
-        if let Err(error) = sealer.seal(text, &mut line_out) {
-            return Err(SealFailure::Record { loc, error });
         }
-        line_out.push(b'\n');
-        out.write_all(&line_out)?;
+        out.write_all(&sealed)?;
+        if let Some(err) = stopped {
+            return Err(err.into());
+        }
+        if batch.entries().is_empty() {
+            return Ok(());
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chain::canonical;
 
     #[test]
     fn seals_in_canonical_form_with_prev_and_hash_in_place() {

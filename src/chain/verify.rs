@@ -3,11 +3,11 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
-use super::canonical;
+use super::batch::Batch;
+use super::canonical::{Scratch, Written};
 use super::{ChainError, Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::native::unreadable_line;
-use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::reader::LineReader;
 
 /// How many recent hashes are remembered to say which earlier record a wrong `prev`
 /// points at. Bounded, so memory does not grow with the log.
@@ -21,7 +21,7 @@ pub struct Verifier {
     records: u64,
     /// The last few records' hashes and lines, newest last.
     recent: VecDeque<(Digest, u64)>,
-    scratch: Vec<u8>,
+    scratch: Scratch,
 }
 
 impl Default for Verifier {
@@ -30,7 +30,7 @@ impl Default for Verifier {
             expected: GENESIS,
             records: 0,
             recent: VecDeque::with_capacity(RECENT),
-            scratch: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 }
@@ -54,26 +54,17 @@ impl Verifier {
     /// Verifies the next record, the JSON text of line `line`; returns its hash.
     /// After an error the verifier is where it was before the call.
     pub fn verify(&mut self, text: &str, line: u64) -> Result<Digest, ChainError> {
-        // The record is canonicalized whole; the hashed form is that without the
-        // `hash` member, fed to SHA-256 as the two slices around it.
-        let object = canonical::canonicalize_object(text, &mut self.scratch)
-            .map_err(|err| ChainError::MalformedRecord {
-                reason: err.to_string(),
-            })?
-            .ok_or_else(|| ChainError::MalformedRecord {
-                reason: "line is not a JSON object".into(),
-            })?;
-        let bytes = &self.scratch;
-        let members = &object.members;
-        let named = |name: &[u8]| {
-            members
-                .iter()
-                .position(|m| m.name.len() == name.len() && &bytes[m.name.clone()] == name)
-        };
-        let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
-        let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
-        let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
-        let stored = field_digest(&bytes[members[hash_at].value.clone()], HASH)?;
+        let examined = examine(text, &mut self.scratch)?;
+        self.link(examined, line)
+    }
+
+    /// Links a record already examined to the one before: its `prev`, then its hash.
+    fn link(&mut self, examined: Examined, line: u64) -> Result<Digest, ChainError> {
+        let Examined {
+            prev,
+            stored,
+            computed,
+        } = examined;
         if prev != self.expected {
             return Err(if self.records == 0 {
                 ChainError::BadGenesis {
@@ -92,13 +83,6 @@ impl Verifier {
                 }
             });
         }
-        // Cut `"hash":…` and one comma next to it.
-        let cut = match (hash_at.checked_sub(1), members.get(hash_at + 1)) {
-            (Some(before), _) => members[before].value.end..members[hash_at].value.end,
-            (None, Some(after)) => members[hash_at].name.start..after.name.start,
-            (None, None) => members[hash_at].range(),
-        };
-        let computed = Digest::of_parts(&[&bytes[..cut.start], &bytes[cut.end..object.end]]);
         if computed != stored {
             return Err(ChainError::Modified {
                 expected: computed,
@@ -124,6 +108,51 @@ impl Verifier {
             }),
         }
     }
+}
+
+/// What one record says about the chain, read before it is linked: its `prev`, its
+/// `hash`, and what its content hashes to.
+#[derive(Debug, Clone, Copy)]
+struct Examined {
+    prev: Digest,
+    stored: Digest,
+    computed: Digest,
+}
+
+/// Reads a record's chain fields and hashes its content. This needs nothing from the
+/// records before it, so the records of a batch are examined in parallel.
+fn examine(text: &str, scratch: &mut Scratch) -> Result<Examined, ChainError> {
+    // The record is canonicalized whole; the hashed form is that without the `hash`
+    // member, fed to SHA-256 as the two slices around it.
+    let Written { bytes, members } = scratch
+        .object(text)
+        .map_err(|err| ChainError::MalformedRecord {
+            reason: err.to_string(),
+        })?
+        .ok_or_else(|| ChainError::MalformedRecord {
+            reason: "line is not a JSON object".into(),
+        })?;
+    let named = |name: &[u8]| {
+        members
+            .iter()
+            .position(|m| m.name.len() == name.len() && &bytes[m.name.clone()] == name)
+    };
+    let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
+    let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
+    let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
+    let stored = field_digest(&bytes[members[hash_at].value.clone()], HASH)?;
+    // Cut `"hash":…` and one comma next to it.
+    let cut = match (hash_at.checked_sub(1), members.get(hash_at + 1)) {
+        (Some(before), _) => members[before].value.end..members[hash_at].value.end,
+        (None, Some(after)) => members[hash_at].name.start..after.name.start,
+        (None, None) => members[hash_at].range(),
+    };
+    let computed = Digest::of_parts(&[&bytes[..cut.start], &bytes[cut.end..]]);
+    Ok(Examined {
+        prev,
+        stored,
+        computed,
+    })
 }
 
 /// A chain field's canonical JSON value as a digest.
@@ -177,30 +206,46 @@ pub struct Broken {
 }
 
 /// Verifies a sealed log read from `input`, stopping at the first break. Blank lines
-/// are skipped. Only a failure to read is an `Err`.
+/// are skipped. Only a failure to read is an `Err`. The records are canonicalized and
+/// hashed in parallel, a batch at a time, and linked in order.
 pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verified> {
     let mut reader = LineReader::with_max_line_bytes(input, options.max_line_bytes);
     let mut verifier = Verifier::new();
     let mut last = Location::default();
-    while let Some(line) = reader.next_line()? {
-        let loc = line.location();
-        let result = match line.content {
-            LineContent::Text(text) => verifier.verify(text, loc.line),
-            _ => Err(ChainError::MalformedRecord {
-                reason: unreadable_line(&line, options.max_line_bytes)
-                    .map(|err| err.to_string())
-                    .unwrap_or_default(),
-            }),
-        };
-        if let Err(error) = result {
-            return Ok(Verified {
-                records: verifier.records(),
-                head: verifier.head(),
-                last,
-                broken: Some(Broken { loc, error }),
-            });
+    let mut batch = Batch::default();
+    loop {
+        let stopped = batch.fill(&mut reader);
+        let examined = batch.map_chunks(|scratch: &mut Scratch, entries| {
+            entries
+                .iter()
+                .map(|entry| match batch.text(entry) {
+                    Ok(text) => examine(text, scratch),
+                    Err(reason) => Err(ChainError::MalformedRecord {
+                        reason: reason.to_string(),
+                    }),
+                })
+                .collect::<Vec<_>>()
+        });
+        for (entry, examined) in batch.entries().iter().zip(examined.into_iter().flatten()) {
+            if let Err(error) = examined.and_then(|e| verifier.link(e, entry.loc.line)) {
+                return Ok(Verified {
+                    records: verifier.records(),
+                    head: verifier.head(),
+                    last,
+                    broken: Some(Broken {
+                        loc: entry.loc.clone(),
+                        error,
+                    }),
+                });
+            }
+            last = entry.loc.clone();
         }
-        last = loc;
+        if let Some(err) = stopped {
+            return Err(err);
+        }
+        if batch.entries().is_empty() {
+            break;
+        }
     }
     let broken = options
         .head
@@ -314,5 +359,35 @@ mod tests {
             lines[1].clone(),
         ];
         assert!(run(&pretty, None).broken.is_none());
+    }
+
+    #[test]
+    fn logs_longer_than_a_batch_seal_and_verify_as_line_by_line() {
+        // Over one batch of lines, so chunks run in parallel and batches join up.
+        let records: Vec<String> = (0..9000)
+            .map(|i| format!(r#"{{"n": {i}, "b": "x{i}", "a": [{i}]}}"#))
+            .collect();
+        let lines: Vec<&str> = records.iter().map(String::as_str).collect();
+        let sealed = sealed(&lines);
+        let mut sealer = Sealer::new();
+        let mut one = Vec::new();
+        for (record, line) in records.iter().zip(&sealed) {
+            sealer.seal(record, &mut one).expect("seals");
+            assert_eq!(std::str::from_utf8(&one).expect("UTF-8"), line);
+        }
+        let verified = run(&sealed, Some(sealer.head()));
+        assert_eq!((verified.records, verified.broken), (9000, None));
+        assert_eq!(verified.last.line, 9000);
+
+        let mut modified = sealed.clone();
+        modified[8499] = modified[8499].replace("\"x8499\"", "\"y8499\"");
+        let broken = run(&modified, None).broken.expect("broken");
+        assert_eq!((broken.error.kind(), broken.loc.line), ("modified", 8500));
+        let mut deleted = sealed.clone();
+        deleted.remove(600);
+        let verified = run(&deleted, None);
+        let broken = verified.broken.expect("broken");
+        assert_eq!((broken.error.kind(), broken.loc.line), ("relinked", 601));
+        assert_eq!((verified.records, verified.last.line), (600, 600));
     }
 }

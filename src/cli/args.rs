@@ -152,10 +152,15 @@ pub struct CheckArgs {
     pub jobs: Option<usize>,
     #[command(flatten)]
     pub input: InputArgs,
-    /// Merge every trace file (JSON Lines) into one stream ordered by each record's
-    /// RFC 3339 `time` (ties keep file order, then line order), split by `--trace-by`.
+    /// Merge every trace file (any format) into one stream ordered by each record's
+    /// RFC 3339 time (`--join-time`; ties keep file order, then record order), split
+    /// by `--trace-by`.
     #[arg(long)]
     pub join: bool,
+    /// With `--join`: the field that orders records, a path such as `time` (the
+    /// default) or `meta.at`. Adapters put a transcript's timestamps in `time`.
+    #[arg(long, value_name = "PATH", requires = "join")]
+    pub join_time: Option<String>,
     /// Verify each trace file's hash chain (see `seal`) before checking it; a broken
     /// or unsealed chain is an error.
     #[arg(long)]

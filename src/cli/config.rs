@@ -67,6 +67,8 @@ pub struct CheckConfig {
     pub jobs: Option<usize>,
     /// Merge the trace files into one stream by time (`--join`).
     pub join: bool,
+    /// The field that orders joined records (`--join-time`).
+    pub join_time: crate::trace::join::TimeField,
     /// Verify each trace file's hash chain before checking it (`--verify-chain`).
     pub verify_chain: bool,
     /// Check only this part of the run (`--shard K/N`).
@@ -304,6 +306,19 @@ fn trace_by(text: Option<String>, problems: &mut Problems) -> Option<Vec<Segment
     })
 }
 
+fn join_time(text: Option<String>, problems: &mut Problems) -> crate::trace::join::TimeField {
+    let Some(text) = text else {
+        return Default::default();
+    };
+    let parsed = crate::spec::parser::parse_path(&text).map(|path| path.segments);
+    problems
+        .take(parsed, |message| {
+            (format!("invalid --join-time path: {message}"), None)
+        })
+        .map(|path| crate::trace::join::TimeField { name: text, path })
+        .unwrap_or_default()
+}
+
 fn code_named(name: &str, problems: &mut Problems) -> Option<Code> {
     problems.take(Code::from_name(name).ok_or(()), |()| {
         let close = crate::suggest::did_you_mean(name, Code::ALL.iter().map(|c| c.as_str()));
@@ -371,6 +386,7 @@ fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
         input,
         jobs: args.jobs,
         join: args.join,
+        join_time: join_time(args.join_time, problems),
         verify_chain: args.verify_chain,
         shard,
     }

@@ -1,32 +1,59 @@
-//! Joining: several JSONL logs merged into one stream of records ordered by time.
+//! Joining: several trace inputs merged into one stream of records ordered by time.
 //!
 //! Two witnesses of one operation (a client's log and a test fixture's) each record
-//! their own lines; checked together, ordered by their RFC 3339 `time`, they say what
-//! neither says alone. [`Join`] merges the record streams of several inputs: at each
-//! step it yields the earliest pending record; equal times keep the order of the
-//! inputs, then of the lines. Every record keeps its own file and location.
+//! their own lines; checked together, ordered by an RFC 3339 time field (`time` unless
+//! told otherwise), they say what neither says alone. [`Join`] merges the record
+//! streams of several inputs: at each step it yields the earliest pending record;
+//! equal times keep the order of the inputs, then of the records. Every record keeps
+//! its own file and location.
 //!
-//! The merge streams: it holds one pending line per input, so memory does not grow
-//! with the logs. That is exact when each input is in time order. An input that is not
-//! is reported once, at the first record whose time goes back ([`ProblemKind::OutOfOrder`]);
-//! its records are still merged as they come, so records around that point may be
-//! checked out of order (sort the file, e.g. by its `time`, and join again). A record
-//! without a usable time cannot be placed: it is a problem, and left out.
+//! An input may be in any format [`TraceInput`] reads ([`open`]): native JSON Lines are
+//! streamed, one pending line per input, so memory does not grow with the logs; what an
+//! adapter reads (Claude Code, Codex, OpenAI chats, …) is read whole by it, and its
+//! normalized records, which carry the envelope's timestamp as `time`, are merged the
+//! same way. The merge is exact when each input is in time order. An input that is not
+//! is reported once, at the first record whose time goes back
+//! ([`ProblemKind::OutOfOrder`]); its records are still merged as they come, so records
+//! around that point may be checked out of order (sort the file, e.g. by its `time`,
+//! and join again). A record without a usable time cannot be placed: it is a problem,
+//! and left out.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::io::BufRead;
+use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::json::Segment;
 use crate::trace::Record;
+use crate::trace::adapters::{self, Entry, InputOptions, Reading};
+use crate::trace::input::{TraceInput, read_input};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 use crate::trace::native::{decode_line, unreadable_line};
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::record::Location;
 
-/// The top-level field that orders joined records.
+/// The top-level field that orders joined records unless another is named.
 pub const TIME_FIELD: &str = "time";
+
+/// The field that orders joined records: a path into each record (`time`,
+/// `meta.at`), as the user wrote it and parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeField {
+    /// The path, as written (for messages).
+    pub name: String,
+    /// The path's steps.
+    pub path: Vec<Segment>,
+}
+
+impl Default for TimeField {
+    fn default() -> Self {
+        TimeField {
+            name: TIME_FIELD.into(),
+            path: vec![Segment::Key(TIME_FIELD.into())],
+        }
+    }
+}
 
 /// An instant, as nanoseconds since 1970-01-01T00:00:00Z.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,17 +68,19 @@ impl Timestamp {
     }
 }
 
-/// What went wrong with one line of a joined input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What went wrong with one element of a joined input.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProblemKind {
     /// Not a record: not JSON, not an object, not UTF-8, too long.
     Malformed,
-    /// A record without a `time`, or whose `time` is not an RFC 3339 date-time.
+    /// A record without the time field, or whose time is not an RFC 3339 date-time.
     UnusableTime,
     /// The first record of an input whose time is earlier than the record before it.
     OutOfOrder,
     /// The input could not be read on.
     Unreadable,
+    /// A problem the input's adapter found (a malformed element, an unknown format).
+    Input(adapters::ProblemKind),
 }
 
 /// A problem with one input of a join, located in its own file.
@@ -65,6 +94,8 @@ pub struct Problem {
     pub kind: ProblemKind,
     /// What is wrong, as a sentence.
     pub message: String,
+    /// How to fix it, when the adapter knows.
+    pub hint: Option<String>,
 }
 
 /// What a [`Join`] yields next.
@@ -77,16 +108,74 @@ pub enum Item<'j> {
         /// The record.
         record: Record<'j>,
     },
-    /// A line that is not a usable record, or an input that is out of time order.
+    /// An element that is not a usable record, or an input that is out of time order.
     Problem(Problem),
+}
+
+/// One input of a join, opened.
+pub enum JoinInput<R> {
+    /// Native JSON Lines, streamed.
+    Lines(R),
+    /// What an adapter read from the whole input.
+    Read(Box<Reading>),
+}
+
+impl<R> std::fmt::Debug for JoinInput<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JoinInput::Lines(_) => f.write_str("JoinInput::Lines"),
+            JoinInput::Read(reading) => f.debug_tuple("JoinInput::Read").field(reading).finish(),
+        }
+    }
+}
+
+/// Opens the trace input at `path` for a join, recognizing its format as every other
+/// command does ([`TraceInput`]): native JSON Lines stay a stream, anything else is
+/// read by its adapter. `-` is standard input.
+pub fn open(
+    path: &Path,
+    options: &InputOptions,
+    max_line_bytes: Option<usize>,
+) -> io::Result<JoinInput<Box<dyn BufRead + Send>>> {
+    let regular = !crate::trace::input::is_stdin(path) && std::fs::metadata(path)?.is_file();
+    if regular {
+        return Ok(
+            match TraceInput::open(path, options, max_line_bytes)?.into_reading() {
+                Some(reading) => JoinInput::Read(Box::new(reading)),
+                // Detected as native lines: stream the file from its start.
+                None => JoinInput::Lines(Box::new(BufReader::with_capacity(
+                    1 << 16,
+                    std::fs::File::open(path)?,
+                ))),
+            },
+        );
+    }
+    // A stream can be read once: read it, then recognize what it holds.
+    let bytes = read_input(path)?;
+    let reading = TraceInput::from_bytes(&bytes, options, max_line_bytes).into_reading();
+    Ok(match reading {
+        Some(reading) => JoinInput::Read(Box::new(reading)),
+        None => JoinInput::Lines(Box::new(io::Cursor::new(bytes))),
+    })
+}
+
+enum Feed<R> {
+    Lines {
+        reader: LineReader<R>,
+        /// The pending line's text and location, while it waits its turn.
+        text: String,
+        loc: Location,
+    },
+    Records {
+        entries: std::vec::IntoIter<Entry>,
+        /// The pending record, while it waits its turn.
+        pending: Option<Record<'static>>,
+    },
 }
 
 struct Source<R> {
     file: Arc<Path>,
-    reader: LineReader<R>,
-    /// The pending line's text and location, while it waits its turn.
-    text: String,
-    loc: Location,
+    feed: Feed<R>,
     /// The time of the last record taken from this input.
     last: Option<Timestamp>,
     out_of_order_reported: bool,
@@ -98,21 +187,36 @@ pub struct Join<R> {
     /// The pending record of each input that has one: earliest time, then input order.
     heap: BinaryHeap<Reverse<(Timestamp, usize)>>,
     problems: VecDeque<Problem>,
-    /// The input whose record was yielded last: it reads its next line on the next call.
+    /// The input whose record was yielded last: it reads its next record on the next
+    /// call.
     refill: Option<usize>,
     max_line_bytes: usize,
+    time: TimeField,
 }
 
 impl<R: BufRead> Join<R> {
-    /// A join of `inputs`, each named by its file; ties in time keep this order.
-    pub fn new(inputs: Vec<(Arc<Path>, R)>, max_line_bytes: usize) -> Join<R> {
+    /// A join of `inputs`, each named by its file, ordered by `time`; ties in time keep
+    /// this order.
+    pub fn new(
+        inputs: Vec<(Arc<Path>, JoinInput<R>)>,
+        time: TimeField,
+        max_line_bytes: usize,
+    ) -> Join<R> {
         let sources = inputs
             .into_iter()
             .map(|(file, input)| Source {
                 file,
-                reader: LineReader::with_max_line_bytes(input, max_line_bytes),
-                text: String::new(),
-                loc: Location::default(),
+                feed: match input {
+                    JoinInput::Lines(input) => Feed::Lines {
+                        reader: LineReader::with_max_line_bytes(input, max_line_bytes),
+                        text: String::new(),
+                        loc: Location::default(),
+                    },
+                    JoinInput::Read(reading) => Feed::Records {
+                        entries: reading.entries.into_iter(),
+                        pending: None,
+                    },
+                },
                 last: None,
                 out_of_order_reported: false,
             })
@@ -123,6 +227,7 @@ impl<R: BufRead> Join<R> {
             problems: VecDeque::new(),
             refill: None,
             max_line_bytes,
+            time,
         };
         for index in 0..join.sources.len() {
             join.fill(index);
@@ -142,19 +247,28 @@ impl<R: BufRead> Join<R> {
         }
         let Reverse((_, index)) = self.heap.pop()?;
         self.refill = Some(index);
-        let source = &self.sources[index];
-        match decode_line(&source.text, source.loc.clone()) {
-            Ok(record) => Some(Item::Record {
-                file: &source.file,
-                record,
-            }),
-            Err(message) => Some(Item::Problem(Problem {
-                file: source.file.clone(),
-                loc: source.loc.clone(),
-                kind: ProblemKind::Malformed,
-                message: message.to_string(),
-            })),
-        }
+        let source = &mut self.sources[index];
+        let record = match &mut source.feed {
+            Feed::Lines { text, loc, .. } => match decode_line(text, loc.clone()) {
+                Ok(record) => record,
+                Err(message) => {
+                    return Some(Item::Problem(Problem {
+                        file: source.file.clone(),
+                        loc: loc.clone(),
+                        kind: ProblemKind::Malformed,
+                        message: message.to_string(),
+                        hint: None,
+                    }));
+                }
+            },
+            Feed::Records { pending, .. } => pending
+                .take()
+                .expect("bug: an input in the heap has a pending record"),
+        };
+        Some(Item::Record {
+            file: &source.file,
+            record,
+        })
     }
 
     /// Reads input `index` up to its next record with a usable time, queueing the
@@ -162,112 +276,173 @@ impl<R: BufRead> Join<R> {
     fn fill(&mut self, index: usize) {
         let max = self.max_line_bytes;
         let source = &mut self.sources[index];
-        loop {
-            let line = match source.reader.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => return,
-                Err(err) => {
-                    self.problems.push_back(Problem {
-                        file: source.file.clone(),
-                        loc: Location::default(),
-                        kind: ProblemKind::Unreadable,
-                        message: format!("reading stopped: {err}"),
-                    });
-                    return;
+        let time = loop {
+            let found = match &mut source.feed {
+                Feed::Lines { reader, text, loc } => next_line(reader, text, loc, &self.time, max),
+                Feed::Records { entries, pending } => {
+                    next_record(entries, pending, &self.time, source.last)
                 }
             };
-            let loc = line.location();
-            let text = match line.content {
-                LineContent::Text(text) => text,
-                _ => {
-                    let message = unreadable_line(&line, max)
-                        .map(|err| err.to_string())
-                        .unwrap_or_default();
-                    self.problems.push_back(Problem {
-                        file: source.file.clone(),
-                        loc,
-                        kind: ProblemKind::Malformed,
-                        message,
-                    });
-                    continue;
-                }
-            };
-            let time = match time_of(text) {
-                Ok(time) => time,
-                Err(message) => {
-                    // A line that is no record at all says so, rather than that its
-                    // time is missing.
-                    let (kind, message) = match decode_line(text, Location::default()) {
-                        Err(reason) => (ProblemKind::Malformed, reason.to_string()),
-                        Ok(_) => (ProblemKind::UnusableTime, message),
-                    };
+            match found {
+                Next::Done => return,
+                Next::Problem(kind, loc, message, hint) => {
                     self.problems.push_back(Problem {
                         file: source.file.clone(),
                         loc,
                         kind,
                         message,
+                        hint,
                     });
-                    continue;
+                    if matches!(
+                        self.problems.back().map(|p| &p.kind),
+                        Some(ProblemKind::Unreadable)
+                    ) {
+                        return;
+                    }
                 }
-            };
-            let back_in_time = source.last.is_some_and(|last| time < last);
-            if back_in_time && !source.out_of_order_reported {
-                source.out_of_order_reported = true;
-                self.problems.push_back(Problem {
-                    file: source.file.clone(),
-                    loc: loc.clone(),
-                    kind: ProblemKind::OutOfOrder,
-                    message: format!(
-                        "record is earlier than the one before it in `{}`: --join merges files that are each in time order, so records near here may be checked out of order (later ones in this file are not reported again)",
-                        source.file.display()
-                    ),
-                });
+                Next::Timed(time, loc) => break (time, loc),
             }
-            source.last = Some(source.last.map_or(time, |last| last.max(time)));
-            source.text.clear();
-            source.text.push_str(text);
-            source.loc = loc;
-            self.heap.push(Reverse((time, index)));
-            return;
+        };
+        let (time, loc) = time;
+        let back_in_time = source.last.is_some_and(|last| time < last);
+        if back_in_time && !source.out_of_order_reported {
+            source.out_of_order_reported = true;
+            self.problems.push_back(Problem {
+                file: source.file.clone(),
+                loc,
+                kind: ProblemKind::OutOfOrder,
+                message: format!(
+                    "record is earlier than the one before it in `{}`: --join merges files that are each in time order, so records near here may be checked out of order (later ones in this file are not reported again)",
+                    source.file.display()
+                ),
+                hint: None,
+            });
+        }
+        source.last = Some(source.last.map_or(time, |last| last.max(time)));
+        self.heap.push(Reverse((time, index)));
+    }
+}
+
+/// What reading an input on found.
+enum Next {
+    /// A record with a usable time, now pending, and where it is.
+    Timed(Timestamp, Location),
+    /// A problem, and where it is.
+    Problem(ProblemKind, Location, String, Option<String>),
+    /// The end of the input.
+    Done,
+}
+
+/// Reads the next non-blank line into `text`, with its time.
+fn next_line<R: BufRead>(
+    reader: &mut LineReader<R>,
+    text: &mut String,
+    loc: &mut Location,
+    time: &TimeField,
+    max: usize,
+) -> Next {
+    let line = match reader.next_line() {
+        Ok(Some(line)) => line,
+        Ok(None) => return Next::Done,
+        Err(err) => {
+            return Next::Problem(
+                ProblemKind::Unreadable,
+                Location::default(),
+                format!("reading stopped: {err}"),
+                None,
+            );
+        }
+    };
+    let here = line.location();
+    let line_text = match line.content {
+        LineContent::Text(line_text) => line_text,
+        _ => {
+            let message = unreadable_line(&line, max)
+                .map(|err| err.to_string())
+                .unwrap_or_default();
+            return Next::Problem(ProblemKind::Malformed, here, message, None);
+        }
+    };
+    match time_of_line(line_text, time) {
+        Ok(at) => {
+            text.clear();
+            text.push_str(line_text);
+            *loc = here.clone();
+            Next::Timed(at, here)
+        }
+        Err(message) => {
+            // A line that is no record at all says so, rather than that its time is
+            // missing.
+            let (kind, message) = match decode_line(line_text, Location::default()) {
+                Err(reason) => (ProblemKind::Malformed, reason.to_string()),
+                Ok(_) => (ProblemKind::UnusableTime, message),
+            };
+            Next::Problem(kind, here, message, None)
         }
     }
 }
 
-/// The record's `time`, read by scanning the line's top level (the record itself is
-/// decoded only when its turn comes).
-fn time_of(text: &str) -> Result<Timestamp, String> {
-    let bytes = text.as_bytes();
-    let end = bytes.len();
-    let mut at = skip_ws(bytes, 0, end);
-    if bytes.get(at) != Some(&b'{') {
-        return Err("record is not a JSON object".into());
+/// Takes the next entry an adapter read: a record with its time, now pending, or a
+/// problem. A record the adapter synthesized (the `missing` result of a call nothing
+/// answered) has no time of its own: it keeps its place after the record before it,
+/// `last`.
+fn next_record(
+    entries: &mut std::vec::IntoIter<Entry>,
+    pending: &mut Option<Record<'static>>,
+    time: &TimeField,
+    last: Option<Timestamp>,
+) -> Next {
+    match entries.next() {
+        None => Next::Done,
+        Some(Entry::Problem(problem)) => Next::Problem(
+            ProblemKind::Input(problem.kind),
+            problem.loc,
+            problem.message,
+            problem.hint,
+        ),
+        Some(Entry::Record(record)) => {
+            let found = record.lookup(&time.path);
+            let raw = found
+                .as_ref()
+                .and_then(|found| found.to_value())
+                .map(|v| v.to_string());
+            let parsed = match &found {
+                Some(found) => found.as_str().and_then(|text| Timestamp::parse(&text)),
+                None if record.has_field("synthesized") => last,
+                None => None,
+            };
+            match parsed {
+                Some(at) => {
+                    let loc = record.loc.clone();
+                    *pending = Some(record);
+                    Next::Timed(at, loc)
+                }
+                None => Next::Problem(
+                    ProblemKind::UnusableTime,
+                    record.loc.clone(),
+                    unusable(time, raw.as_deref()),
+                    None,
+                ),
+            }
+        }
     }
-    at += 1;
-    let mut found = None;
-    loop {
-        at = skip_ws(bytes, at, end);
-        if at >= end || bytes[at] != b'"' {
-            break;
-        }
-        let key_end = string_end(bytes, at);
-        let is_time = text.get(at + 1..key_end.saturating_sub(1)) == Some(TIME_FIELD);
-        at = skip_ws(bytes, key_end, end);
-        at += usize::from(at < end && bytes[at] == b':');
-        at = skip_ws(bytes, at, end);
-        let value_end = value_end(bytes, at, end);
-        if is_time {
-            // Recorders write `time` first, as a rule: stop there.
-            found = text.get(at..value_end);
-            break;
-        }
-        at = skip_ws(bytes, value_end, end);
-        if at < end && bytes[at] == b',' {
-            at += 1;
-        } else {
-            break;
-        }
+}
+
+/// Why a record's time cannot order it: it has none, or `raw` (JSON) is not one.
+fn unusable(time: &TimeField, raw: Option<&str>) -> String {
+    match raw {
+        None => format!("record has no `{}` field to join by", time.name),
+        Some(raw) => format!(
+            "field `{}` is {raw}, not an RFC 3339 date-time such as \"2025-04-12T10:18:03Z\"",
+            time.name
+        ),
     }
-    let raw = found.ok_or_else(|| format!("record has no `{TIME_FIELD}` field to join by"))?;
+}
+
+/// The record's time, read by scanning the line along the time field's path (the
+/// record itself is decoded only when its turn comes).
+fn time_of_line(text: &str, time: &TimeField) -> Result<Timestamp, String> {
+    let raw = raw_at(text, &time.path).ok_or_else(|| unusable(time, None))?;
     // A time has no escapes; one that does is decoded the slow way.
     let plain = raw
         .strip_prefix('"')
@@ -280,9 +455,91 @@ fn time_of(text: &str) -> Result<Timestamp, String> {
     plain
         .or(decoded.as_deref())
         .and_then(Timestamp::parse)
-        .ok_or_else(|| {
-            format!("field `{TIME_FIELD}` is {raw}, not an RFC 3339 date-time such as \"2025-04-12T10:18:03Z\"")
-        })
+        .ok_or_else(|| unusable(time, Some(raw)))
+}
+
+/// The raw JSON text at `path` in the raw JSON `text`, found by scanning, not decoding.
+/// `text` is not validated yet: on invalid JSON this returns something or nothing,
+/// never panics, and the line is then decoded to say what is wrong with it.
+fn raw_at<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
+    for segment in path {
+        text = match segment {
+            Segment::Key(key) => raw_member(text, key)?,
+            Segment::Index(index) => raw_element(text, *index)?,
+        };
+    }
+    Some(text)
+}
+
+/// The first member `key` of the raw object `text`. Recorders write `time` first, as a
+/// rule, so the scan usually stops at the first member.
+fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    let bytes = text.as_bytes();
+    let end = bytes.len();
+    let mut at = skip_ws(bytes, 0, end);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    loop {
+        at = skip_ws(bytes, at, end);
+        if at >= end || bytes[at] != b'"' {
+            return None;
+        }
+        let key_end = string_end(bytes, at);
+        let name = text.get(at..key_end)?;
+        at = skip_ws(bytes, key_end, end);
+        at += usize::from(at < end && bytes[at] == b':');
+        at = skip_ws(bytes, at, end);
+        let value_end = value_end(bytes, at, end);
+        if names(name, key) {
+            return text.get(at..value_end);
+        }
+        at = skip_ws(bytes, value_end, end);
+        if at < end && bytes[at] == b',' {
+            at += 1;
+        } else {
+            return None;
+        }
+    }
+}
+
+/// Element `index` of the raw array `text`.
+fn raw_element(text: &str, index: usize) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let end = bytes.len();
+    let mut at = skip_ws(bytes, 0, end);
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    at += 1;
+    for current in 0.. {
+        at = skip_ws(bytes, at, end);
+        if at >= end || bytes[at] == b']' {
+            return None;
+        }
+        let value_end = value_end(bytes, at, end);
+        if current == index {
+            return text.get(at..value_end);
+        }
+        at = skip_ws(bytes, value_end, end);
+        if at < end && bytes[at] == b',' {
+            at += 1;
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether the raw JSON string `raw` (quotes included) spells `key`.
+fn names(raw: &str, key: &str) -> bool {
+    let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(raw).is_ok_and(|decoded| decoded == key)
+    } else {
+        inner == key
+    }
 }
 
 #[cfg(test)]
@@ -327,9 +584,14 @@ mod tests {
     fn joined(inputs: &[(&str, &str)]) -> Vec<String> {
         let inputs = inputs
             .iter()
-            .map(|(name, text)| (Arc::from(Path::new(name)), text.as_bytes()))
+            .map(|(name, text)| {
+                (
+                    Arc::from(Path::new(name)),
+                    JoinInput::Lines(text.as_bytes()),
+                )
+            })
             .collect();
-        let mut join = Join::new(inputs, 1 << 20);
+        let mut join = Join::new(inputs, TimeField::default(), 1 << 20);
         let mut seen = Vec::new();
         while let Some(item) = join.next() {
             seen.push(match item {
@@ -371,5 +633,101 @@ mod tests {
                 "a:6",
             ]
         );
+    }
+
+    fn time_field(name: &str) -> TimeField {
+        let path = crate::spec::parser::parse_path(name)
+            .expect("a path")
+            .segments;
+        TimeField {
+            name: name.into(),
+            path,
+        }
+    }
+
+    #[test]
+    fn the_time_field_can_be_any_path() {
+        let a = "{\"id\":1,\"meta\":{\"at\":[\"2025-01-01T00:00:03Z\"]}}\n{\"meta\":{\"at\":[]}}\n{\"meta\":{\"at\":[\"x\"]}}\n";
+        let b = "{\"meta\": {\"other\": 1, \"at\": [\"2025-01-01T00:00:02Z\"]}}\n";
+        let inputs = vec![
+            (Arc::from(Path::new("a")), JoinInput::Lines(a.as_bytes())),
+            (Arc::from(Path::new("b")), JoinInput::Lines(b.as_bytes())),
+        ];
+        let mut join = Join::new(inputs, time_field("meta.at[0]"), 1 << 20);
+        let mut seen = Vec::new();
+        while let Some(item) = join.next() {
+            seen.push(match item {
+                Item::Record { file, record } => format!("{}:{}", file.display(), record.loc.line),
+                Item::Problem(p) => format!(
+                    "{:?} {}:{} {}",
+                    p.kind,
+                    p.file.display(),
+                    p.loc.line,
+                    p.message
+                ),
+            });
+        }
+        assert_eq!(
+            seen,
+            [
+                "b:1",
+                "a:1",
+                "UnusableTime a:2 record has no `meta.at[0]` field to join by",
+                "UnusableTime a:3 field `meta.at[0]` is \"x\", not an RFC 3339 date-time such as \"2025-04-12T10:18:03Z\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn any_format_joins_by_the_time_its_adapter_gives_each_record() {
+        let codex = include_bytes!(
+            "../../traces/reconcile_before_retry/pass/lookup-found-then-note-codex.jsonl"
+        );
+        let reading = TraceInput::from_bytes(codex, &InputOptions::default(), None)
+            .into_reading()
+            .expect("a Codex rollout is read by its adapter");
+        let records = reading
+            .entries
+            .iter()
+            .filter(|entry| matches!(entry, Entry::Record(_)))
+            .count();
+        assert!(records > 3, "{records}");
+        let native = "{\"time\":\"2025-11-07T09:01:14Z\",\"event\":\"x\"}\n{\"time\":\"2025-11-07T09:01:50Z\",\"event\":\"y\"}\n";
+        let inputs = vec![
+            (
+                Arc::from(Path::new("codex")),
+                JoinInput::Read(Box::new(reading)),
+            ),
+            (
+                Arc::from(Path::new("fixture")),
+                JoinInput::Lines(native.as_bytes()),
+            ),
+        ];
+        let mut join = Join::new(inputs, TimeField::default(), 1 << 20);
+        let (mut times, mut files, mut synthesized) = (Vec::new(), Vec::new(), 0);
+        while let Some(item) = join.next() {
+            let Item::Record { file, record } = item else {
+                panic!("{item:?}");
+            };
+            let time = record
+                .lookup(&[Segment::Key("time".into())])
+                .and_then(|found| found.as_str().and_then(|t| Timestamp::parse(&t)));
+            match time {
+                Some(time) => times.push(time),
+                None => {
+                    assert!(record.has_field("synthesized"), "{record:?}");
+                    synthesized += 1;
+                }
+            }
+            files.push(file.display().to_string());
+        }
+        assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "{times:?}");
+        // The synthesized `missing` result, without a time, kept its place.
+        assert!(synthesized > 0);
+        assert_eq!(files.iter().filter(|f| *f == "codex").count(), records);
+        assert_eq!(files.iter().filter(|f| *f == "fixture").count(), 2);
+        // The fixture's records fall between the rollout's, not after them all.
+        assert_ne!(files.last().map(String::as_str), Some("fixture"));
+        assert_ne!(files.first().map(String::as_str), Some("fixture"));
     }
 }

@@ -16,6 +16,8 @@ use crate::chain::{ChainError, Digest};
 use crate::check::{CheckOptions, Outcome};
 use crate::diagnostic::{Code, Diagnostic, TraceSite};
 use crate::machine::Machine;
+use crate::trace::adapters::InputOptions;
+use crate::trace::join::TimeField;
 use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
 
 pub(super) fn open(path: &Path) -> io::Result<Box<dyn BufRead>> {
@@ -131,17 +133,24 @@ pub(super) fn verify_chains(paths: &[PathBuf], max_line_bytes: Option<usize>) ->
     found
 }
 
-/// `check --join`: every trace file merged into one stream by time.
-pub(super) fn check_join(specs: &[Machine], paths: &[PathBuf], options: &CheckOptions) -> Outcome {
-    let mut inputs: Vec<(Arc<Path>, Box<dyn BufRead>)> = Vec::new();
+/// `check --join`: every trace file, in whatever format, merged into one stream by
+/// `time`.
+pub(super) fn check_join(
+    specs: &[Machine],
+    paths: &[PathBuf],
+    options: &CheckOptions,
+    input: &InputOptions,
+    time: &TimeField,
+) -> Outcome {
+    let mut inputs = Vec::new();
     let mut unopened = Vec::new();
     for path in paths {
-        match open(path) {
-            Ok(input) => inputs.push((Arc::from(path.as_path()), input)),
+        match crate::trace::join::open(path, input, options.max_line_bytes) {
+            Ok(opened) => inputs.push((Arc::from(path.as_path()), opened)),
             Err(err) => unopened.push(Diagnostic::unreadable(path, &err)),
         }
     }
-    let mut outcome = crate::joined::check_joined(specs, inputs, options);
+    let mut outcome = crate::joined::check_joined(specs, inputs, time.clone(), options);
     unopened.append(&mut outcome.diagnostics);
     outcome.diagnostics = unopened;
     outcome

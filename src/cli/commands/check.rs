@@ -111,7 +111,7 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
         failed: None,
     };
     if plan.checking && config.join {
-        join_groups(&plan.specs, &plan.groups, &mut writer);
+        join_groups(&plan.specs, &plan.groups, &config.join_time, &mut writer);
     } else if plan.checking {
         writer.last_file = files.len().saturating_sub(1);
         crate::check::in_file_order(
@@ -573,13 +573,23 @@ fn plan(config: &CheckConfig) -> io::Result<Plan<'_>> {
 
 /// `--join`: each group's files merged into one stream by time and checked as one
 /// input, whose findings name each record's own file.
-fn join_groups(specs: &[Machine], groups: &[Group<'_>], writer: &mut Writer<'_, '_, '_>) {
+fn join_groups(
+    specs: &[Machine],
+    groups: &[Group<'_>],
+    time: &crate::trace::join::TimeField,
+    writer: &mut Writer<'_, '_, '_>,
+) {
     let joined: Vec<&Group<'_>> = groups.iter().filter(|g| !g.files.is_empty()).collect();
     writer.last_file = joined.len().saturating_sub(1);
     for (index, group) in joined.into_iter().enumerate() {
         let started = Instant::now();
-        let mut outcome =
-            super::chain::check_join(&specs[group.specs.clone()], &group.files, group.check);
+        let mut outcome = super::chain::check_join(
+            &specs[group.specs.clone()],
+            &group.files,
+            group.check,
+            group.input,
+            time,
+        );
         for diagnostic in std::mem::take(&mut outcome.diagnostics) {
             writer.event(Event::Diagnostic(index, diagnostic));
         }
