@@ -159,7 +159,14 @@ pub fn check_path_observed(
         Ok(opened) => {
             let detected = opened.detected().clone();
             let file: Arc<Path> = Arc::from(path);
+            let stream = opened.stream_text();
             let mut outcome = check_input(specs, file.clone(), opened, options, observer);
+            if let Some(text) = stream {
+                crate::diagnostic::render::keep_record_text(
+                    &mut outcome.diagnostics,
+                    text.as_ref(),
+                );
+            }
             // Records without `kind` or `tool` are fine when specs match them with
             // `record` patterns; the warning is for a file no spec saw anything in.
             if let (Some(warning), 0) = (detected.warning.clone(), outcome.matched) {

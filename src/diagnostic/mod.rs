@@ -34,6 +34,10 @@ pub struct Diagnostic {
     pub hint: Option<String>,
     /// For a violation: the instance, its state and how it got there.
     pub violation: Option<Box<ViolationDetail>>,
+    /// The start of the text of the record `trace` points to (at most what a snippet
+    /// shows), kept when its input cannot be read again: standard input, a pipe.
+    /// Renderers quote it instead of reading the file.
+    pub record_text: Option<Box<[u8]>>,
 }
 
 impl Diagnostic {
@@ -47,6 +51,7 @@ impl Diagnostic {
             related: Vec::new(),
             hint: None,
             violation: None,
+            record_text: None,
         }
     }
 

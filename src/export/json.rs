@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::highlight::{End, Walk};
-use crate::machine::{Machine, Move};
+use crate::machine::Machine;
 use crate::spec::ast::Otherwise;
 
 #[derive(Serialize)]
@@ -108,22 +108,21 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
         })
         .collect();
 
+    let forbidden = super::forbidden_by_rule(machine);
     let forbids = machine
         .forbids
         .iter()
-        .enumerate()
-        .map(|(rule, forbid)| Forbid {
+        .zip(&forbidden)
+        .map(|(forbid, by_state)| Forbid {
             message: &forbid.message,
             line: line(forbid.span),
-            moves: machine
-                .state_ids()
-                .flat_map(|state| {
-                    (0..machine.events.len())
-                        .filter(move |&event| machine.step(state, event) == Move::Forbidden(rule))
-                        .map(move |event| ForbiddenMove {
-                            state: state_name(state),
-                            event: event_name(event),
-                        })
+            moves: by_state
+                .iter()
+                .flat_map(|(state, events)| {
+                    events.iter().map(move |&event| ForbiddenMove {
+                        state: state_name(*state),
+                        event: event_name(event),
+                    })
                 })
                 .collect(),
         })

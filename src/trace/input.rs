@@ -18,6 +18,7 @@
 
 use std::io::{self, BufRead, BufReader, IsTerminal, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
 use super::adapters::{ProblemKind, Reading};
@@ -32,6 +33,19 @@ pub struct TraceInput<'a> {
     /// Whether an input with nothing in it is a problem: for files and streams a user
     /// named, not for text a program generated (an empty trace is a valid word).
     report_empty: bool,
+    /// The whole text of a stream (standard input, a pipe), which cannot be read again:
+    /// reports quote the records they point to from it ([`TraceInput::stream_text`]).
+    stream: Option<SharedBytes>,
+}
+
+/// Bytes read once and shared between the reader and whoever quotes them.
+#[derive(Debug, Clone)]
+pub struct SharedBytes(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 enum Body<'a> {
@@ -85,8 +99,10 @@ impl<'a> TraceInput<'a> {
     ) -> io::Result<TraceInput<'static>> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
         let mut input = if !is_regular_file(path)? {
-            let bytes = read_input(path)?;
-            TraceInput::from_vec(bytes, options, max)
+            let bytes = SharedBytes(Arc::new(read_input(path)?));
+            let mut input = TraceInput::from_vec(bytes.clone(), options, max);
+            input.stream = Some(bytes);
+            input
         } else {
             match adapters::open(path, options, max)? {
                 Opened::Native(detected) => {
@@ -115,8 +131,8 @@ impl<'a> TraceInput<'a> {
     }
 
     /// Reads `bytes`, the whole content of a stream, as [`TraceInput::from_bytes`] does.
-    fn from_vec(bytes: Vec<u8>, options: &InputOptions, max: usize) -> TraceInput<'static> {
-        match adapters::open_bytes(&bytes, options, max) {
+    fn from_vec(bytes: SharedBytes, options: &InputOptions, max: usize) -> TraceInput<'static> {
+        match adapters::open_bytes(bytes.as_ref(), options, max) {
             Opened::Native(detected) => TraceInput::lines(detected, io::Cursor::new(bytes), max),
             Opened::Read(reading) => TraceInput::read(reading),
         }
@@ -135,6 +151,7 @@ impl<'a> TraceInput<'a> {
             detected: reading.detected.clone(),
             body: Body::Read(reading),
             report_empty: false,
+            stream: None,
         }
     }
 
@@ -146,7 +163,14 @@ impl<'a> TraceInput<'a> {
                 max_line_bytes: max,
             },
             report_empty: false,
+            stream: None,
         }
+    }
+
+    /// The whole text of an input that is a stream, which cannot be read again; `None`
+    /// for a file.
+    pub fn stream_text(&self) -> Option<SharedBytes> {
+        self.stream.clone()
     }
 
     /// What was recognized in the input.

@@ -218,7 +218,14 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
             site.loc.line,
             site.loc.pointer.to_string(),
             site.trace.as_deref().map(masked),
-            snippets.get(&site.file, site.loc.line).map(str::to_string),
+            snippets
+                .get(&site.file, site.loc.line)
+                .map(str::to_string)
+                // A stream cannot be read again: the finding kept its record's text.
+                .or_else(|| {
+                    let kept = diagnostic.record_text.as_deref()?;
+                    (site.loc.line > 0).then(|| super::cut_snippet(kept, site.loc.len))
+                }),
         ),
         (None, Some(spec)) => (
             run.paths.name(&spec.source.path),
