@@ -92,7 +92,21 @@ struct EndJson<'m> {
 }
 
 pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
-    let line = |span: crate::spec::ast::Span| machine.source.line_col(span.start).0;
+    // Where each line starts, found once: counting the newlines before every rule
+    // again would grow with the square of the spec.
+    let newlines: Vec<usize> = machine
+        .source
+        .text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(at, _)| at)
+        .collect();
+    // As `SpecSource::line_col`: one more than the newlines before the offset.
+    let line = |span: crate::spec::ast::Span| {
+        let offset = span.start.min(machine.source.text.len());
+        newlines.partition_point(|&at| at < offset) + 1
+    };
     let state_name = |id| machine.state(id).name.as_str();
     let event_name = |id: usize| machine.events[id].name.as_str();
 
