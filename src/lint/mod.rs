@@ -418,16 +418,22 @@ fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
             _ => None,
         })
         .collect();
+    // In lexicographic order, the paths that start with a given one follow it in one
+    // run, so each path looks only at that run rather than at every other path.
+    let mut sorted: Vec<usize> = (0..paths.len()).collect();
+    sorted.sort_by(|&a, &b| paths[a].1.cmp(&paths[b].1).then(a.cmp(&b)));
     for (i, (span, steps)) in paths.iter().enumerate() {
         // A path is redundant if another one starts with all of its steps; of two equal
-        // paths, the later one is.
-        let covering = paths.iter().enumerate().find(|(j, (_, other))| {
-            *j != i
-                && other.len() >= steps.len()
-                && other[..steps.len()] == steps[..]
-                && (other.len() > steps.len() || *j < i)
-        });
-        if let Some((_, (other_span, other))) = covering {
+        // paths, the later one is. The first such path in the file is named.
+        let from = sorted.partition_point(|&k| paths[k].1 < *steps);
+        let covering = sorted[from..]
+            .iter()
+            .copied()
+            .take_while(|&j| paths[j].1.starts_with(steps))
+            .filter(|&j| j != i && (paths[j].1.len() > steps.len() || j < i))
+            .min()
+            .map(|j| &paths[j]);
+        if let Some((other_span, other)) = covering {
             let (message, label) = if other.len() == steps.len() {
                 ("this `path` repeats another", "the same path")
             } else {
