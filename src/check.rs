@@ -27,7 +27,7 @@ use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::source::Span;
 use crate::trace::adapters::{Detected, InputOptions, Layout, Problem, ProblemKind};
-use crate::trace::input::{Item, TraceInput};
+use crate::trace::input::{Item, RecentBytes, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 use instances::SpecRun;
 
@@ -147,6 +147,33 @@ impl Report for Vec<Diagnostic> {
     }
 }
 
+/// A [`Report`] on a stream, which cannot be read again: each finding takes the text of
+/// the record it points to from the stream's last bytes, for renderers to quote.
+struct Quoting<'r> {
+    inner: &'r mut dyn Report,
+    recent: RecentBytes,
+}
+
+impl Report for Quoting<'_> {
+    fn diagnostic(&mut self, mut diagnostic: Diagnostic) {
+        if let Some(site) = diagnostic.trace.as_ref().filter(|s| s.loc.line > 0) {
+            let len = crate::diagnostic::render::snippet_bytes(site.loc.len);
+            diagnostic.record_text = self
+                .recent
+                .get(site.loc.offset, usize::try_from(len).unwrap_or(usize::MAX));
+        }
+        self.inner.diagnostic(diagnostic);
+    }
+
+    fn opened(&mut self, detected: &Detected) {
+        self.inner.opened(detected);
+    }
+
+    fn reading(&mut self) {
+        self.inner.reading();
+    }
+}
+
 /// One part of a run split `count` ways (`--shard K/N`), so that machines that each
 /// check one part check, together, exactly what one run would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,6 +283,17 @@ pub fn check_path_reported(
             // `record` patterns; the warning is for a file no spec saw anything in.
             let warning = detected.warning.clone().filter(|_| own_problems);
             let mut elsewhere = 0;
+            let mut quoting;
+            let report: &mut dyn Report = match opened.recent_bytes() {
+                Some(recent) => {
+                    quoting = Quoting {
+                        inner: report,
+                        recent,
+                    };
+                    &mut quoting
+                }
+                None => report,
+            };
             let outcome = drive(
                 specs,
                 &file,

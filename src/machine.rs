@@ -221,6 +221,28 @@ impl MoveTable {
         }
     }
 
+    /// Every cell that is not [`Move::Unspecified`], by state then event.
+    fn specified(&self) -> Vec<(StateId, EventId, Move)> {
+        let state = |index: usize| StateId(index as u32);
+        match self {
+            MoveTable::Dense { events, moves } => moves
+                .iter()
+                .enumerate()
+                .filter(|(_, step)| **step != Move::Unspecified)
+                .map(|(cell, &step)| (state(cell / events), cell % events, step))
+                .collect(),
+            MoveTable::Sparse { rows } => rows
+                .iter()
+                .enumerate()
+                .flat_map(|(index, row)| {
+                    row.iter()
+                        .map(move |&(event, step)| (state(index), event, step))
+                })
+                .filter(|(_, _, step)| *step != Move::Unspecified)
+                .collect(),
+        }
+    }
+
     fn get(&self, state: StateId, event: EventId) -> Move {
         match self {
             MoveTable::Dense { events, moves } => moves[state.index() * events + event],
@@ -292,6 +314,13 @@ impl Machine {
     /// What `event` does in `state`.
     pub fn step(&self, state: StateId, event: EventId) -> Move {
         self.moves.get(state, event)
+    }
+
+    /// Every move the spec specifies, allowed or forbidden, by state then event: what
+    /// [`Machine::step`] answers other than [`Move::Unspecified`], found without asking
+    /// for every pair of states and events (which grows with the square of the spec).
+    pub(crate) fn specified_moves(&self) -> Vec<(StateId, EventId, Move)> {
+        self.moves.specified()
     }
 
     /// The events with an allowed transition from `state`, in declaration order.

@@ -16,6 +16,7 @@ mod fmt;
 mod formats;
 mod graph;
 mod human_output;
+mod human_scale;
 mod join;
 mod json_contract;
 mod limits;

@@ -139,3 +139,54 @@ fn the_shipped_library_pairs_each_spec_with_its_own_traces() {
         );
     }
 }
+
+/// `coverage --output json` in `dir`: each spec's name with its transitions taken, and
+/// the summary's record count.
+fn coverage(dir: &Path) -> (Vec<(String, u64)>, u64) {
+    let out = tracegate()
+        .current_dir(dir)
+        .args(["coverage", "--output", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    let specs = lines
+        .iter()
+        .filter(|v| v["type"] == "coverage")
+        .map(|v| {
+            let taken = v["transitions"]["items"][0]["count"]
+                .as_u64()
+                .expect("a count");
+            (v["spec"].as_str().expect("spec").to_string(), taken)
+        })
+        .collect();
+    let summary = lines.last().expect("a summary");
+    (specs, summary["records"].as_u64().expect("records"))
+}
+
+#[test]
+fn coverage_with_no_argument_measures_what_the_project_file_scopes() {
+    let dir = project(SCOPED);
+    // Each spec sees the one trace its scope names (two moves of its tool), never
+    // `traces/other/`; from a directory below, the same file is found.
+    let want = (
+        vec![("once_alpha".to_string(), 1), ("once_beta".to_string(), 1)],
+        8,
+    );
+    assert_eq!(coverage(dir.path()), want);
+    assert_eq!(coverage(&dir.path().join("deep/below")), want);
+    // Naming what to measure sets the file aside: every spec on every trace.
+    let out = tracegate()
+        .current_dir(dir.path())
+        .args([
+            "coverage", "specs", "--traces", "traces", "--output", "json",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(text.contains(r#""records":12"#), "{text}");
+}

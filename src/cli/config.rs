@@ -143,6 +143,9 @@ pub struct ShrinkConfig {
 pub struct CoverageConfig {
     pub specs: Vec<PathBuf>,
     pub traces: Vec<PathBuf>,
+    /// The project file's scopes, when no spec or trace was named and one was found:
+    /// then they, not `specs` × `traces`, say what is measured.
+    pub project: Option<Project>,
     /// The transition coverage (a percentage) below which the run fails.
     pub min: Option<f64>,
     pub output: OutputFormat,
@@ -330,26 +333,30 @@ fn code_named(name: &str, problems: &mut Problems) -> Option<Code> {
     })
 }
 
+/// The project file's scopes, when the command line names nothing to check (`nothing`)
+/// and one is found from the working directory upward; a file that does not load is a
+/// problem.
+fn project_file(nothing: bool, problems: &mut Problems) -> Option<Project> {
+    if !nothing {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    let file = project::find(&cwd)?;
+    let loaded = project::load(&file, &cwd);
+    problems.take(loaded, |messages| {
+        (
+            messages.join("\n"),
+            Some(format!(
+                "see `{}` in the README; name specs and --traces to check without it",
+                project::FILE_NAME
+            )),
+        )
+    })
+}
+
 fn check(args: CheckArgs, problems: &mut Problems) -> CheckConfig {
     let input = input(args.input, problems);
-    // The project file decides only when the command line names nothing to check.
-    let project = if args.specs.is_empty() && args.traces.is_empty() {
-        std::env::current_dir().ok().and_then(|cwd| {
-            let file = project::find(&cwd)?;
-            let loaded = project::load(&file, &cwd);
-            problems.take(loaded, |messages| {
-                (
-                    messages.join("\n"),
-                    Some(format!(
-                        "see `{}` in the README; name specs and --traces to check without it",
-                        project::FILE_NAME
-                    )),
-                )
-            })
-        })
-    } else {
-        None
-    };
+    let project = project_file(args.specs.is_empty() && args.traces.is_empty(), problems);
     let shard = args
         .shard
         .and_then(|text| problems.take(shard(&text), |m| m));
@@ -481,6 +488,7 @@ fn shrink(args: ShrinkArgs, problems: &mut Problems) -> ShrinkConfig {
 }
 
 fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
+    let project = project_file(args.specs.is_empty() && args.traces.is_empty(), problems);
     let trace_by = trace_by(args.trace_by, problems);
     let min = args.min.filter(|min| {
         let valid = (0.0..=100.0).contains(min);
@@ -495,6 +503,7 @@ fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
     CoverageConfig {
         specs: or_default(args.specs, "specs"),
         traces: or_default(args.traces, "traces"),
+        project,
         min,
         output: args.output,
         check: CheckOptions {

@@ -10,7 +10,7 @@ use std::io::{self, IsTerminal, Write};
 
 use super::Exit;
 use super::args::{ColorChoice, OutputFormat};
-use crate::diagnostic::render::{FileResolver, human, json};
+use crate::diagnostic::render::{human, json};
 use crate::diagnostic::{Diagnostic, Summary};
 
 /// Which stream a write goes to.
@@ -49,6 +49,10 @@ pub struct Output<'w> {
     discard: io::Sink,
     /// Whether stderr is a terminal a progress bar may be drawn on.
     pub progress: bool,
+    /// Lays out human reports, remembering what consecutive ones share.
+    human: human::Renderer,
+    /// The text of one diagnostic, reused for the next.
+    buffer: String,
 }
 
 impl<'w> Output<'w> {
@@ -97,6 +101,8 @@ impl<'w> Output<'w> {
             quiet: false,
             discard: io::sink(),
             progress: false,
+            human: human::Renderer::default(),
+            buffer: String::new(),
         }
     }
 
@@ -151,11 +157,16 @@ impl<'w> Output<'w> {
         if to == Stream::Stdout && self.quiet {
             return Ok(());
         }
-        let sink = self.sink(to);
+        let sink = match to {
+            Stream::Stdout => &mut self.stdout,
+            Stream::Stderr => &mut self.stderr,
+        };
         match format {
-            OutputFormat::Human => sink
-                .writer
-                .write_all(human::render(diagnostic, sink.styled, &FileResolver).as_bytes()),
+            OutputFormat::Human => {
+                self.buffer.clear();
+                self.human.render(&mut self.buffer, diagnostic, sink.styled);
+                sink.writer.write_all(self.buffer.as_bytes())
+            }
             OutputFormat::Json => writeln!(sink.writer, "{}", json::render(diagnostic)),
         }
     }
@@ -240,13 +251,6 @@ impl<'w> Output<'w> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.stdout.writer.flush()?;
         self.stderr.writer.flush()
-    }
-
-    fn sink(&mut self, to: Stream) -> &mut Sink<'w> {
-        match to {
-            Stream::Stdout => &mut self.stdout,
-            Stream::Stderr => &mut self.stderr,
-        }
     }
 }
 

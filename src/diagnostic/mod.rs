@@ -39,6 +39,10 @@ pub struct Diagnostic {
     /// in every file that has it, so that a report of many files gives it once. Never
     /// rendered.
     pub same_in_every_file: Option<String>,
+    /// The start of the text of the record `trace` points to (at most what a snippet
+    /// shows), kept when its input cannot be read again: standard input, a pipe.
+    /// Renderers quote it instead of reading the file.
+    pub record_text: Option<Box<[u8]>>,
 }
 
 impl Diagnostic {
@@ -53,6 +57,7 @@ impl Diagnostic {
             hint: None,
             violation: None,
             same_in_every_file: None,
+            record_text: None,
         }
     }
 

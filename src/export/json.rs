@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::highlight::{End, Walk};
-use crate::machine::{Machine, Move};
+use crate::machine::Machine;
 use crate::spec::ast::Otherwise;
 
 #[derive(Serialize)]
@@ -92,7 +92,21 @@ struct EndJson<'m> {
 }
 
 pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
-    let line = |span: crate::spec::ast::Span| machine.source.line_col(span.start).0;
+    // Where each line starts, found once: counting the newlines before every rule
+    // again would grow with the square of the spec.
+    let newlines: Vec<usize> = machine
+        .source
+        .text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(at, _)| at)
+        .collect();
+    // As `SpecSource::line_col`: one more than the newlines before the offset.
+    let line = |span: crate::spec::ast::Span| {
+        let offset = span.start.min(machine.source.text.len());
+        newlines.partition_point(|&at| at < offset) + 1
+    };
     let state_name = |id| machine.state(id).name.as_str();
     let event_name = |id: usize| machine.events[id].name.as_str();
 
@@ -108,22 +122,21 @@ pub fn render(machine: &Machine, walk: Option<&Walk>) -> String {
         })
         .collect();
 
+    let forbidden = super::forbidden_by_rule(machine);
     let forbids = machine
         .forbids
         .iter()
-        .enumerate()
-        .map(|(rule, forbid)| Forbid {
+        .zip(&forbidden)
+        .map(|(forbid, by_state)| Forbid {
             message: &forbid.message,
             line: line(forbid.span),
-            moves: machine
-                .state_ids()
-                .flat_map(|state| {
-                    (0..machine.events.len())
-                        .filter(move |&event| machine.step(state, event) == Move::Forbidden(rule))
-                        .map(move |event| ForbiddenMove {
-                            state: state_name(state),
-                            event: event_name(event),
-                        })
+            moves: by_state
+                .iter()
+                .flat_map(|(state, events)| {
+                    events.iter().map(move |&event| ForbiddenMove {
+                        state: state_name(*state),
+                        event: event_name(event),
+                    })
                 })
                 .collect(),
         })

@@ -17,7 +17,7 @@ pub mod layout;
 pub(crate) mod mermaid;
 pub(crate) mod svg;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::spec::ast::Otherwise;
@@ -159,6 +159,26 @@ fn lines_note(lines: &[u64]) -> String {
     }
 }
 
+/// The moves each `forbid` rule forbids, by rule: the states it applies to in order,
+/// each with its events in declaration order. Read from the moves the spec specifies,
+/// not from every pair of states and events.
+pub(crate) fn forbidden_by_rule(machine: &Machine) -> Vec<Vec<(StateId, Vec<EventId>)>> {
+    let mut rules: Vec<Vec<(StateId, Vec<EventId>)>> = vec![Vec::new(); machine.forbids.len()];
+    for (state, event, step) in machine.specified_moves() {
+        let Move::Forbidden(rule) = step else {
+            continue;
+        };
+        let Some(by_state) = rules.get_mut(rule) else {
+            continue;
+        };
+        match by_state.last_mut() {
+            Some((last, events)) if *last == state => events.push(event),
+            _ => by_state.push((state, vec![event])),
+        }
+    }
+    rules
+}
+
 /// The node of a state: node 0 is the start dot, then the states in declaration order.
 fn state_node(state: StateId) -> usize {
     state.index() + 1
@@ -273,15 +293,21 @@ impl Drawing {
         taken: &BTreeMap<(StateId, EventId), Vec<u64>>,
     ) {
         let mut groups: Vec<((StateId, StateId), Vec<EventId>)> = Vec::new();
+        // Where each pair's group is, and the moves already in one: looked up, not
+        // searched for, so a spec of thousands of transitions draws in linear time.
+        let mut group_of: HashMap<(StateId, StateId), usize> = HashMap::new();
+        let mut grouped: HashSet<(StateId, StateId, EventId)> = HashSet::new();
         for (from, to, edge) in machine.allowed_moves() {
             let event = edge.event;
-            match groups.iter_mut().find(|(pair, _)| *pair == (from, to)) {
-                Some((_, events)) => {
-                    if !events.contains(&event) {
-                        events.push(event);
-                    }
+            if !grouped.insert((from, to, event)) {
+                continue;
+            }
+            match group_of.get(&(from, to)) {
+                Some(&at) => groups[at].1.push(event),
+                None => {
+                    group_of.insert((from, to), groups.len());
+                    groups.push(((from, to), vec![event]));
                 }
-                None => groups.push(((from, to), vec![event])),
             }
         }
         for ((from, to), events) in groups {
@@ -323,16 +349,9 @@ impl Drawing {
                 hits.entry((state, rule)).or_default().push(line);
             }
         }
+        let forbidden = forbidden_by_rule(machine);
         for (rule, forbid) in machine.forbids.iter().enumerate() {
-            let mut by_state: Vec<(StateId, Vec<EventId>)> = Vec::new();
-            for state in machine.state_ids() {
-                let events: Vec<EventId> = (0..machine.events.len())
-                    .filter(|&event| machine.step(state, event) == Move::Forbidden(rule))
-                    .collect();
-                if !events.is_empty() {
-                    by_state.push((state, events));
-                }
-            }
+            let by_state = &forbidden[rule];
             if by_state.is_empty() {
                 continue;
             }
@@ -346,6 +365,7 @@ impl Drawing {
                 kind: NodeKind::Violation { hit },
             });
             for (state, events) in by_state {
+                let state = *state;
                 let mut label = events
                     .iter()
                     .map(|&e| machine.events[e].name.as_str())

@@ -13,7 +13,7 @@
 pub(crate) mod overlap;
 pub mod tools;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::machine::{EventId, Machine, Move, StateId};
@@ -58,9 +58,15 @@ pub fn lint_spec(spec: &Linted<'_>) -> Vec<Diagnostic> {
 }
 
 /// The moves that can actually happen: allowed transitions a `forbid` does not override.
+/// Built from the moves the spec specifies, never from every pair of states and events,
+/// so that a spec of thousands of events lints in time linear in its size.
 struct Moves {
     forward: Vec<Vec<StateId>>,
     backward: Vec<Vec<StateId>>,
+    /// `(event, to)` for each move out of a state, by event.
+    out: Vec<Vec<(EventId, StateId)>>,
+    /// The states in which each event moves or is forbidden, in state order.
+    specified_in: Vec<Vec<StateId>>,
 }
 
 impl Moves {
@@ -68,15 +74,22 @@ impl Moves {
         let n = machine.state_count();
         let mut forward = vec![Vec::new(); n];
         let mut backward = vec![Vec::new(); n];
-        for from in machine.state_ids() {
-            for event in 0..machine.events.len() {
-                if let Move::Go { to, .. } = machine.step(from, event) {
-                    forward[from.index()].push(to);
-                    backward[to.index()].push(from);
-                }
+        let mut out = vec![Vec::new(); n];
+        let mut specified_in = vec![Vec::new(); machine.events.len()];
+        for (from, event, step) in machine.specified_moves() {
+            specified_in[event].push(from);
+            if let Move::Go { to, .. } = step {
+                forward[from.index()].push(to);
+                backward[to.index()].push(from);
+                out[from.index()].push((event, to));
             }
         }
-        Moves { forward, backward }
+        Moves {
+            forward,
+            backward,
+            out,
+            specified_in,
+        }
     }
 
     /// The states reachable from `starts` along `edges`.
@@ -157,23 +170,25 @@ fn unset_variables(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding
     if machine.variables.is_empty() {
         return;
     }
+    let lookup = Names::new(machine);
     let slot = |name: &str| machine.variables.iter().position(|v| v == name);
     let n = machine.state_count();
     let mut bound = vec![BTreeSet::<usize>::new(); n];
     let reachable = Moves::closure(&moves.forward, [machine.initial]);
-    // Grows monotonically over a finite lattice, so the loop ends.
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for from in machine.state_ids() {
-            for event in 0..machine.events.len() {
-                if let Move::Go { to, .. } = machine.step(from, event) {
-                    let mut next = bound[from.index()].clone();
-                    next.extend(machine.events[event].binds.iter().map(|(slot, _)| *slot));
-                    if !next.is_subset(&bound[to.index()]) {
-                        bound[to.index()].extend(next);
-                        changed = true;
-                    }
+    // A worklist of states whose set grew: sets only grow, over a finite lattice, so
+    // each state comes back at most once per variable and the loop ends.
+    let mut queued = vec![true; n];
+    let mut work: std::collections::VecDeque<StateId> = machine.state_ids().collect();
+    while let Some(from) = work.pop_front() {
+        queued[from.index()] = false;
+        for &(event, to) in &moves.out[from.index()] {
+            let mut next = bound[from.index()].clone();
+            next.extend(machine.events[event].binds.iter().map(|(slot, _)| *slot));
+            if !next.is_subset(&bound[to.index()]) {
+                bound[to.index()].extend(next);
+                if !queued[to.index()] {
+                    queued[to.index()] = true;
+                    work.push_back(to);
                 }
             }
         }
@@ -182,7 +197,7 @@ fn unset_variables(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding
         let ItemKind::Event(decl) = &item.kind else {
             continue;
         };
-        let Some(event) = event_id(machine, &decl.name.name) else {
+        let Some(event) = lookup.event(&decl.name.name) else {
             continue;
         };
         let mut reads: Vec<&Ident> = Vec::new();
@@ -206,10 +221,8 @@ fn unset_variables(spec: &Linted<'_>, moves: &Moves, found: &mut Vec<SpecFinding
             let Some(var_slot) = slot(&var.name) else {
                 continue;
             };
-            let unset_in = machine.state_ids().find(|&state| {
-                reachable[state.index()]
-                    && !matches!(machine.step(state, event), Move::Unspecified)
-                    && !bound[state.index()].contains(&var_slot)
+            let unset_in = moves.specified_in[event].iter().copied().find(|&state| {
+                reachable[state.index()] && !bound[state.index()].contains(&var_slot)
             });
             if let Some(state) = unset_in {
                 if reported.insert(var.name.as_str()) {
@@ -297,18 +310,40 @@ fn shadowed_transitions(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     }
 }
 
-fn state_id(machine: &Machine, name: &str) -> Option<StateId> {
-    machine
-        .state_ids()
-        .find(|&state| machine.state(state).name == name)
+/// A machine's states and events by name, looked up in constant time: lints ask for
+/// each name a spec writes, and a spec may have thousands.
+struct Names<'m> {
+    states: HashMap<&'m str, StateId>,
+    events: HashMap<&'m str, EventId>,
 }
 
-fn event_id(machine: &Machine, name: &str) -> Option<EventId> {
-    machine.events.iter().position(|event| event.name == name)
+impl<'m> Names<'m> {
+    fn new(machine: &'m Machine) -> Names<'m> {
+        let mut states = HashMap::new();
+        for state in machine.state_ids() {
+            states
+                .entry(machine.state(state).name.as_str())
+                .or_insert(state);
+        }
+        let mut events = HashMap::new();
+        for (id, event) in machine.events.iter().enumerate() {
+            events.entry(event.name.as_str()).or_insert(id);
+        }
+        Names { states, events }
+    }
+
+    fn state(&self, name: &str) -> Option<StateId> {
+        self.states.get(name).copied()
+    }
+
+    fn event(&self, name: &str) -> Option<EventId> {
+        self.events.get(name).copied()
+    }
 }
 
 fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
     let machine = spec.machine;
+    let lookup = Names::new(machine);
     let mut first: BTreeMap<(StateId, EventId), Span> = BTreeMap::new();
     for item in &spec.file.items {
         let ItemKind::Forbid(forbid) = &item.kind else {
@@ -318,21 +353,22 @@ fn redundant_forbids(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
             StateSet::All(_) => machine.state_ids().collect(),
             StateSet::Named(names) => names
                 .iter()
-                .filter_map(|name| state_id(machine, &name.name))
+                .filter_map(|name| lookup.state(&name.name))
                 .collect(),
         };
         let events: Vec<EventId> = forbid
             .events
             .iter()
-            .filter_map(|event| event_id(machine, &event.name))
+            .filter_map(|event| lookup.event(&event.name))
             .collect();
         let mut pre_empted = Vec::new();
+        let mut pre_empted_set = BTreeSet::new();
         let mut earlier = None;
         for &state in &states {
             for &event in &events {
                 match first.get(&(state, event)) {
                     Some(&span) => {
-                        if !pre_empted.contains(&(state, event)) {
+                        if pre_empted_set.insert((state, event)) {
                             pre_empted.push((state, event));
                         }
                         earlier.get_or_insert(span);
@@ -390,16 +426,22 @@ fn duplicate_paths(spec: &Linted<'_>, found: &mut Vec<SpecFinding>) {
             _ => None,
         })
         .collect();
+    // In lexicographic order, the paths that start with a given one follow it in one
+    // run, so each path looks only at that run rather than at every other path.
+    let mut sorted: Vec<usize> = (0..paths.len()).collect();
+    sorted.sort_by(|&a, &b| paths[a].1.cmp(&paths[b].1).then(a.cmp(&b)));
     for (i, (span, steps)) in paths.iter().enumerate() {
         // A path is redundant if another one starts with all of its steps; of two equal
-        // paths, the later one is.
-        let covering = paths.iter().enumerate().find(|(j, (_, other))| {
-            *j != i
-                && other.len() >= steps.len()
-                && other[..steps.len()] == steps[..]
-                && (other.len() > steps.len() || *j < i)
-        });
-        if let Some((_, (other_span, other))) = covering {
+        // paths, the later one is. The first such path in the file is named.
+        let from = sorted.partition_point(|&k| paths[k].1 < *steps);
+        let covering = sorted[from..]
+            .iter()
+            .copied()
+            .take_while(|&j| paths[j].1.starts_with(steps))
+            .filter(|&j| j != i && (paths[j].1.len() > steps.len() || j < i))
+            .min()
+            .map(|j| &paths[j]);
+        if let Some((other_span, other)) = covering {
             let (message, label) = if other.len() == steps.len() {
                 ("this `path` repeats another", "the same path")
             } else {

@@ -9,6 +9,7 @@
 //! is still caught at run time as `ambiguous-event`.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use regex::RegexBuilder;
 use regex_syntax::hir::{Class, Hir, HirKind};
@@ -17,7 +18,7 @@ use serde_json::{Map, Number, Value};
 use super::Linted;
 use crate::diagnostic::Code;
 use crate::json::{json_cmp, json_eq};
-use crate::machine::Matcher;
+use crate::machine::{Matcher, ToolMatcher};
 use crate::spec::SpecFinding;
 use crate::spec::analyzer::glob_to_regex;
 use crate::spec::ast::{
@@ -44,20 +45,46 @@ pub(crate) fn overlapping_patterns(spec: &Linted<'_>, found: &mut Vec<SpecFindin
             _ => None,
         })
         .collect();
+    let mut by_name: HashMap<&str, &Matcher> = HashMap::new();
+    for event in &spec.machine.events {
+        by_name.entry(event.name.as_str()).or_insert(&event.matcher);
+    }
     let matchers: Vec<&Matcher> = decls
         .iter()
         .map(|decl| {
-            let event = spec
-                .machine
-                .events
-                .iter()
-                .find(|event| event.name == decl.name.name)
-                .expect("bug: every declared event of a compiled spec is in its machine");
-            &event.matcher
+            *by_name
+                .get(decl.name.name.as_str())
+                .expect("bug: every declared event of a compiled spec is in its machine")
         })
         .collect();
+    // Two events that each name one tool exactly, and not the same one, can never claim
+    // the same record; only the others are paired, so a spec of thousands of events that
+    // each name their own tool is not examined pair by pair.
+    let mut named: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut open: Vec<usize> = Vec::new();
+    for (j, matcher) in matchers.iter().enumerate() {
+        match &matcher.tool {
+            Some(ToolMatcher::Name(name)) => named.entry(name.as_str()).or_default().push(j),
+            _ => open.push(j),
+        }
+    }
     for (j, b) in decls.iter().enumerate() {
-        for (i, a) in decls[..j].iter().enumerate() {
+        let candidates: Vec<usize> = match &matchers[j].tool {
+            Some(ToolMatcher::Name(name)) => {
+                let same = named.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+                let mut both: Vec<usize> = same
+                    .iter()
+                    .chain(&open)
+                    .copied()
+                    .filter(|&i| i < j)
+                    .collect();
+                both.sort_unstable();
+                both
+            }
+            _ => (0..j).collect(),
+        };
+        for i in candidates {
+            let a = decls[i];
             let Some(record) = witness(&a.pattern, &b.pattern, matchers[i], matchers[j]) else {
                 continue;
             };

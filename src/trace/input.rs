@@ -36,6 +36,60 @@ pub struct TraceInput<'a> {
     report_empty: bool,
     /// What was recognized, as it is once the input is read.
     at_end: DetectedAtEnd,
+    /// For a stream (standard input, a pipe), which cannot be read again: its last
+    /// bytes, so that a finding can quote the record it points to.
+    recent: Option<RecentBytes>,
+}
+
+/// The last bytes read from a stream, at least [`RecentBytes::KEEP`] of them, with
+/// where they start in the stream: a finding made while its record is read quotes it
+/// from here, in bounded memory however long the stream.
+#[derive(Debug, Clone, Default)]
+pub struct RecentBytes(Rc<RefCell<Window>>);
+
+#[derive(Debug, Default)]
+struct Window {
+    /// Stream offset of `bytes[0]`.
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl RecentBytes {
+    /// Bytes kept at least; the window is cut back to this once it holds twice as many.
+    pub const KEEP: usize = 1 << 20;
+
+    /// The stream's bytes from `offset`, at most `len` of them; `None` once they have
+    /// left the window.
+    pub fn get(&self, offset: u64, len: usize) -> Option<Box<[u8]>> {
+        let window = self.0.borrow();
+        let from = usize::try_from(offset.checked_sub(window.start)?).ok()?;
+        let rest = window.bytes.get(from..)?;
+        Some(rest[..len.min(rest.len())].into())
+    }
+
+    fn keep(&self, read: &[u8]) {
+        let mut window = self.0.borrow_mut();
+        window.bytes.extend_from_slice(read);
+        if window.bytes.len() >= 2 * Self::KEEP {
+            let cut = window.bytes.len() - Self::KEEP;
+            window.bytes.drain(..cut);
+            window.start += cut as u64;
+        }
+    }
+}
+
+/// A reader that keeps what it reads in a [`RecentBytes`] window.
+struct Keeping<R> {
+    inner: R,
+    recent: RecentBytes,
+}
+
+impl<R: Read> Read for Keeping<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.recent.keep(&buf[..n]);
+        Ok(n)
+    }
 }
 
 /// What was recognized in an input, complete once the input has been read: a streamed
@@ -129,7 +183,8 @@ impl<'a> TraceInput<'a> {
         options: &InputOptions,
         max: usize,
     ) -> io::Result<TraceInput<'static>> {
-        let mut reader: Box<dyn BufRead> = if is_stdin(path) {
+        let recent = RecentBytes::default();
+        let raw: Box<dyn Read> = if is_stdin(path) {
             let stdin = io::stdin();
             if stdin.is_terminal() {
                 return Err(io::Error::new(
@@ -140,14 +195,21 @@ impl<'a> TraceInput<'a> {
             Box::new(stdin.lock())
         } else {
             stream_check(&std::fs::metadata(path)?)?;
-            Box::new(BufReader::with_capacity(1 << 16, open_pipe(path)?))
+            Box::new(open_pipe(path)?)
         };
+        let keeping = Keeping {
+            inner: raw,
+            recent: recent.clone(),
+        };
+        let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, keeping));
         let head = read_head(&mut reader, max)?;
-        Ok(match adapters::open_stream(head, reader, options, max)? {
+        let mut input = match adapters::open_stream(head, reader, options, max)? {
             StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
             StreamOpened::Stream(stream) => TraceInput::stream(stream),
             StreamOpened::Whole(bytes) => TraceInput::from_vec(bytes, options, max),
-        })
+        };
+        input.recent = Some(recent);
+        Ok(input)
     }
 
     /// A streamed transcript, read on until it is known whether it holds more than
@@ -160,6 +222,7 @@ impl<'a> TraceInput<'a> {
             detected,
             body: Body::Stream(stream),
             report_empty: false,
+            recent: None,
         }
     }
 
@@ -199,6 +262,7 @@ impl<'a> TraceInput<'a> {
             at_end: DetectedAtEnd::new(&reading.detected),
             body: Body::Read(reading),
             report_empty: false,
+            recent: None,
         }
     }
 
@@ -211,7 +275,14 @@ impl<'a> TraceInput<'a> {
                 max_line_bytes: max,
             },
             report_empty: false,
+            recent: None,
         }
+    }
+
+    /// For a stream, which cannot be read again, the window of its last bytes that
+    /// findings quote their records from; `None` for a file.
+    pub fn recent_bytes(&self) -> Option<RecentBytes> {
+        self.recent.clone()
     }
 
     /// What was recognized in the input, as far as it is known before reading it. A

@@ -137,7 +137,9 @@ test("ten thousand findings are shown a page at a time", async () => {
   const first = await page.textContent("#rows tr td.place");
   assert.equal(first, "traces/many.jsonl:202");
   await page.click("#rows tr");
-  assert.equal(await page.locator("#detail ol.timeline li").count(), 2);
+  // The move and the offending record, with two records of context on each side.
+  const classes = await page.locator("#detail ol.timeline li").evaluateAll((lis) => lis.map((li) => li.className));
+  assert.deepEqual(classes, ["other", "other", "step", "offending", "other", "other"]);
   assert.deepEqual(errors, []);
 });
 
@@ -160,5 +162,44 @@ test("the timeline shows the records between the moves, marked as not moves", as
   const items = page.locator("#detail ol.timeline li");
   assert.deepEqual(await items.evaluateAll((lis) => lis.map((li) => li.className)), ["step", "other", "offending"]);
   assert.ok((await items.nth(1).textContent()).includes('"tool":"other"'));
+  assert.deepEqual(errors, []);
+});
+
+test("a long quiet stretch is collapsed and expands on request", async () => {
+  const dir = join(scratch, "quiet");
+  mkdirSync(join(dir, "specs"), { recursive: true });
+  mkdirSync(join(dir, "traces"), { recursive: true });
+  writeFileSync(
+    join(dir, "specs", "once.tg"),
+    'spec once\nevent go = call act\ninitial idle\nidle -> done on go\nforbid done on go: "twice"\n',
+  );
+  // A move at line 3, 300 records that are not moves, the offending record at line 304,
+  // and one more record after it.
+  const lines = ['{"kind":"call","tool":"other","n":1}', '{"kind":"call","tool":"other","n":2}', '{"kind":"call","tool":"act"}'];
+  for (let n = 0; n < 300; n++) lines.push(JSON.stringify({ kind: "call", tool: "other", n: 1000 + n }));
+  lines.push('{"kind":"call","tool":"act"}', '{"kind":"call","tool":"other","n":9}');
+  writeFileSync(join(dir, "traces", "t.jsonl"), lines.join("\n") + "\n");
+  const report = join(scratch, "quiet.html");
+  check(dir, [], report);
+  const { page, errors } = await open(report);
+  await page.click("#rows tr");
+  const items = page.locator("#detail ol.timeline li");
+  const classes = () => items.evaluateAll((lis) => lis.map((li) => li.className));
+  // Context, the move, two records of the stretch at each end around the collapsed
+  // rest, the offending record, and the one record after it (the file ends there).
+  assert.deepEqual(await classes(), ["other", "other", "step", "other", "other", "gap", "other", "other", "offending", "other"]);
+  const gap = page.locator("#detail li.gap button");
+  assert.equal(await gap.textContent(), "show 296 records that are not moves (lines 6–301)");
+  assert.ok((await items.nth(3).textContent()).includes('"n":1000'));
+  await gap.click();
+  // Expanded: the report kept the first and last 100 of the 300 quiet records; the
+  // 100 in the middle are one line that counts them.
+  const after = await classes();
+  assert.equal(after.filter((c) => c === "gap").length, 0);
+  assert.equal(after.filter((c) => c === "omitted").length, 1);
+  assert.equal(after.filter((c) => c === "other").length, 2 + 200 + 1);
+  const omitted = await page.textContent("#detail li.omitted");
+  assert.equal(omitted, "… 100 records not in this report (lines 104–203)");
+  assert.ok((await items.nth(5).textContent()).includes('"n":1002'));
   assert.deepEqual(errors, []);
 });

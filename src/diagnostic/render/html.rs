@@ -4,17 +4,22 @@
 //!
 //! It shows the run's counts; every finding in a list that filters by spec, code and
 //! file and is shown a page at a time (so ten thousand findings stay quick); and, for the
-//! finding opened, the timeline of its instance (the records of the file in order from
-//! the path's first move to the offending record, the moves highlighted, and the spec
-//! rule) beside the spec's
-//! graph with that path highlighted. Each spec's graph arrives drawn once, as SVG (the
+//! finding opened, the timeline of its instance (every record of the file from just
+//! before the path's first move to just after the offending record, the moves
+//! highlighted, long quiet stretches between them collapsed behind a button that
+//! expands them, and the spec rule) beside the spec's graph with that path highlighted. Each spec's graph arrives drawn once, as SVG (the
 //! caller draws it with the `export` SVG writer); the script highlights a finding's
 //! states and moves on it.
 //!
-//! The findings travel as JSON in a `<script type="application/json">` block. Record
-//! text comes from the caller in [`Snippets`]: the renderer reads no file.
+//! The findings travel as JSON in a `<script type="application/json">` block, with the
+//! text of every record shown stored once per file and line, however many findings show
+//! it. Record text comes from the caller in [`Snippets`]: the renderer reads no file.
+//! What is embedded is bounded: a quiet stretch longer than [`GAP_KEEP`] records keeps
+//! only its ends, and once [`QUIET_BUDGET`] quiet records are embedded, further
+//! stretches are shown as counts; the moves, the offending records and [`CONTEXT`]
+//! records around each are always embedded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -31,29 +36,60 @@ pub struct Snippets {
 }
 
 impl Snippets {
-    /// The trace lines the findings of `run` show: each offending record and each
-    /// record of the path that led to it, by file.
+    /// The trace lines the findings of `run` show, by file: for each finding its record,
+    /// and for a violation [`CONTEXT`] records before its path's first move, every record
+    /// from there to the offending one (bounded as the module says), and [`CONTEXT`]
+    /// records after it. A line past the end of its file is simply not found.
     pub fn wanted(run: &Run<'_>) -> BTreeMap<PathBuf, Vec<u64>> {
-        let mut wanted: BTreeMap<PathBuf, Vec<u64>> = BTreeMap::new();
+        let mut wanted: BTreeMap<PathBuf, BTreeSet<u64>> = BTreeMap::new();
+        let mut quiet_left = QUIET_BUDGET;
         for diagnostic in run.diagnostics() {
             let Some(site) = &diagnostic.trace else {
                 continue;
             };
             let lines = wanted.entry(site.file.to_path_buf()).or_default();
             if site.loc.line > 0 {
-                lines.push(site.loc.line);
+                lines.insert(site.loc.line);
             }
-            if let Some(detail) = &diagnostic.violation {
+            let Some(detail) = &diagnostic.violation else {
+                continue;
+            };
+            let Some(shown) = stretch(detail, site.loc.line) else {
                 lines.extend(detail.path.iter().map(|step| step.line));
-                lines.extend(window(detail, site.loc.line));
+                continue;
+            };
+            // The records always shown: the moves, and the context at both ends.
+            let mut anchors: BTreeSet<u64> = detail.path.iter().map(|step| step.line).collect();
+            anchors.insert(site.loc.line);
+            anchors.extend(shown.start..(shown.start + CONTEXT).min(shown.end));
+            anchors.extend(shown.end.saturating_sub(CONTEXT).max(shown.start)..shown.end);
+            lines.extend(anchors.iter().copied());
+            // The quiet stretches between them, each cut to its ends past GAP_KEEP.
+            let anchors: Vec<u64> = anchors.into_iter().collect();
+            for pair in anchors.windows(2) {
+                let gap = pair[0] + 1..pair[1];
+                let length = gap.end - gap.start;
+                let kept: Vec<u64> = if length <= GAP_KEEP {
+                    gap.collect()
+                } else {
+                    let half = GAP_KEEP / 2;
+                    (gap.start..gap.start + half)
+                        .chain(gap.end - half..gap.end)
+                        .collect()
+                };
+                let new = kept.iter().filter(|line| !lines.contains(line)).count() as u64;
+                if new > quiet_left {
+                    continue;
+                }
+                quiet_left -= new;
+                lines.extend(kept);
             }
         }
-        for lines in wanted.values_mut() {
-            lines.sort_unstable();
-            lines.dedup();
-        }
-        wanted.retain(|_, lines| !lines.is_empty());
         wanted
+            .into_iter()
+            .filter(|(_, lines)| !lines.is_empty())
+            .map(|(file, lines)| (file, lines.into_iter().collect()))
+            .collect()
     }
 
     fn get(&self, file: &Path, line: u64) -> Option<&str> {
@@ -63,18 +99,27 @@ impl Snippets {
     }
 }
 
-/// The most records a timeline shows between the first move of a path and the
-/// offending record, beside the moves themselves.
-const WINDOW: u64 = 50;
+/// How many records a timeline shows before a path's first move and after the
+/// offending record.
+pub const CONTEXT: u64 = 2;
 
-/// The lines between a path's first move and the offending record (`line`), when there
-/// are at most [`WINDOW`] of them: the records in between that were not moves of this
-/// instance (ignored, or of another instance or trace).
-fn window(detail: &crate::diagnostic::ViolationDetail, line: u64) -> std::ops::Range<u64> {
-    match detail.path.first() {
-        Some(first) if line > first.line && line - first.line <= WINDOW => first.line..line,
-        _ => 0..0,
+/// The most records of one quiet stretch (between two moves) a report embeds: a longer
+/// one keeps its first and last halves of this, and says how many it leaves out.
+pub const GAP_KEEP: u64 = 200;
+
+/// The most quiet records (neither moves, offending records nor context) a report
+/// embeds in all, so that ten thousand findings over long traces keep the file small.
+pub const QUIET_BUDGET: u64 = 50_000;
+
+/// The lines a violation's timeline covers: from [`CONTEXT`] records before its path's
+/// first move to [`CONTEXT`] records after the offending record at `line`. `None`
+/// without a path or a line.
+fn stretch(detail: &crate::diagnostic::ViolationDetail, line: u64) -> Option<std::ops::Range<u64>> {
+    let first = detail.path.first()?.line.min(line);
+    if line == 0 || first == 0 {
+        return None;
     }
+    Some(first.saturating_sub(CONTEXT).max(1)..line + CONTEXT + 1)
 }
 
 #[derive(Serialize)]
@@ -82,6 +127,8 @@ struct Data<'a> {
     summary: Counts,
     specs: Vec<SpecData<'a>>,
     findings: Vec<Finding>,
+    /// The text of every record shown, once: by file (as findings name it) and line.
+    texts: BTreeMap<String, BTreeMap<u64, &'a str>>,
 }
 
 #[derive(Serialize)]
@@ -120,8 +167,10 @@ struct Finding {
     record: Option<String>,
     path: Vec<Move>,
     elided: u64,
-    /// The other records between the first move and the offending record: (line, text).
-    between: Vec<(u64, String)>,
+    /// The lines the timeline covers, first and last (see [`stretch`]); `0, 0` for
+    /// none. Their text is in [`Data::texts`] where it was kept.
+    from: u64,
+    to: u64,
 }
 
 #[derive(Serialize)]
@@ -129,7 +178,6 @@ struct Move {
     state: String,
     event: String,
     line: u64,
-    record: Option<String>,
 }
 
 /// The HTML report of `run`, showing the trace lines in `snippets`.
@@ -158,6 +206,7 @@ pub fn render(run: &Run<'_>, snippets: &Snippets) -> String {
         },
         specs,
         findings,
+        texts: texts(run, snippets),
     };
     let json = serde_json::to_string(&data).expect("bug: report data always serializes");
     // In a script block only `</` can end it early; `<\/` reads the same to JSON.
@@ -218,7 +267,14 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
             site.loc.line,
             site.loc.pointer.to_string(),
             site.trace.as_deref().map(masked),
-            snippets.get(&site.file, site.loc.line).map(str::to_string),
+            snippets
+                .get(&site.file, site.loc.line)
+                .map(str::to_string)
+                // A stream cannot be read again: the finding kept its record's text.
+                .or_else(|| {
+                    let kept = diagnostic.record_text.as_deref()?;
+                    (site.loc.line > 0).then(|| super::cut_snippet(kept, site.loc.len))
+                }),
         ),
         (None, Some(spec)) => (
             run.paths.name(&spec.source.path),
@@ -261,26 +317,14 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
                 state: step.state.clone(),
                 event: step.event.clone(),
                 line: step.line,
-                record: diagnostic
-                    .trace
-                    .as_ref()
-                    .and_then(|site| snippets.get(&site.file, step.line))
-                    .map(str::to_string),
             })
             .collect()
     });
-    let moves: std::collections::BTreeSet<u64> = path.iter().map(|m| m.line).collect();
-    let between = match (detail, &diagnostic.trace) {
-        (Some(detail), Some(site)) => window(detail, site.loc.line)
-            .filter(|line| !moves.contains(line))
-            .filter_map(|line| {
-                snippets
-                    .get(&site.file, line)
-                    .map(|text| (line, text.to_string()))
-            })
-            .collect(),
-        _ => Vec::new(),
+    let shown = match (detail, &diagnostic.trace) {
+        (Some(detail), Some(site)) => stretch(detail, site.loc.line),
+        _ => None,
     };
+    let (from, to) = shown.map_or((0, 0), |lines| (lines.start, lines.end - 1));
     Finding {
         code: diagnostic.code.as_str(),
         kind: if diagnostic.is_violation() {
@@ -305,8 +349,25 @@ fn finding(run: &Run<'_>, snippets: &Snippets, diagnostic: &Diagnostic) -> Findi
         record,
         path,
         elided: detail.map_or(0, |d| d.path_elided),
-        between,
+        from,
+        to,
     }
+}
+
+/// The text of every line in `snippets`, by file as findings name it, and line.
+fn texts<'a>(run: &Run<'_>, snippets: &'a Snippets) -> BTreeMap<String, BTreeMap<u64, &'a str>> {
+    let mut texts: BTreeMap<String, BTreeMap<u64, &'a str>> = BTreeMap::new();
+    let mut names: BTreeMap<&Path, String> = BTreeMap::new();
+    for ((file, line), text) in &snippets.lines {
+        let name = names
+            .entry(file.as_path())
+            .or_insert_with(|| run.paths.name(file));
+        texts
+            .entry(name.clone())
+            .or_default()
+            .insert(*line, text.as_str());
+    }
+    texts
 }
 
 const STYLE: &str = r#"
@@ -342,6 +403,8 @@ ol.timeline { list-style: none; padding: 0; margin: 0 0 12px; border-left: 3px s
 ol.timeline li { padding: 4px 10px; margin: 0 0 4px; position: relative; }
 ol.timeline li.other { color: var(--muted); border-left: 3px solid var(--line); margin-left: -3px; }
 ol.timeline li.step { font-weight: 600; }
+ol.timeline li.gap, ol.timeline li.omitted { color: var(--muted); border-left: 3px dotted var(--line); margin-left: -3px; }
+ol.timeline li.gap button { font: inherit; color: var(--blue); background: none; border: 1px dashed var(--line); border-radius: 4px; padding: 2px 8px; cursor: pointer; }
 ol.timeline li.offending { background: #fff5f5; border-left: 3px solid var(--red); margin-left: -3px; }
 ol.timeline .move { font-family: ui-monospace, monospace; }
 ol.timeline pre, .rule { margin: 2px 0 0; font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; background: #f8f9fa; padding: 4px 6px; }
@@ -356,6 +419,9 @@ const SCRIPT: &str = r#"
 (function () {
   const data = JSON.parse(document.getElementById("data").textContent);
   const PAGE = 100;
+  // A quiet stretch longer than 2 * EDGE + 1 records shows EDGE at each end, the rest
+  // behind a button.
+  const EDGE = 2;
   const el = (tag, attrs, text) => {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -419,23 +485,73 @@ const SCRIPT: &str = r#"
     if (f.hint) detail.append(el("p", {}, "help: " + f.hint));
     const list = el("ol", { class: "timeline" });
     if (f.elided) list.append(el("li", {}, "… " + f.elided + " earlier moves not kept"));
-    const steps = f.path.map((m) => ({ line: m.line, move: m }))
-      .concat(f.between.map(([line, record]) => ({ line, record })))
-      .sort((a, b) => a.line - b.line);
-    for (const step of steps) {
-      const m = step.move;
-      const item = el("li", { class: m ? "step" : "other" });
-      item.append(el("div", { class: "move" }, "line " + step.line + ": " + (m ? "in " + m.state + ", " + m.event : "not a move of this instance")));
-      const record = m ? m.record : step.record;
-      if (record) item.append(el("pre", {}, record));
-      list.append(item);
+    const texts = data.texts[f.file] || {};
+    const moves = new Map();
+    for (const m of f.path) {
+      if (!moves.has(m.line)) moves.set(m.line, []);
+      moves.get(m.line).push(m);
     }
-    if (f.line || f.record) {
+    const offending = () => {
       const last = el("li", { class: "offending" });
       const what = f.state ? (f.event ? "in " + f.state + ", " + f.event + " ✗" : "the trace ends in " + f.state + " ✗") : "✗";
       last.append(el("div", { class: "move" }, (f.line ? "line " + f.line + ": " : "") + what));
       if (f.record) last.append(el("pre", {}, f.record));
-      list.append(last);
+      return last;
+    };
+    const record = (line) => {
+      const here = moves.get(line);
+      const item = el("li", { class: here ? "step" : "other" });
+      item.append(el("div", { class: "move" }, "line " + line + ": " +
+        (here ? here.map((m) => "in " + m.state + ", " + m.event).join("; ") : "not a move of this instance")));
+      if (texts[line] !== undefined) item.append(el("pre", {}, texts[line]));
+      return item;
+    };
+    // Quiet records from..to (inclusive), each with its text; a run the report did not
+    // keep is one line saying how many records it holds.
+    const quiet = (from, to) => {
+      const items = [];
+      let missing = 0;
+      const flush = (line) => {
+        if (missing) items.push(el("li", { class: "omitted" }, "… " + missing + " records not in this report (lines " + (line - missing) + "–" + (line - 1) + ")"));
+        missing = 0;
+      };
+      for (let line = from; line <= to; line++) {
+        if (texts[line] === undefined) { missing++; continue; }
+        flush(line);
+        items.push(record(line));
+      }
+      flush(to + 1);
+      return items;
+    };
+    if (!f.from) {
+      for (const [, here] of [...moves].sort((a, b) => a[0] - b[0])) list.append(record(here[0].line));
+      if (f.line || f.record) list.append(offending());
+    } else {
+      // Records past the end of the file have no text: they are not shown.
+      // The context after the offending record is always kept, so a line without text
+      // there is past the end of the file.
+      let last = f.line;
+      while (last < f.to && texts[last + 1] !== undefined) last++;
+      const anchors = [...new Set([...moves.keys(), f.line])].filter((l) => l >= f.from && l <= last).sort((a, b) => a - b);
+      let next = f.from;
+      const stretch = (from, to) => {
+        if (to < from) return;
+        if (to - from + 1 <= 2 * EDGE + 1) { list.append(...quiet(from, to)); return; }
+        list.append(...quiet(from, from + EDGE - 1));
+        const hidden = [from + EDGE, to - EDGE];
+        const gap = el("li", { class: "gap" });
+        const button = el("button", {}, "show " + (hidden[1] - hidden[0] + 1) + " records that are not moves (lines " + hidden[0] + "–" + hidden[1] + ")");
+        button.addEventListener("click", () => gap.replaceWith(...quiet(hidden[0], hidden[1])));
+        gap.append(button);
+        list.append(gap);
+        list.append(...quiet(to - EDGE + 1, to));
+      };
+      for (const line of anchors) {
+        stretch(next, line - 1);
+        list.append(line === f.line ? offending() : record(line));
+        next = line + 1;
+      }
+      stretch(next, last);
     }
     detail.append(list);
     if (f.rule) detail.append(el("div", { class: "rule" }, "rule: " + f.rule));
@@ -497,10 +613,11 @@ mod tests {
     }
 
     #[test]
-    fn the_window_runs_from_the_first_move_to_the_offending_record_when_short() {
-        assert_eq!(window(&detail(&[3, 7]), 9), 3..9);
-        assert_eq!(window(&detail(&[]), 9), 0..0, "no path, nothing between");
-        assert_eq!(window(&detail(&[1]), 2 + WINDOW), 0..0, "too long to show");
+    fn the_timeline_runs_from_before_the_first_move_to_after_the_offending_record() {
+        assert_eq!(stretch(&detail(&[3, 7]), 9), Some(1..12));
+        assert_eq!(stretch(&detail(&[10, 700_000]), 900_000), Some(8..900_003));
+        assert_eq!(stretch(&detail(&[]), 9), None, "no path, no timeline");
+        assert_eq!(stretch(&detail(&[1]), 0), None, "no offending line");
     }
 
     #[test]
