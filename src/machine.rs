@@ -323,6 +323,35 @@ impl Machine {
         self.moves.specified()
     }
 
+    /// Per state, whether it is a sink: accepting, and every event there keeps an
+    /// instance in it or is ignored (`otherwise ignore`), so an instance that reaches it
+    /// can never move or report again. Reads each state's specified moves once, so a
+    /// large sparse machine costs its moves, not states × events.
+    pub(crate) fn sinks(&self) -> Vec<bool> {
+        let events = self.events.len();
+        self.state_ids()
+            .map(|state| {
+                let stays = |step: Move| match step {
+                    Move::Go { to, .. } => to == state,
+                    Move::Unspecified => self.otherwise == Otherwise::Ignore,
+                    Move::Forbidden(_) => false,
+                };
+                self.state(state).accepting
+                    && match &self.moves {
+                        MoveTable::Dense { moves, .. } => {
+                            let start = state.index() * events;
+                            moves[start..start + events].iter().all(|&step| stays(step))
+                        }
+                        MoveTable::Sparse { rows } => {
+                            let row = &rows[state.index()];
+                            row.iter().all(|&(_, step)| stays(step))
+                                && (row.len() == events || stays(Move::Unspecified))
+                        }
+                    }
+            })
+            .collect()
+    }
+
     /// The events with an allowed transition from `state`, in declaration order.
     pub fn allowed(&self, state: StateId) -> Vec<EventId> {
         (0..self.events.len())

@@ -22,7 +22,7 @@ use rustc_hash::FxBuildHasher;
 use super::{Found, FoundKind};
 use crate::diagnostic::PATH_LIMIT;
 use crate::eval::Val;
-use crate::machine::{EventId, Machine, Move, Otherwise, StateId};
+use crate::machine::{EventId, Machine, Move, StateId};
 use crate::trace::Location;
 
 /// Bytes of encoded moves kept inside a body (four or five moves of a file of a few
@@ -44,18 +44,11 @@ const SINK: u32 = u32::MAX - 1;
 /// spec that both binds and reads variables has no sinks.
 pub(super) fn sinks(machine: &Machine) -> Box<[bool]> {
     let reads_variables = machine.contextual && !machine.variables.is_empty();
-    machine
-        .state_ids()
-        .map(|state| {
-            !reads_variables
-                && machine.state(state).accepting
-                && (0..machine.events.len()).all(|event| match machine.step(state, event) {
-                    Move::Go { to, .. } => to == state,
-                    Move::Unspecified => machine.otherwise == Otherwise::Ignore,
-                    Move::Forbidden(_) => false,
-                })
-        })
-        .collect()
+    let mut sinks = machine.sinks();
+    if reads_variables {
+        sinks.fill(false);
+    }
+    sinks.into_boxed_slice()
 }
 
 /// A vector that grows by fixed chunks, so a large one never holds twice what it
