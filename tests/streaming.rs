@@ -222,12 +222,10 @@ fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
 }
 
 /// The whole way through the command line: a violation written to a named pipe is on
-/// stdout while the pipe's writer still holds it open. It needs pipes read as their
-/// bytes come rather than whole (`trace::input`), which the checker and the output are
-/// ready for.
+/// stdout while the pipe's writer still holds it open: the stream's first line decides
+/// its format, its records are checked as they come, and the finding is written at once.
 #[cfg(unix)]
 #[test]
-#[ignore = "pipes are read whole before checking until trace::input streams them"]
 fn a_violation_in_a_pipe_held_open_is_on_stdout_before_the_pipe_ends() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let pipe = dir.path().join("live.jsonl");

@@ -202,7 +202,9 @@ impl<'a> TraceInput<'a> {
             recent: recent.clone(),
         };
         let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, keeping));
-        let head = read_head(&mut reader, max)?;
+        let head = read_head(&mut reader, max, |head| {
+            adapters::decided_by_first_line(head, options)
+        })?;
         let mut input = match adapters::open_stream(head, reader, options, max)? {
             StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
             StreamOpened::Stream(stream) => TraceInput::stream(stream),
@@ -438,8 +440,13 @@ impl<'a> TraceInput<'a> {
 
 /// The first bytes of a stream, enough to detect its format: at least 64 KiB and eight
 /// lines, or all of it if it is shorter; no more than twice the line limit beyond that,
-/// whatever its lines.
-fn read_head(input: &mut dyn BufRead, max_line_bytes: usize) -> io::Result<Vec<u8>> {
+/// whatever its lines. Reading stops early once `decided` says the bytes read so far
+/// decide the format (a live stream is then not waited on).
+fn read_head(
+    input: &mut dyn BufRead,
+    max_line_bytes: usize,
+    decided: impl Fn(&[u8]) -> bool,
+) -> io::Result<Vec<u8>> {
     const HEAD: usize = 64 * 1024;
     const LINES: usize = 8;
     let cap = HEAD.saturating_add(max_line_bytes.saturating_mul(2));
@@ -454,6 +461,9 @@ fn read_head(input: &mut dyn BufRead, max_line_bytes: usize) -> io::Result<Vec<u
         lines += chunk[..take].iter().filter(|&&b| b == b'\n').count();
         head.extend_from_slice(&chunk[..take]);
         input.consume(take);
+        if lines > 0 && decided(&head) {
+            break;
+        }
     }
     Ok(head)
 }
@@ -720,7 +730,7 @@ mod tests {
                 4096,
                 io::Cursor::new(text.clone().into_bytes()),
             ));
-            let head = read_head(&mut reader, DEFAULT_MAX_LINE_BYTES).unwrap();
+            let head = read_head(&mut reader, DEFAULT_MAX_LINE_BYTES, |_| false).unwrap();
             assert!(head.len() >= 64 * 1024 && head.len() < text.len());
             let input = match adapters::open_stream(head, reader, &options, DEFAULT_MAX_LINE_BYTES)
                 .unwrap()

@@ -555,6 +555,34 @@ pub fn open_stream(
     Ok(StreamOpened::Whole(bytes))
 }
 
+/// Whether the first line of `head`, a stream's first bytes, already decides how the
+/// stream is read, whatever follows: a complete native record with a `kind` (native
+/// records, no `untyped-records` warning) or a JSON-RPC message (an MCP log). A live
+/// stream whose writer sends a few records and waits is then checked at once, rather
+/// than after the 64 KiB that detection otherwise reads. Only for detected formats.
+pub fn decided_by_first_line(head: &[u8], options: &InputOptions) -> bool {
+    if !streams(options) {
+        return false;
+    }
+    let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    let Some(line) = head
+        .split_inclusive(|&b| b == b'\n')
+        .find(|line| !line.trim_ascii().is_empty())
+    else {
+        return false;
+    };
+    if !line.ends_with(b"\n") {
+        return false;
+    }
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value @ serde_json::Value::Object(_)) => matches!(
+            detect::signal(&value),
+            detect::Signal::Strong(Format::Native | Format::Mcp)
+        ),
+        _ => false,
+    }
+}
+
 /// What opening a stream gave.
 pub enum StreamOpened {
     /// Native records: the head, then the rest, read line by line.
@@ -645,6 +673,31 @@ pub(crate) mod tests_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_is_decided_by_a_first_line_that_says_its_format() {
+        let detected = InputOptions::default();
+        let native = b"{\"kind\":\"call\",\"tool\":\"create\"}\n{\"ki";
+        let mcp = b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n";
+        assert!(decided_by_first_line(native, &detected));
+        assert!(decided_by_first_line(mcp, &detected));
+        // A line not yet ended, a record without `kind`, a document, a forced format:
+        // the head is read on.
+        assert!(!decided_by_first_line(&native[..20], &detected));
+        assert!(!decided_by_first_line(
+            b"{\"tool\":\"create\"}\n",
+            &detected
+        ));
+        assert!(!decided_by_first_line(
+            b"[\n{\"kind\":\"call\"}\n",
+            &detected
+        ));
+        let forced = InputOptions {
+            format: Some(Format::Native),
+            select: None,
+        };
+        assert!(!decided_by_first_line(native, &forced));
+    }
 
     #[test]
     fn read_text_locates_records_in_the_file() {
