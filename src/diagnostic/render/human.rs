@@ -8,7 +8,7 @@
 //!
 //! Blocks are laid out by `annotate-snippets`, except the common one written plainly
 //! (no colour; one trace line and spec rules of one short line each, in ASCII), which
-//! [`plain_block`] writes itself, byte for byte as `annotate-snippets` would: that is
+//! `plain_block` writes itself, byte for byte as `annotate-snippets` would: that is
 //! most of the cost of a report of many findings. A [`Renderer`] also remembers what
 //! consecutive findings share (the open trace file, the quoted spec rule).
 
