@@ -13,12 +13,10 @@
 //! and, for each, the same records as native JSONL (what `convert` prints for it).
 //! For each it prints records/s, the ratio to native JSONL, and the peak heap.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tracegate::check::{CheckOptions, check_path};
@@ -26,49 +24,8 @@ use tracegate::json::Segment;
 use tracegate::machine::SpecSource;
 use tracegate::trace::adapters::InputOptions;
 
-/// Counts live heap bytes and their peak, so memory is measured exactly, in-process.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-/// Counting is switched on only for the memory run, so timed runs pay nothing for it.
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() && COUNTING.load(Ordering::Relaxed) {
-            let size = layout.size() as isize;
-            let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() && COUNTING.load(Ordering::Relaxed) {
-            if new_size >= layout.size() {
-                let grow = (new_size - layout.size()) as isize;
-                let live = LIVE.fetch_add(grow, Ordering::Relaxed) + grow;
-                PEAK.fetch_max(live, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub((layout.size() - new_size) as isize, Ordering::Relaxed);
-            }
-        }
-        new
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 /// One instance per request id: a create must be answered before the next create of
 /// the same id.
@@ -182,14 +139,9 @@ fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
         f();
         best = best.min(start.elapsed());
     }
-    LIVE.store(0, Ordering::SeqCst);
-    PEAK.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
     Figures {
         seconds: best.as_secs_f64(),
-        peak_bytes: PEAK.load(Ordering::SeqCst).max(0) as usize,
+        peak_bytes: counting::peak(f),
     }
 }
 

@@ -14,12 +14,10 @@
 //! workload reuses 1,000 keys, each running the protocol again and again, so live
 //! instances stay constant while the trace grows: the most favourable case.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -29,49 +27,9 @@ use tracegate::diagnostic::Diagnostic;
 use tracegate::diagnostic::render::{MemoryResolver, human, json};
 use tracegate::machine::SpecSource;
 
-/// Counts live heap bytes and their peak, so memory is measured exactly, in-process.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-/// Counting is switched on only for the memory run, so timed runs pay nothing for it.
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() && COUNTING.load(Ordering::Relaxed) {
-            let size = layout.size() as isize;
-            let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() && COUNTING.load(Ordering::Relaxed) {
-            if new_size >= layout.size() {
-                let grow = (new_size - layout.size()) as isize;
-                let live = LIVE.fetch_add(grow, Ordering::Relaxed) + grow;
-                PEAK.fetch_max(live, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub((layout.size() - new_size) as isize, Ordering::Relaxed);
-            }
-        }
-        new
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
+use counting::peak;
 
 const SPEC: &str = r#"spec bench_reconcile
 about "The reconcile protocol, one instance per request id."
@@ -296,18 +254,6 @@ fn time(mut f: impl FnMut()) -> Duration {
     let start = Instant::now();
     f();
     start.elapsed()
-}
-
-/// The most heap `f` holds at once, counted in one more run. Memory freed during the
-/// counted run that was allocated before it counts as negative, so it can only lower
-/// the peak, never inflate it.
-fn peak(mut f: impl FnMut()) -> usize {
-    LIVE.store(0, Ordering::SeqCst);
-    PEAK.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
-    PEAK.load(Ordering::SeqCst).max(0) as usize
 }
 
 /// The CLI's output formats.
