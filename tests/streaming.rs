@@ -165,15 +165,16 @@ fn held_pipe(path: &Path, text: &str) -> HeldPipe {
     HeldPipe { _end: end }
 }
 
+/// Starts `tracegate check specs/seed_protocol.tg --output json --traces TRACES…` and
+/// hands each line of its stdout on as it is written, to be waited for with a bound.
 #[cfg(unix)]
-#[test]
-fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let pipe = dir.path().join("held.jsonl");
-    let ok = std::fs::read_to_string(root().join("traces/seed_protocol/pass/create-ok.jsonl"))
-        .expect("a conforming trace");
-    let held = held_pipe(&pipe, &ok);
-    let failing = root().join("traces/seed_protocol/fail/forbidden-transition.jsonl");
+fn check_json(
+    traces: &[&Path],
+) -> (
+    std::process::Child,
+    mpsc::Receiver<String>,
+    std::thread::JoinHandle<()>,
+) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracegate"))
         .current_dir(root())
         .env_clear()
@@ -184,8 +185,7 @@ fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
             "json",
             "--traces",
         ])
-        .arg(&failing)
-        .arg(&pipe)
+        .args(traces)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("tracegate runs");
@@ -199,6 +199,19 @@ fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
             }
         }
     });
+    (child, from, reader)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_held_open_waits_but_the_files_before_it_are_already_reported() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pipe = dir.path().join("held.jsonl");
+    let ok = std::fs::read_to_string(root().join("traces/seed_protocol/pass/create-ok.jsonl"))
+        .expect("a conforming trace");
+    let held = held_pipe(&pipe, &ok);
+    let failing = root().join("traces/seed_protocol/fail/forbidden-transition.jsonl");
+    let (mut child, from, reader) = check_json(&[failing.as_path(), pipe.as_path()]);
     let first = from
         .recv_timeout(BOUND)
         .expect("the first file's violation is written while the pipe is held open");
@@ -235,30 +248,7 @@ fn a_violation_in_a_pipe_held_open_is_on_stdout_before_the_pipe_ends() {
     .expect("the trace");
     let first_three: String = trace.lines().take(3).map(|l| format!("{l}\n")).collect();
     let held = held_pipe(&pipe, &first_three);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracegate"))
-        .current_dir(root())
-        .env_clear()
-        .args([
-            "check",
-            "specs/seed_protocol.tg",
-            "--output",
-            "json",
-            "--traces",
-        ])
-        .arg(&pipe)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("tracegate runs");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (lines, from) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, from, reader) = check_json(&[pipe.as_path()]);
     let first = from
         .recv_timeout(BOUND)
         .expect("the violation is written while the pipe is still open");
