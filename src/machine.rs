@@ -569,6 +569,22 @@ pub(crate) enum Guard {
 }
 
 impl Guard {
+    /// Hands every test of the guard (what is neither `and`, `or` nor `not`) to `visit`,
+    /// left to right, with whether it counts positively: under an even number of `not`s.
+    pub(crate) fn each_test<'g>(&'g self, visit: &mut impl FnMut(&'g Guard, bool)) {
+        fn walk<'g>(guard: &'g Guard, positive: bool, visit: &mut impl FnMut(&'g Guard, bool)) {
+            match guard {
+                Guard::Or(a, b) | Guard::And(a, b) => {
+                    walk(a, positive, visit);
+                    walk(b, positive, visit);
+                }
+                Guard::Not(inner) => walk(inner, !positive, visit),
+                test => visit(test, positive),
+            }
+        }
+        walk(self, true, visit);
+    }
+
     pub fn eval(&self, record: &Record<'_>, ctx: &Context<'_>) -> bool {
         match self {
             Guard::Or(a, b) => a.eval(record, ctx) || b.eval(record, ctx),

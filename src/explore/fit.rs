@@ -143,14 +143,11 @@ impl Bound {
     /// Whether `event`'s guard asks for provenance while nothing earlier in the path
     /// showed a value: why no record can be that event at this point.
     pub fn lacks_provenance(&self, machine: &Machine, event: EventId) -> bool {
-        fn has(guard: &Guard) -> bool {
-            match guard {
-                Guard::Or(a, b) | Guard::And(a, b) => has(a) || has(b),
-                Guard::Not(inner) => has(inner),
-                Guard::Provenance { .. } => true,
-                _ => false,
-            }
-        }
+        let has = |guard: &Guard| {
+            let mut found = false;
+            guard.each_test(&mut |test, _| found |= matches!(test, Guard::Provenance { .. }));
+            found
+        };
         machine.events[event]
             .matcher
             .guard
@@ -164,14 +161,15 @@ impl Bound {
     /// result of a tool it names (the name, or a string its glob or regex matches) with
     /// an `id` in its output, or a message from the role it names.
     pub fn source_record(&self, machine: &Machine, event: EventId) -> Option<JsonRecord> {
-        fn first(guard: &Guard) -> Option<&Guard> {
-            match guard {
-                Guard::Or(a, b) | Guard::And(a, b) => first(a).or_else(|| first(b)),
-                Guard::Not(inner) => first(inner),
-                Guard::Provenance { .. } => Some(guard),
-                _ => None,
-            }
-        }
+        let first = |guard| {
+            let mut first = None;
+            Guard::each_test(guard, &mut |test, _| {
+                if first.is_none() && matches!(test, Guard::Provenance { .. }) {
+                    first = Some(test);
+                }
+            });
+            first
+        };
         let guard = machine.events[event].matcher.guard.as_ref()?;
         let Guard::Provenance {
             value,
@@ -375,25 +373,18 @@ fn timed_vars(machine: &Machine) -> Vec<usize> {
             walk_operand(b, out);
         }
     }
-    fn walk(guard: &Guard, out: &mut Vec<usize>) {
-        match guard {
-            Guard::Or(a, b) | Guard::And(a, b) => {
-                walk(a, out);
-                walk(b, out);
-            }
-            Guard::Not(inner) => walk(inner, out),
-            Guard::Relation { lhs, rhs, .. } => {
-                walk_operand(lhs, out);
-                walk_operand(rhs, out);
-            }
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
-    for event in &machine.events {
-        if let Some(guard) = &event.matcher.guard {
-            walk(guard, &mut out);
-        }
+    for guard in machine
+        .events
+        .iter()
+        .filter_map(|e| e.matcher.guard.as_ref())
+    {
+        guard.each_test(&mut |test, _| {
+            if let Guard::Relation { lhs, rhs, .. } = test {
+                walk_operand(lhs, &mut out);
+                walk_operand(rhs, &mut out);
+            }
+        });
     }
     out
 }
@@ -402,69 +393,58 @@ fn timed_vars(machine: &Machine) -> Vec<usize> {
 /// `slot` not under a `not` accepts: the list's first item, a value of the type, a
 /// string the regex matches.
 fn tested_value(machine: &Machine, slot: usize) -> Option<Value> {
-    fn walk(guard: &Guard, slot: usize, positive: bool) -> Option<Value> {
-        match guard {
-            Guard::Or(a, b) | Guard::And(a, b) => {
-                walk(a, slot, positive).or_else(|| walk(b, slot, positive))
-            }
-            Guard::Not(inner) => walk(inner, slot, !positive),
-            Guard::VarTest(at, check) if *at == slot && positive => match check {
-                VarCheck::In(values) => values.first().cloned(),
-                VarCheck::Is(ty) => Some(match ty {
-                    JsonType::Null => Value::Null,
-                    JsonType::Bool => json!(true),
-                    JsonType::Number => json!(100),
-                    JsonType::String => json!("value"),
-                    JsonType::Array => json!([]),
-                    JsonType::Object => json!({}),
-                }),
-                VarCheck::Matches(regex) => super::synth::regex_strings(regex.as_str())
-                    .into_iter()
-                    .find(|candidate| regex.is_match(candidate))
-                    .map(Value::String),
-            },
-            _ => None,
-        }
-    }
-    machine
+    let accepted = |check: &VarCheck| match check {
+        VarCheck::In(values) => values.first().cloned(),
+        VarCheck::Is(ty) => Some(match ty {
+            JsonType::Null => Value::Null,
+            JsonType::Bool => json!(true),
+            JsonType::Number => json!(100),
+            JsonType::String => json!("value"),
+            JsonType::Array => json!([]),
+            JsonType::Object => json!({}),
+        }),
+        VarCheck::Matches(regex) => super::synth::regex_strings(regex.as_str())
+            .into_iter()
+            .find(|candidate| regex.is_match(candidate))
+            .map(Value::String),
+    };
+    let mut value = None;
+    for guard in machine
         .events
         .iter()
-        .filter_map(|event| event.matcher.guard.as_ref())
-        .find_map(|guard| walk(guard, slot, true))
+        .filter_map(|e| e.matcher.guard.as_ref())
+    {
+        guard.each_test(&mut |test, positive| match test {
+            Guard::VarTest(at, check) if *at == slot && positive && value.is_none() => {
+                value = accepted(check);
+            }
+            _ => {}
+        });
+    }
+    value
 }
 
 /// The variables some guard compares with `<`, `<=`, `>` or `>=`.
 fn ordered_vars(machine: &Machine) -> Vec<usize> {
-    fn walk(guard: &Guard, out: &mut Vec<usize>) {
-        match guard {
-            Guard::Or(a, b) | Guard::And(a, b) => {
-                walk(a, out);
-                walk(b, out);
-            }
-            Guard::Not(inner) => walk(inner, out),
+    let mut out = Vec::new();
+    for guard in machine
+        .events
+        .iter()
+        .filter_map(|e| e.matcher.guard.as_ref())
+    {
+        guard.each_test(&mut |test, _| match test {
             Guard::Relation { lhs, op, rhs } if !matches!(op, CompareOp::Eq | CompareOp::Ne) => {
-                operand_vars(lhs, out);
-                operand_vars(rhs, out);
+                operand_vars(lhs, &mut out);
+                operand_vars(rhs, &mut out);
             }
             _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for event in &machine.events {
-        if let Some(guard) = &event.matcher.guard {
-            walk(guard, &mut out);
-        }
+        });
     }
     out
 }
 
 fn guard_vars(guard: &Guard, out: &mut Vec<usize>) {
-    match guard {
-        Guard::Or(a, b) | Guard::And(a, b) => {
-            guard_vars(a, out);
-            guard_vars(b, out);
-        }
-        Guard::Not(inner) => guard_vars(inner, out),
+    guard.each_test(&mut |test, _| match test {
         Guard::HasVar(slot) | Guard::VarTest(slot, _) => out.push(*slot),
         Guard::Relation { lhs, rhs, .. } => {
             operand_vars(lhs, out);
@@ -472,7 +452,7 @@ fn guard_vars(guard: &Guard, out: &mut Vec<usize>) {
         }
         Guard::Provenance { value, .. } | Guard::Secret(Some(value)) => operand_vars(value, out),
         _ => {}
-    }
+    });
 }
 
 fn operand_vars(operand: &Operand, out: &mut Vec<usize>) {
