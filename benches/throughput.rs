@@ -31,27 +31,9 @@ use tracegate::machine::SpecSource;
 mod counting;
 use counting::peak;
 
-const SPEC: &str = r#"spec bench_reconcile
-about "The reconcile protocol, one instance per request id."
-per args.request_id
-event create  = call create_record
-event created = result create_record where status == "ok"
-event unknown = result create_record where status == "error" and error.category == "outcome_unknown"
-event lookup  = call lookup_by_request_id
-event found   = result lookup_by_request_id where status == "ok" and has output.id
-event note    = call attach_note
-event noted   = result attach_note where status == "ok"
-initial idle
-accept idle, done
-idle     -> pending  on create
-pending  -> done     on created
-pending  -> unknown  on unknown
-unknown  -> checking on lookup
-checking -> done     on found
-done     -> done     on note, noted
-done     -> pending  on create
-forbid unknown on create: "blind re-create"
-"#;
+/// The reconcile protocol, one instance per request id (also the spec of
+/// `scripts/bench-human.sh`).
+const SPEC: &str = include_str!("reconcile.tg");
 
 /// The same protocol written with instance variables and provenance: the create binds
 /// its request id, later moves compare with it, and each note asks the trace's index

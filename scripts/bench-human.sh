@@ -20,28 +20,6 @@ bin="${TRACEGATE:-$PWD/target/release/tracegate}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-cat > "$work/bench.tg" <<'SPEC'
-spec bench_reconcile
-about "The reconcile protocol, one instance per request id."
-per args.request_id
-event create  = call create_record
-event created = result create_record where status == "ok"
-event unknown = result create_record where status == "error" and error.category == "outcome_unknown"
-event lookup  = call lookup_by_request_id
-event found   = result lookup_by_request_id where status == "ok" and has output.id
-event note    = call attach_note
-event noted   = result attach_note where status == "ok"
-initial idle
-accept idle, done
-idle     -> pending  on create
-pending  -> done     on created
-pending  -> unknown  on unknown
-unknown  -> checking on lookup
-checking -> done     on found
-done     -> done     on note, noted
-done     -> pending  on create
-forbid unknown on create: "blind re-create"
-SPEC
 
 python3 - "$records" "$every" > "$work/trace.jsonl" <<'PY'
 import sys
@@ -88,7 +66,7 @@ best() {
     local wall="" cpu=""
     for _ in 1 2 3; do
         /usr/bin/time -f "%e %U %S" -o "$work/time" \
-            "$bin" check "$work/bench.tg" --traces "$work/trace.jsonl" --color never "$@" > /dev/null || true
+            "$bin" check benches/reconcile.tg --traces "$work/trace.jsonl" --color never "$@" > /dev/null || true
         # The last line: a failing status (1, the violations) is reported above it.
         read -r e u s < <(tail -n 1 "$work/time")
         local c
@@ -100,7 +78,7 @@ best() {
 }
 
 lines=$(wc -l < "$work/trace.jsonl")
-findings=$("$bin" check "$work/bench.tg" --traces "$work/trace.jsonl" --output json | tail -1 || true)
+findings=$("$bin" check benches/reconcile.tg --traces "$work/trace.jsonl" --output json | tail -1 || true)
 read -r json_wall json_cpu <<< "$(best --output json)"
 read -r human_wall human_cpu <<< "$(best --output human)"
 echo "trace: $lines records; summary: $findings"
