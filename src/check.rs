@@ -124,7 +124,6 @@ pub fn check_input_reported(
     observer: Option<Observer<'_>>,
     report: &mut dyn Report,
 ) -> Outcome {
-    report.opened(input.detected());
     drive(specs, &file, input, options, observer, None, None, report)
 }
 
@@ -133,9 +132,6 @@ pub fn check_input_reported(
 pub trait Report {
     /// The next finding of the input, in report order.
     fn diagnostic(&mut self, diagnostic: Diagnostic);
-
-    /// The input has been opened and its format recognized (said once, first).
-    fn opened(&mut self, _detected: &Detected) {}
 
     /// The input's first record has been checked (said once).
     fn reading(&mut self) {}
@@ -163,10 +159,6 @@ impl Report for Quoting<'_> {
                 .get(site.loc.offset, usize::try_from(len).unwrap_or(usize::MAX));
         }
         self.inner.diagnostic(diagnostic);
-    }
-
-    fn opened(&mut self, detected: &Detected) {
-        self.inner.opened(detected);
     }
 
     fn reading(&mut self) {
@@ -277,7 +269,6 @@ pub fn check_path_reported(
         Ok(opened) => {
             let at_end = opened.detected_at_end();
             let detected = opened.detected().clone();
-            report.opened(&detected);
             let file: Arc<Path> = Arc::from(path);
             // Records without `kind` or `tool` are fine when specs match them with
             // `record` patterns; the warning is for a file no spec saw anything in.
@@ -444,7 +435,7 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
         },
         |event| match event {
             Event::Diagnostic(_, diagnostic) => found.push(diagnostic),
-            Event::Opened(..) | Event::Reading(_) | Event::Idle => {}
+            Event::Reading(_) | Event::Idle => {}
             Event::Done(_, mut one) => {
                 one.outcome.diagnostics = std::mem::take(&mut found);
                 checked.push(one);
@@ -455,10 +446,11 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
 }
 
 /// What [`in_file_order`] hands on, in file order.
+// Nearly every event is a finding, the largest variant: boxing it would allocate per
+// finding to save room only in the rare small ones.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Event<T> {
-    /// File `index` has been opened, and its format recognized.
-    Opened(usize, Detected),
     /// A finding of file `index`, final.
     Diagnostic(usize, Diagnostic),
     /// File `index` has had its first record checked.
@@ -504,9 +496,6 @@ pub fn in_file_order<T: Send>(
         fn diagnostic(&mut self, diagnostic: Diagnostic) {
             // The receiver outlives every sender; a failed send cannot happen.
             let _ = self.to.send(Event::Diagnostic(self.index, diagnostic));
-        }
-        fn opened(&mut self, detected: &Detected) {
-            let _ = self.to.send(Event::Opened(self.index, detected.clone()));
         }
         fn reading(&mut self) {
             let _ = self.to.send(Event::Reading(self.index));
@@ -555,10 +544,9 @@ pub fn in_file_order<T: Send>(
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
             let index = match &event {
-                Event::Opened(index, _)
-                | Event::Diagnostic(index, _)
-                | Event::Reading(index)
-                | Event::Done(index, _) => *index,
+                Event::Diagnostic(index, _) | Event::Reading(index) | Event::Done(index, _) => {
+                    *index
+                }
                 Event::Idle => continue,
             };
             if index != current {

@@ -123,7 +123,7 @@ fn files_report_in_file_order_whichever_finishes_first() {
         |event| match event {
             Event::Diagnostic(index, d) => seen.push(format!("{index}: {}", d.message)),
             Event::Done(index, value) => seen.push(format!("{index} done {value}")),
-            Event::Opened(..) | Event::Reading(_) | Event::Idle => {}
+            Event::Reading(_) | Event::Idle => {}
         },
     );
     assert_eq!(

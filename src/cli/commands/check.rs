@@ -315,9 +315,6 @@ struct Writer<'o, 'w, 'r> {
 impl Writer<'_, '_, '_> {
     fn event(&mut self, event: Event<(f64, Checked)>) {
         match event {
-            // A streamed transcript learns its formats and traces as it is read: `-v`
-            // says what was recognized once the file is done.
-            Event::Opened(..) => {}
             Event::Diagnostic(index, diagnostic) => {
                 self.judged |= !diagnostic.is_warning();
                 self.push(Piece::File(index, vec![diagnostic]));
@@ -340,6 +337,8 @@ impl Writer<'_, '_, '_> {
         self.out.summary.synthesized += outcome.synthesized;
         self.out.summary.traces += outcome.traces;
         self.judged |= outcome.records > 0 || file.checked.elsewhere > 0;
+        // A streamed transcript learns its formats and traces as it is read: `-v` says
+        // what was recognized once the file is done.
         if let (true, Some(detected)) = (self.verbose, &file.checked.detected) {
             self.push(Piece::Note(format_note(&file.path, detected)));
         }
