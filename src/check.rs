@@ -268,11 +268,10 @@ pub fn check_path_reported(
     match TraceInput::open(path, input, options.max_line_bytes) {
         Ok(opened) => {
             let at_end = opened.detected_at_end();
-            let detected = opened.detected().clone();
             let file: Arc<Path> = Arc::from(path);
             // Records without `kind` or `tool` are fine when specs match them with
             // `record` patterns; the warning is for a file no spec saw anything in.
-            let warning = detected.warning.clone().filter(|_| own_problems);
+            let warning = opened.detected().warning.clone().filter(|_| own_problems);
             let mut elsewhere = 0;
             let mut quoting;
             let report: &mut dyn Report = match opened.recent_bytes() {
