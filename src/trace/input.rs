@@ -441,17 +441,19 @@ impl<'a> TraceInput<'a> {
 /// The first bytes of a stream, enough to detect its format: at least 64 KiB and eight
 /// lines, or all of it if it is shorter; no more than twice the line limit beyond that,
 /// whatever its lines. Reading stops early once `decided` says the bytes read so far
-/// decide the format (a live stream is then not waited on).
+/// decide the format (a live stream is then not waited on); it is asked until it gives
+/// a final answer (`Some`).
 fn read_head(
     input: &mut dyn BufRead,
     max_line_bytes: usize,
-    decided: impl Fn(&[u8]) -> bool,
+    decided: impl Fn(&[u8]) -> Option<bool>,
 ) -> io::Result<Vec<u8>> {
     const HEAD: usize = 64 * 1024;
     const LINES: usize = 8;
     let cap = HEAD.saturating_add(max_line_bytes.saturating_mul(2));
     let mut head = Vec::new();
     let mut lines = 0;
+    let mut asking = true;
     while head.len() < cap && (head.len() < HEAD || lines < LINES) {
         let chunk = input.fill_buf()?;
         if chunk.is_empty() {
@@ -461,8 +463,12 @@ fn read_head(
         lines += chunk[..take].iter().filter(|&&b| b == b'\n').count();
         head.extend_from_slice(&chunk[..take]);
         input.consume(take);
-        if lines > 0 && decided(&head) {
-            break;
+        if asking && lines > 0 {
+            match decided(&head) {
+                Some(true) => break,
+                Some(false) => asking = false,
+                None => {}
+            }
         }
     }
     Ok(head)
@@ -730,7 +736,7 @@ mod tests {
                 4096,
                 io::Cursor::new(text.clone().into_bytes()),
             ));
-            let head = read_head(&mut reader, DEFAULT_MAX_LINE_BYTES, |_| false).unwrap();
+            let head = read_head(&mut reader, DEFAULT_MAX_LINE_BYTES, |_| Some(false)).unwrap();
             assert!(head.len() >= 64 * 1024 && head.len() < text.len());
             let input = match adapters::open_stream(head, reader, &options, DEFAULT_MAX_LINE_BYTES)
                 .unwrap()

@@ -560,27 +560,25 @@ pub fn open_stream(
 /// records, no `untyped-records` warning) or a JSON-RPC message (an MCP log). A live
 /// stream whose writer sends a few records and waits is then checked at once, rather
 /// than after the 64 KiB that detection otherwise reads. Only for detected formats.
-pub fn decided_by_first_line(head: &[u8], options: &InputOptions) -> bool {
+///
+/// `None` while `head` holds no complete non-blank line yet; once it does, the answer
+/// is final, so the head's reader asks no more.
+pub fn decided_by_first_line(head: &[u8], options: &InputOptions) -> Option<bool> {
     if !streams(options) {
-        return false;
+        return Some(false);
     }
     let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
-    let Some(line) = head
+    let line = head
         .split_inclusive(|&b| b == b'\n')
         .find(|line| !line.trim_ascii().is_empty())
-    else {
-        return false;
-    };
-    if !line.ends_with(b"\n") {
-        return false;
-    }
-    match serde_json::from_slice::<serde_json::Value>(line) {
+        .filter(|line| line.ends_with(b"\n"))?;
+    Some(match serde_json::from_slice::<serde_json::Value>(line) {
         Ok(value @ serde_json::Value::Object(_)) => matches!(
             detect::signal(&value),
             detect::Signal::Strong(Format::Native | Format::Mcp)
         ),
         _ => false,
-    }
+    })
 }
 
 /// What opening a stream gave.
@@ -679,24 +677,25 @@ mod tests {
         let detected = InputOptions::default();
         let native = b"{\"kind\":\"call\",\"tool\":\"create\"}\n{\"ki";
         let mcp = b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\n";
-        assert!(decided_by_first_line(native, &detected));
-        assert!(decided_by_first_line(mcp, &detected));
-        // A line not yet ended, a record without `kind`, a document, a forced format:
-        // the head is read on.
-        assert!(!decided_by_first_line(&native[..20], &detected));
-        assert!(!decided_by_first_line(
-            b"{\"tool\":\"create\"}\n",
-            &detected
-        ));
-        assert!(!decided_by_first_line(
-            b"[\n{\"kind\":\"call\"}\n",
-            &detected
-        ));
+        assert_eq!(decided_by_first_line(native, &detected), Some(true));
+        assert_eq!(decided_by_first_line(mcp, &detected), Some(true));
+        // A line not yet ended, or only blank lines so far: not known yet.
+        assert_eq!(decided_by_first_line(&native[..20], &detected), None);
+        assert_eq!(decided_by_first_line(b"\n \n{\"kind\"", &detected), None);
+        // A record without `kind`, a document, a forced format: the head is read on.
+        assert_eq!(
+            decided_by_first_line(b"{\"tool\":\"create\"}\n", &detected),
+            Some(false)
+        );
+        assert_eq!(
+            decided_by_first_line(b"[\n{\"kind\":\"call\"}\n", &detected),
+            Some(false)
+        );
         let forced = InputOptions {
             format: Some(Format::Native),
             select: None,
         };
-        assert!(!decided_by_first_line(native, &forced));
+        assert_eq!(decided_by_first_line(native, &forced), Some(false));
     }
 
     #[test]
