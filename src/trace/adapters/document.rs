@@ -65,8 +65,13 @@ impl Doc {
         let inner = pointer.strip_prefix(self.base.as_str()).unwrap_or(pointer);
         let member = match self.index.get() {
             // A member of the top-level object (an envelope's `message`) is found by
-            // scanning the top level, without indexing the whole text.
-            None if inner.len() > 1 && !inner[1..].contains('/') => {
+            // scanning the top level, without indexing the whole text. Not an element of
+            // a top-level array: a document's many elements would each scan from its
+            // start, where the index, built once, finds each at once.
+            None if inner.len() > 1
+                && !inner[1..].contains('/')
+                && self.text.trim_start().starts_with('{') =>
+            {
                 crate::trace::json_index::member_range(&self.text, inner)
             }
             _ => None,
