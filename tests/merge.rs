@@ -179,3 +179,173 @@ fn merge_and_shard_have_help_completions_and_a_manual_page() {
     let check = stdout(&run(&["check", "--help"]));
     assert!(check.contains("--shard <K/N>"), "{check}");
 }
+
+/// Runs `args` (a `coverage --output json` command line) whole and in `n` parts,
+/// writing each part's report to `dir`; returns the whole report and the parts' files.
+fn coverage_whole_and_parts(args: &[&str], n: u64, dir: &Path) -> (String, Vec<String>) {
+    let whole = run(args);
+    assert_eq!(whole.status.code(), Some(0), "{args:?}");
+    let files = (1..=n)
+        .map(|k| {
+            let shard = format!("{k}/{n}");
+            let mut part = args.to_vec();
+            part.extend(["--shard", shard.as_str()]);
+            let output = run(&part);
+            assert_eq!(output.status.code(), Some(0), "{part:?}");
+            let file = dir.join(format!("coverage-{k}-of-{n}.json"));
+            std::fs::write(&file, stdout(&output)).expect("the part's report is written");
+            file.to_string_lossy().into_owned()
+        })
+        .collect();
+    (stdout(&whole), files)
+}
+
+#[test]
+fn merged_coverage_of_the_parts_is_the_coverage_of_the_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // By file, over the shipped library (the project file pairs specs and traces).
+    for n in [2, 3, 7] {
+        let (whole, files) =
+            coverage_whole_and_parts(&["coverage", "--output", "json"], n, dir.path());
+        let parts: Vec<String> = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).expect("read"))
+            .collect();
+        assert!(
+            parts.iter().all(|part| *part != whole),
+            "no part alone is the run ({n} parts)"
+        );
+        assert_eq!(merge("coverage", &files), whole, "{n} parts by file");
+    }
+    // By trace key: the shipped seed_protocol traces as cases of one file.
+    let mut cases = String::new();
+    for outcome in ["pass", "fail"] {
+        let traces = crate::util::root()
+            .join("traces/seed_protocol")
+            .join(outcome);
+        let mut names: Vec<_> = std::fs::read_dir(&traces)
+            .expect("the traces")
+            .map(|entry| entry.expect("an entry").path())
+            .collect();
+        names.sort();
+        for file in names {
+            let case = file
+                .file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            for line in std::fs::read_to_string(&file).expect("the trace").lines() {
+                let mut record: Value = serde_json::from_str(line).expect("a record");
+                record["case"] = Value::String(format!("{outcome}/{case}"));
+                cases.push_str(&format!("{record}\n"));
+            }
+        }
+    }
+    let file = dir.path().join("cases.jsonl");
+    std::fs::write(&file, cases).expect("the cases are written");
+    let file = file.to_string_lossy().into_owned();
+    let args = [
+        "coverage",
+        "specs/seed_protocol.tg",
+        "--traces",
+        file.as_str(),
+        "--trace-by",
+        "case",
+        "--output",
+        "json",
+    ];
+    for n in [2, 4] {
+        let (whole, files) = coverage_whole_and_parts(&args, n, dir.path());
+        assert_eq!(merge("coverage", &files), whole, "{n} parts by trace key");
+    }
+}
+
+#[test]
+fn merged_coverage_judges_min_for_the_whole_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let spec = dir.path().join("half.tg");
+    std::fs::write(
+        &spec,
+        "spec half\nevent a = call a\nevent b = call b\nevent c = call c\ninitial x\n\
+         x -> y on a\ny -> x on b\ny -> y on c\n",
+    )
+    .expect("the spec is written");
+    // Each file makes one transition; together they make two of three.
+    for (name, tool) in [("one", "a"), ("two", "b")] {
+        let text = if tool == "a" {
+            "{\"kind\":\"call\",\"tool\":\"a\"}\n".to_string()
+        } else {
+            "{\"kind\":\"call\",\"tool\":\"a\"}\n{\"kind\":\"call\",\"tool\":\"b\"}\n".to_string()
+        };
+        std::fs::create_dir_all(dir.path().join("traces")).expect("a directory");
+        std::fs::write(dir.path().join(format!("traces/{name}.jsonl")), text).expect("written");
+    }
+    let spec = spec.to_string_lossy().into_owned();
+    let traces = dir.path().join("traces").to_string_lossy().into_owned();
+    let args = [
+        "coverage",
+        spec.as_str(),
+        "--traces",
+        traces.as_str(),
+        "--output",
+        "json",
+    ];
+    let (whole, files) = coverage_whole_and_parts(&args, 2, dir.path());
+    assert_eq!(merge("coverage", &files), whole);
+    let judged = |min: &str| {
+        let mut args = vec!["merge", "--format", "coverage", "--min", min];
+        args.extend(files.iter().map(String::as_str));
+        let output = run(&args);
+        let summary: Value =
+            serde_json::from_str(stdout(&output).lines().last().expect("a summary")).expect("JSON");
+        (output.status.code(), summary)
+    };
+    let (status, summary) = judged("66");
+    assert_eq!(status, Some(0), "{summary}");
+    assert_eq!(summary["below"], serde_json::json!([]));
+    let (status, summary) = judged("67");
+    assert_eq!(status, Some(1), "two of three transitions is below 67 %");
+    assert_eq!(summary["below"], serde_json::json!(["half"]));
+    assert_eq!(summary["min"], serde_json::json!(67.0));
+    // A part cannot judge the whole run, and a check report has no coverage.
+    let output = run(&["coverage", "--shard", "1/2", "--min", "50"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--min cannot judge one part"));
+    let output = run(&["merge", "--format", "json", "--min", "50", &files[0]]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--min applies to --format coverage"));
+}
+
+#[test]
+fn coverage_of_other_specs_does_not_merge() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let seed = stdout(&run(&[
+        "coverage",
+        "specs/seed_protocol.tg",
+        "--output",
+        "json",
+    ]));
+    let other = stdout(&run(&[
+        "coverage",
+        "specs/respect_retry_after.tg",
+        "--output",
+        "json",
+    ]));
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, seed).expect("written");
+    std::fs::write(&b, other).expect("written");
+    let output = run(&[
+        "merge",
+        "--format",
+        "coverage",
+        &a.to_string_lossy(),
+        &b.to_string_lossy(),
+    ]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("b.json: spec `respect_retry_after` differs from"),
+        "{err}"
+    );
+    assert!(output.stdout.is_empty());
+}

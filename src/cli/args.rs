@@ -325,6 +325,10 @@ pub struct CoverageArgs {
     /// Split each trace file into one trace per value of this field (e.g. `case`).
     #[arg(long, value_name = "FIELD")]
     pub trace_by: Option<String>,
+    /// Measure only part K of N (e.g. `2/4`), split as `check --shard` splits a run;
+    /// `tracegate merge --format coverage` adds the parts' JSON reports up.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -406,7 +410,7 @@ pub enum CheckOutput {
     Github,
 }
 
-/// `merge`: reports of `check` to merge, all of one format.
+/// `merge`: reports of `check` (or of `coverage`) to merge, all of one format.
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
     /// The reports' format, as `check --output` wrote them.
@@ -415,6 +419,10 @@ pub struct MergeArgs {
     /// The reports, in the order their findings are to come.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// With `--format coverage`: fail (exit 1) when a spec has less than this
+    /// percentage of its transitions exercised by all the parts together.
+    #[arg(long, value_name = "TRANSITIONS_PERCENT")]
+    pub min: Option<f64>,
 }
 
 /// `merge --format`.
@@ -426,6 +434,8 @@ pub enum MergeFormat {
     Sarif,
     /// JUnit XML: a test suite per spec with every file's test cases; counts recomputed.
     Junit,
+    /// JSON reports of `coverage --shard`: every count summed, ratios recomputed.
+    Coverage,
 }
 
 /// `lint --output`.

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use super::args::{
     CheckArgs, CheckOutput, Cli, Command, ConvertArgs, CoverageArgs, Deny, ExploreArgs, FmtArgs,
-    GraphArgs, InputArgs, LintArgs, LintOutput, MergeFormat, OutputFormat, Shell, ShrinkArgs,
-    VerifyArgs,
+    GraphArgs, InputArgs, LintArgs, LintOutput, MergeArgs, MergeFormat, OutputFormat, Shell,
+    ShrinkArgs, VerifyArgs,
 };
 use super::project::{self, Project};
 use crate::chain::Digest;
@@ -80,6 +80,8 @@ pub struct CheckConfig {
 pub struct MergeConfig {
     pub format: MergeFormat,
     pub files: Vec<PathBuf>,
+    /// With coverage reports: the transition coverage below which the run fails.
+    pub min: Option<f64>,
 }
 
 /// `tracegate seal`.
@@ -151,6 +153,8 @@ pub struct CoverageConfig {
     pub output: OutputFormat,
     pub check: CheckOptions,
     pub input: Input,
+    /// Measure only this part of the run (`--shard K/N`).
+    pub shard: Option<Shard>,
 }
 
 #[derive(Debug)]
@@ -230,10 +234,7 @@ pub fn config(cli: Cli) -> Result<Config, Vec<Diagnostic>> {
             key: args.key,
         }),
         Command::Verify(args) => Config::Verify(verify(args, &mut problems)),
-        Command::Merge(args) => Config::Merge(MergeConfig {
-            format: args.format,
-            files: args.files,
-        }),
+        Command::Merge(args) => Config::Merge(merge(args, &mut problems)),
         Command::Completions { shell } => Config::Completions(shell),
         Command::Man => Config::Man,
     };
@@ -490,16 +491,21 @@ fn shrink(args: ShrinkArgs, problems: &mut Problems) -> ShrinkConfig {
 fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
     let project = project_file(args.specs.is_empty() && args.traces.is_empty(), problems);
     let trace_by = trace_by(args.trace_by, problems);
-    let min = args.min.filter(|min| {
-        let valid = (0.0..=100.0).contains(min);
-        if !valid {
-            problems.0.push(usage(
-                format!("--min is a percentage between 0 and 100, not {min}"),
-                None,
-            ));
-        }
-        valid
-    });
+    let min = percent(args.min, problems);
+    let shard = args
+        .shard
+        .and_then(|text| problems.take(shard(&text), |m| m));
+    if shard.is_some() && min.is_some() {
+        problems.0.push(usage(
+            "--min cannot judge one part of a sharded run: each part measures only its traces"
+                .into(),
+            Some(
+                "drop --min here and give it to `tracegate merge --format coverage`, which \
+                 adds the parts up"
+                    .into(),
+            ),
+        ));
+    }
     CoverageConfig {
         specs: or_default(args.specs, "specs"),
         traces: or_default(args.traces, "traces"),
@@ -512,6 +518,35 @@ fn coverage(args: CoverageArgs, problems: &mut Problems) -> CoverageConfig {
             provenance_limit: None,
         },
         input: input(args.input, problems),
+        shard,
+    }
+}
+
+/// `--min`: a percentage.
+fn percent(min: Option<f64>, problems: &mut Problems) -> Option<f64> {
+    min.filter(|min| {
+        let valid = (0.0..=100.0).contains(min);
+        if !valid {
+            problems.0.push(usage(
+                format!("--min is a percentage between 0 and 100, not {min}"),
+                None,
+            ));
+        }
+        valid
+    })
+}
+
+fn merge(args: MergeArgs, problems: &mut Problems) -> MergeConfig {
+    if args.min.is_some() && args.format != MergeFormat::Coverage {
+        problems.0.push(usage(
+            "--min applies to --format coverage".into(),
+            Some("a check report has no coverage to judge".into()),
+        ));
+    }
+    MergeConfig {
+        format: args.format,
+        files: args.files,
+        min: percent(args.min, problems),
     }
 }
 

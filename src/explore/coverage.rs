@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashSet;
 
 use super::paths::{Counterexample, ShortestPaths, Violation};
-use crate::check::{CheckOptions, Observation, Outcome, check_input};
+use crate::check::{CheckOptions, Observation, Outcome, Shard, check_input};
 use crate::diagnostic::Diagnostic;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::spec::ast::Span;
@@ -210,19 +210,37 @@ pub fn coverage<P: AsRef<Path> + Sync>(
     options: &CheckOptions,
     input: &InputOptions,
 ) -> Coverage {
+    coverage_of_traces(specs, paths, options, input, None)
+}
+
+/// [`coverage()`] of only the traces a `shard` takes, when `options` split files into
+/// traces by key (`--trace-by`); the files' own problems are the first shard's. The
+/// shards' coverages add up to the whole run's. (A run split by file passes each shard
+/// its files, and no shard here.)
+pub fn coverage_of_traces<P: AsRef<Path> + Sync>(
+    specs: &[Machine],
+    paths: &[P],
+    options: &CheckOptions,
+    input: &InputOptions,
+    shard: Option<Shard>,
+) -> Coverage {
     use rayon::prelude::*;
     let per_file: Vec<(Counts, Vec<u64>, Outcome)> = paths
         .par_iter()
         .map(|path| {
             count(specs, |observer| {
-                crate::check::check_path_observed(
+                let mut found = Vec::new();
+                let mut checked = crate::check::check_path_reported(
                     specs,
                     path.as_ref(),
                     options,
                     input,
                     Some(observer),
-                )
-                .outcome
+                    shard,
+                    &mut found,
+                );
+                checked.outcome.diagnostics = found;
+                checked.outcome
             })
         })
         .collect();

@@ -36,7 +36,7 @@ pub(crate) mod synth;
 pub use build::{
     ExpectedViolation, SynthError, SyntheticTrace, allowed_trace, counterexample_trace,
 };
-pub use coverage::{Coverage, SpecCoverage, coverage, coverage_reader};
+pub use coverage::{Coverage, SpecCoverage, coverage, coverage_of_traces, coverage_reader};
 pub use emit::{Format, Inexpressible, RecordSite};
 pub use paths::{AllowedPath, Counterexample, Step, TooLarge, Unreached, Violation};
 pub use shrink::{ShrinkError, ShrinkOptions, Shrunk, Written, shrink, shrink_file};

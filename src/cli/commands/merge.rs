@@ -1,9 +1,11 @@
-//! `tracegate merge`: the reports of a run split with `check --shard K/N`, merged
-//! into the one report a single run would have written (see
+//! `tracegate merge`: the reports of a run split with `check --shard K/N` (or
+//! `coverage --shard K/N`), merged into the one report a single run would have written
+//! (see
 //! [`crate::diagnostic::render::merge`]).
 
 use std::io;
 
+use crate::cli::Exit;
 use crate::cli::args::MergeFormat;
 use crate::cli::config::MergeConfig;
 use crate::cli::output::Output;
@@ -26,6 +28,13 @@ pub fn run(config: MergeConfig, out: &mut Output<'_>) -> io::Result<()> {
         MergeFormat::Json => merge::json_lines(&parts),
         MergeFormat::Sarif => merge::sarif(&parts),
         MergeFormat::Junit => merge::junit(&parts),
+        MergeFormat::Coverage => merge::coverage(&parts, config.min).map(|merged| {
+            // The parts could not judge `--min`: the merge does, as `coverage` would.
+            if merged.below {
+                out.raise(Exit::Violations);
+            }
+            merged.text
+        }),
     };
     match merged {
         Ok(text) => out.data(text),
