@@ -218,32 +218,7 @@ fn merged_coverage_of_the_parts_is_the_coverage_of_the_run() {
         assert_eq!(merge("coverage", &files), whole, "{n} parts by file");
     }
     // By trace key: the shipped seed_protocol traces as cases of one file.
-    let mut cases = String::new();
-    for outcome in ["pass", "fail"] {
-        let traces = crate::util::root()
-            .join("traces/seed_protocol")
-            .join(outcome);
-        let mut names: Vec<_> = std::fs::read_dir(&traces)
-            .expect("the traces")
-            .map(|entry| entry.expect("an entry").path())
-            .collect();
-        names.sort();
-        for file in names {
-            let case = file
-                .file_stem()
-                .expect("a name")
-                .to_string_lossy()
-                .into_owned();
-            for line in std::fs::read_to_string(&file).expect("the trace").lines() {
-                let mut record: Value = serde_json::from_str(line).expect("a record");
-                record["case"] = Value::String(format!("{outcome}/{case}"));
-                cases.push_str(&format!("{record}\n"));
-            }
-        }
-    }
-    let file = dir.path().join("cases.jsonl");
-    std::fs::write(&file, cases).expect("the cases are written");
-    let file = file.to_string_lossy().into_owned();
+    let file = crate::shard::seed_protocol_cases(dir.path());
     let args = [
         "coverage",
         "specs/seed_protocol.tg",

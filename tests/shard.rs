@@ -73,10 +73,9 @@ fn shards_by_file_make_the_run_over_the_shipped_library() {
     }
 }
 
-#[test]
-fn shards_by_trace_key_make_the_run() {
-    // Every shipped seed_protocol trace, one case each, in one file.
-    let dir = tempfile::tempdir().expect("a temporary directory");
+/// Every shipped seed_protocol trace, each a case (`case` is `pass/NAME` or
+/// `fail/NAME`), in one JSONL file written in `dir`; returns its path.
+pub fn seed_protocol_cases(dir: &std::path::Path) -> String {
     let mut cases = String::new();
     for outcome in ["pass", "fail"] {
         let traces = root().join("traces/seed_protocol").join(outcome);
@@ -99,9 +98,15 @@ fn shards_by_trace_key_make_the_run() {
             }
         }
     }
-    let file = dir.path().join("cases.jsonl");
+    let file = dir.join("cases.jsonl");
     std::fs::write(&file, cases).expect("the cases are written");
-    let file = file.to_string_lossy().into_owned();
+    file.to_string_lossy().into_owned()
+}
+
+#[test]
+fn shards_by_trace_key_make_the_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = seed_protocol_cases(dir.path());
     let args = [
         "check",
         "specs/seed_protocol.tg",

@@ -268,7 +268,8 @@ fn ratio_text(r: Ratio) -> String {
     format!("{}/{} ({:.1}%)", r.covered, r.total, r.percent())
 }
 
-fn ratio_json(r: Ratio) -> Value {
+/// A ratio as coverage reports write it (also what `merge --format coverage` recomputes).
+pub(crate) fn ratio_json(r: Ratio) -> Value {
     json!({"covered": r.covered, "total": r.total, "percent": (r.percent() * 10.0).round() / 10.0})
 }
 

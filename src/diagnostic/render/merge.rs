@@ -27,6 +27,8 @@ use super::json;
 use super::junit::{self, Case, Entry};
 use super::run::fingerprint;
 use crate::diagnostic::Summary;
+use crate::explore::coverage::Ratio;
+use crate::explore::render::ratio_json;
 
 /// One report to merge: its name (for messages) and its text.
 pub struct Part<'a> {
@@ -158,16 +160,9 @@ pub fn coverage(parts: &[Part<'_>], min: Option<f64>) -> Result<MergedCoverage, 
     let mut below = Vec::new();
     for spec in &mut merged {
         for section in ["transitions", "states", "forbidden"] {
-            let (covered, all) = recount(&mut spec[section]);
-            if section == "transitions" {
-                let percent = if all == 0 {
-                    100.0
-                } else {
-                    covered as f64 * 100.0 / all as f64
-                };
-                if min.is_some_and(|min| percent < min) {
-                    below.push(spec["spec"].clone());
-                }
+            let ratio = recount(&mut spec[section]);
+            if section == "transitions" && min.is_some_and(|min| ratio.percent() < min) {
+                below.push(spec["spec"].clone());
             }
         }
         text.push_str(&spec.to_string());
@@ -257,9 +252,12 @@ fn add_coverage(
 }
 
 /// Recomputes a section's `ratio` from its items' counts (and, for forbidden moves,
-/// drops the `shortest` path of a move some part made); returns (covered, all).
-fn recount(section: &mut Value) -> (u64, u64) {
-    let (mut covered, mut all) = (0u64, 0u64);
+/// drops the `shortest` path of a move some part made), and returns it.
+fn recount(section: &mut Value) -> Ratio {
+    let mut ratio = Ratio {
+        covered: 0,
+        total: 0,
+    };
     if let Some(items) = section["items"].as_array_mut() {
         for item in items {
             let made = item
@@ -268,24 +266,15 @@ fn recount(section: &mut Value) -> (u64, u64) {
                 .and_then(Value::as_u64)
                 .unwrap_or(0)
                 > 0;
-            all += 1;
-            covered += u64::from(made);
+            ratio.total += 1;
+            ratio.covered += usize::from(made);
             if made && let Some(shortest) = item.get_mut("shortest") {
                 *shortest = Value::Null;
             }
         }
     }
-    let percent = if all == 0 {
-        100.0
-    } else {
-        covered as f64 * 100.0 / all as f64
-    };
-    section["ratio"] = serde_json::json!({
-        "covered": covered,
-        "total": all,
-        "percent": (percent * 10.0).round() / 10.0,
-    });
-    (covered, all)
+    section["ratio"] = ratio_json(ratio);
+    ratio
 }
 
 /// SARIF logs of `check`, as one log of one run.
