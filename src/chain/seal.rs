@@ -5,11 +5,10 @@ use std::ops::Range;
 
 use sha2::Digest as _;
 
-use super::batch::Batch;
+use super::batch::{Lines, pipeline};
 use super::canonical::{CanonicalError, Scratch, Written};
 use super::{Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::reader::LineReader;
 
 const QUOTED_PREV: &str = "\"prev\"";
 const QUOTED_HASH: &str = "\"hash\"";
@@ -255,50 +254,53 @@ pub fn seal<R: BufRead, W: Write + ?Sized>(
     sealer: &mut Sealer,
     max_line_bytes: usize,
 ) -> Result<(), SealFailure> {
-    let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-    let mut batch = Batch::default();
-    let mut sealed = Vec::new();
-    loop {
-        let stopped = batch.fill(&mut reader);
-        let chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
-            let mut canonical = Vec::new();
-            let prepared = entries
-                .iter()
-                .map(|entry| match batch.text(entry) {
-                    Ok(text) => prepare(text, scratch, &mut canonical),
-                    Err(reason) => Err(SealError::Unreadable(reason.to_string())),
-                })
-                .collect::<Vec<_>>();
-            (canonical, prepared)
-        });
-        sealed.clear();
-        let mut entries = batch.entries().iter();
-        for (canonical, prepared) in chunks {
-            // `prepared` first: at its end, `zip` takes nothing more from `entries`.
-            for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
-                match prepared {
-                    Ok(prepared) => {
-                        sealer.finish(prepared, &canonical, &mut sealed);
-                        sealed.push(b'\n');
-                    }
-                    Err(error) => {
-                        out.write_all(&sealed)?;
-                        return Err(SealFailure::Record {
-                            loc: entry.loc.clone(),
-                            error,
-                        });
+    let mut lines = Lines::new(input, max_line_bytes);
+    let mut stopped = false;
+    let failure = pipeline(
+        &mut lines,
+        |batch| {
+            let mut sealed = Vec::new();
+            // Past the first line that cannot be sealed, nothing more is.
+            if stopped {
+                return (sealed, None);
+            }
+            let chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
+                let mut canonical = Vec::new();
+                let prepared = entries
+                    .iter()
+                    .map(|entry| match batch.text(entry) {
+                        Ok(text) => prepare(text, scratch, &mut canonical),
+                        Err(reason) => Err(SealError::Unreadable(reason.to_string())),
+                    })
+                    .collect::<Vec<_>>();
+                (canonical, prepared)
+            });
+            let mut entries = batch.entries().iter();
+            for (canonical, prepared) in chunks {
+                // `prepared` first: at its end, `zip` takes nothing more from `entries`.
+                for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
+                    match prepared {
+                        Ok(prepared) => {
+                            sealer.finish(prepared, &canonical, &mut sealed);
+                            sealed.push(b'\n');
+                        }
+                        Err(error) => {
+                            stopped = true;
+                            let loc = entry.loc.clone();
+                            return (sealed, Some(SealFailure::Record { loc, error }));
+                        }
                     }
                 }
             }
-        }
-        out.write_all(&sealed)?;
-        if let Some(err) = stopped {
-            return Err(err.into());
-        }
-        if batch.entries().is_empty() {
-            return Ok(());
-        }
-    }
+            (sealed, None)
+        },
+        // What was sealed before a failure is written: it is a valid sealed log.
+        |_, (sealed, failure)| match out.write_all(&sealed) {
+            Ok(()) => failure,
+            Err(err) => Some(SealFailure::Io(err)),
+        },
+    )?;
+    failure.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

@@ -3,11 +3,10 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
-use super::batch::Batch;
+use super::batch::{Lines, pipeline};
 use super::canonical::{Scratch, Written};
 use super::{ChainError, Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::reader::LineReader;
 
 /// How many recent hashes are remembered to say which earlier record a wrong `prev`
 /// points at. Bounded, so memory does not grow with the log.
@@ -209,51 +208,50 @@ pub struct Broken {
 /// are skipped. Only a failure to read is an `Err`. The records are canonicalized and
 /// hashed in parallel, a batch at a time, and linked in order.
 pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verified> {
-    let mut reader = LineReader::with_max_line_bytes(input, options.max_line_bytes);
+    let mut lines = Lines::new(input, options.max_line_bytes);
     let mut verifier = Verifier::new();
     let mut last = Location::default();
-    let mut batch = Batch::default();
-    loop {
-        let stopped = batch.fill(&mut reader);
-        let examined = batch.map_chunks(|scratch: &mut Scratch, entries| {
-            entries
-                .iter()
-                .map(|entry| match batch.text(entry) {
-                    Ok(text) => examine(text, scratch),
-                    Err(reason) => Err(ChainError::MalformedRecord {
-                        reason: reason.to_string(),
-                    }),
-                })
-                .collect::<Vec<_>>()
-        });
-        for (entry, examined) in batch.entries().iter().zip(examined.into_iter().flatten()) {
-            if let Err(error) = examined.and_then(|e| verifier.link(e, entry.loc.line)) {
-                return Ok(Verified {
-                    records: verifier.records(),
-                    head: verifier.head(),
-                    last,
-                    broken: Some(Broken {
+    let mut stopped = false;
+    let broken = pipeline(
+        &mut lines,
+        |batch| {
+            // Past the first break, the batch already read is not looked at.
+            if stopped {
+                return None;
+            }
+            let examined = batch.map_chunks(|scratch: &mut Scratch, entries| {
+                entries
+                    .iter()
+                    .map(|entry| match batch.text(entry) {
+                        Ok(text) => examine(text, scratch),
+                        Err(reason) => Err(ChainError::MalformedRecord {
+                            reason: reason.to_string(),
+                        }),
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (entry, examined) in batch.entries().iter().zip(examined.into_iter().flatten()) {
+                if let Err(error) = examined.and_then(|e| verifier.link(e, entry.loc.line)) {
+                    stopped = true;
+                    return Some(Broken {
                         loc: entry.loc.clone(),
                         error,
-                    }),
-                });
+                    });
+                }
+                last = entry.loc.clone();
             }
-            last = entry.loc.clone();
-        }
-        if let Some(err) = stopped {
-            return Err(err);
-        }
-        if batch.entries().is_empty() {
-            break;
-        }
-    }
-    let broken = options
-        .head
-        .and_then(|pinned| verifier.check_head(pinned).err())
-        .map(|error| Broken {
+            None
+        },
+        |_, broken| broken,
+    )?;
+    let broken = broken.or_else(|| {
+        let pinned = options.head?;
+        let error = verifier.check_head(pinned).err()?;
+        Some(Broken {
             loc: last.clone(),
             error,
-        });
+        })
+    });
     Ok(Verified {
         records: verifier.records(),
         head: verifier.head(),
