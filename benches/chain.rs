@@ -193,6 +193,15 @@ fn main() {
     );
     // Wall-clock time is what a user waits (`seal` and `verify` use every core); CPU
     // time over all threads is the work done, which the machine's other load moves less.
+    println!(
+        "  each ratio is the tool's throughput over SHA-256's, in bytes per second over the same bytes (seal: the log it reads; verify: the sealed log):"
+    );
+    println!(
+        "  wall = wall-clock time of seal/verify with all its threads vs one thread of SHA-256 (streamed: one digest over all the bytes; lines: one digest per line)"
+    );
+    println!(
+        "  cpu  = CPU time of all of seal/verify's threads (idle pool threads spinning included) vs that one thread's CPU time"
+    );
     for (clock, pick) in [
         ("wall", (|c: Cost| c.wall) as fn(Cost) -> Duration),
         ("cpu", |c: Cost| c.cpu),
@@ -277,7 +286,7 @@ fn join(log: &[u8], client: &[u8], fixture: &[u8], runs: usize) {
         ("cpu", plain.cpu, joined.cpu),
     ] {
         println!(
-            "join ({clock}): checking the sorted log {:.0} MB/s; joining client + fixture {:.0} MB/s; the join adds {:.0}%",
+            "join ({clock}): checking the concatenated, pre-sorted log {:.0} MB/s; joining client + fixture {:.0} MB/s; the join adds {:.0}% in {clock} time",
             mb_per_s(log.len(), plain),
             mb_per_s(log.len(), joined),
             (joined.as_secs_f64() / plain.as_secs_f64() - 1.0) * 100.0

@@ -725,6 +725,23 @@ proptest! {
             let written = scratch.object(&text).unwrap().expect("an object");
             prop_assert_eq!(std::str::from_utf8(written.bytes).unwrap(), theirs.as_str());
         }
+        // The members found in place (what `seal` writes from) are the same, in the
+        // same order, whatever the spelling of the text.
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        for text in [serde_json::to_string(&value).unwrap(), theirs.clone(), pretty] {
+            let members = scratch.members(&text).expect("members in place");
+            let mut joined = b"{".to_vec();
+            for (i, (name, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    joined.push(b',');
+                }
+                joined.extend_from_slice(name);
+                joined.push(b':');
+                joined.extend_from_slice(value);
+            }
+            joined.push(b'}');
+            prop_assert_eq!(String::from_utf8(joined).unwrap(), theirs.clone());
+        }
     }
 }
 

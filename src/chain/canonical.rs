@@ -112,6 +112,44 @@ pub fn canonicalize_object(
 pub struct Scratch {
     out: Vec<u8>,
     buffers: Buffers,
+    /// The top-level members [`Scratch::members`] found, as (name, value).
+    slots: Vec<(Piece, Piece)>,
+}
+
+/// Where a canonical name or value is: in the text read, or written to the scratch
+/// buffer (when the text's own spelling is not canonical).
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    in_text: bool,
+    start: usize,
+    end: usize,
+}
+
+/// The top-level members of an object, in canonical order, each name and value in
+/// canonical form, as [`Scratch::members`] found them.
+#[derive(Debug, Clone, Copy)]
+pub struct Members<'s> {
+    text: &'s [u8],
+    written: &'s [u8],
+    slots: &'s [(Piece, Piece)],
+}
+
+impl<'s> Members<'s> {
+    /// Each member's canonical name (quoted) and value, in canonical order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'s [u8], &'s [u8])> + Clone + '_ {
+        self.slots
+            .iter()
+            .map(|&(name, value)| (self.bytes(name), self.bytes(value)))
+    }
+
+    fn bytes(&self, piece: Piece) -> &'s [u8] {
+        let source = if piece.in_text {
+            self.text
+        } else {
+            self.written
+        };
+        &source[piece.start..piece.end]
+    }
 }
 
 /// An object as [`Scratch::object`] wrote it.
@@ -166,6 +204,161 @@ impl Scratch {
             bytes: &self.out,
             members: &self.buffers.members,
         }))
+    }
+}
+
+impl Scratch {
+    /// The top-level members of `text`, a JSON object, in canonical order and form,
+    /// without writing the object: a name or value already canonical (nearly all) is
+    /// left where it is in `text`, and only the others are written, to the scratch
+    /// buffer. So `seal` copies each record once, straight into its sealed line.
+    ///
+    /// `None` whenever this cannot tell, for any reason (not an object, not JSON, a
+    /// duplicate name, …): [`Scratch::object`] then says exactly why, or writes it.
+    /// Whatever this returns, [`Scratch::object`] writes the same members.
+    pub fn members<'s>(&'s mut self, text: &'s str) -> Option<Members<'s>> {
+        self.find_members(text)?;
+        Some(Members {
+            text: text.as_bytes(),
+            written: &self.out,
+            slots: &self.slots,
+        })
+    }
+
+    /// Finds the members [`Scratch::members`] returns.
+    fn find_members(&mut self, text: &str) -> Option<()> {
+        self.slots.clear();
+        self.out.clear();
+        let bytes = text.as_bytes();
+        let mut pos = skip_ws(bytes, 0);
+        if bytes.get(pos) != Some(&b'{') {
+            return None;
+        }
+        pos = skip_ws(bytes, pos + 1);
+        if bytes.get(pos) == Some(&b'}') {
+            pos += 1;
+        } else {
+            loop {
+                if bytes.get(pos) != Some(&b'"') {
+                    return None;
+                }
+                let name;
+                (name, pos) =
+                    self.piece(text, pos, |check| check.string(), |p, out| p.string(out))?;
+                pos = skip_ws(bytes, pos);
+                if bytes.get(pos) != Some(&b':') {
+                    return None;
+                }
+                pos = skip_ws(bytes, pos + 1);
+                let value;
+                (value, pos) =
+                    self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
+                self.slots.push((name, value));
+                pos = skip_ws(bytes, pos);
+                match bytes.get(pos) {
+                    Some(b',') => pos = skip_ws(bytes, pos + 1),
+                    Some(b'}') => {
+                        pos += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        if skip_ws(bytes, pos) != bytes.len() {
+            return None;
+        }
+        let (out, slots) = (&self.out, &mut self.slots);
+        let name = |piece: &Piece| {
+            let source = if piece.in_text { bytes } else { &out[..] };
+            unquote(&source[piece.start..piece.end])
+        };
+        // As `Parser::object` sorts: by bytes unless a name has an escape or a
+        // character from U+E000 on.
+        let bytewise = slots
+            .iter()
+            .all(|(n, _)| name(n).iter().all(|&b| b != b'\\' && b < 0xEE));
+        let in_order = slots.windows(2).all(|pair| {
+            let (a, b) = (name(&pair[0].0), name(&pair[1].0));
+            if bytewise {
+                a < b
+            } else {
+                compare_quoted(a, b).is_lt()
+            }
+        });
+        if !in_order {
+            if bytewise {
+                slots.sort_unstable_by(|a, b| name(&a.0).cmp(name(&b.0)));
+            } else {
+                slots.sort_unstable_by(|a, b| compare_quoted(name(&a.0), name(&b.0)));
+            }
+            // A duplicate name: left to `Scratch::object`, which names it.
+            if slots
+                .windows(2)
+                .any(|pair| name(&pair[0].0) == name(&pair[1].0))
+            {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// The canonical form of the name or value at `pos` of `text`: the text itself
+    /// when `check` accepts it, else what `write` writes to the scratch buffer. Also
+    /// where it ends.
+    fn piece(
+        &mut self,
+        text: &str,
+        pos: usize,
+        check: impl FnOnce(&mut Verbatim<'_>) -> Option<()>,
+        write: impl FnOnce(&mut Parser<'_>, &mut Vec<u8>) -> Result<(), CanonicalError>,
+    ) -> Option<(Piece, usize)> {
+        let mut verbatim = Verbatim {
+            bytes: text.as_bytes(),
+            pos,
+        };
+        if check(&mut verbatim).is_some() {
+            let piece = Piece {
+                in_text: true,
+                start: pos,
+                end: verbatim.pos,
+            };
+            return Some((piece, verbatim.pos));
+        }
+        let mut parser = Parser::new(text, std::mem::take(&mut self.buffers));
+        parser.pos = pos;
+        let start = self.out.len();
+        let written = write(&mut parser, &mut self.out);
+        let end = parser.pos;
+        self.buffers = parser.buffers;
+        written.ok()?;
+        let piece = Piece {
+            in_text: false,
+            start,
+            end: self.out.len(),
+        };
+        Some((piece, end))
+    }
+}
+
+/// The first byte at or after `pos` that is not JSON whitespace.
+fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// [`compare_names`] for names without their quotes.
+fn compare_quoted(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // Escapes spell characters below U+0020 (and `"`, `\\`) with a higher byte: decode.
+    if a.contains(&b'\\') || b.contains(&b'\\') {
+        return name_units(a).cmp(name_units(b));
+    }
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        Some((&x, &y)) if (0xEE..=0xEF).contains(&x) && y >= 0xF0 => std::cmp::Ordering::Greater,
+        Some((&x, &y)) if x >= 0xF0 && (0xEE..=0xEF).contains(&y) => std::cmp::Ordering::Less,
+        _ => a.cmp(b),
     }
 }
 
@@ -366,19 +559,7 @@ impl Verbatim<'_> {
 pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     // Without their quotes: a closing quote (0x22) sorts above ` ` and `!`, which would
     // put `"a b"` before `"a"`.
-    let (a, b) = (unquote(a), unquote(b));
-    // Escapes spell characters below U+0020 (and `"`, `\\`) with a higher byte: decode.
-    if a.contains(&b'\\') || b.contains(&b'\\') {
-        return name_units(a).cmp(name_units(b));
-    }
-    // UTF-8 byte order is code point order, which is UTF-16 order except between
-    // U+E000..U+FFFF (lead bytes EE, EF) and U+10000 and above (lead bytes F0..F4),
-    // whose surrogates sort lower. They can only differ at a lead byte.
-    match a.iter().zip(b).find(|(x, y)| x != y) {
-        Some((&x, &y)) if (0xEE..=0xEF).contains(&x) && y >= 0xF0 => std::cmp::Ordering::Greater,
-        Some((&x, &y)) if x >= 0xF0 && (0xEE..=0xEF).contains(&y) => std::cmp::Ordering::Less,
-        _ => a.cmp(b),
-    }
+    compare_quoted(unquote(a), unquote(b))
 }
 
 /// A canonical name without its quotes.

@@ -72,22 +72,13 @@ impl Digest {
         String::from_utf8_lossy(&text).into_owned()
     }
 
-    fn write_hex(&self, text: &mut [u8; 64]) {
+    /// Writes the 64 lowercase hex digits into `text`.
+    pub(crate) fn write_hex(&self, text: &mut [u8; 64]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         for (pair, byte) in text.chunks_exact_mut(2).zip(self.0) {
             pair[0] = HEX[usize::from(byte >> 4)];
             pair[1] = HEX[usize::from(byte & 15)];
         }
-    }
-
-    /// The digest as a canonical JSON string: `"` + 64 hex digits + `"`.
-    fn json(&self) -> [u8; 66] {
-        let mut text = [b'"'; 66];
-        let digits: &mut [u8; 64] = (&mut text[1..65])
-            .try_into()
-            .expect("bug: 64 bytes between the quotes");
-        self.write_hex(digits);
-        text
     }
 }
 
@@ -253,6 +244,5 @@ mod tests {
         assert_eq!(Digest::parse(&digest.hex().to_uppercase()), None);
         assert_eq!(Digest::parse("00"), None);
         assert_eq!(GENESIS.hex(), "0".repeat(64));
-        assert_eq!(&digest.json()[..], format!("\"{digest}\"").as_bytes());
     }
 }

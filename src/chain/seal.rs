@@ -1,15 +1,13 @@
 //! Sealing: adds `prev` and `hash` to each record of a JSONL log, in canonical form.
 
 use std::io::{self, BufRead, Write};
-use std::ops::Range;
 
 use sha2::Digest as _;
 
-use super::batch::Batch;
+use super::batch::{Lines, pipeline};
 use super::canonical::{CanonicalError, Scratch, Written};
 use super::{Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::reader::LineReader;
 
 const QUOTED_PREV: &str = "\"prev\"";
 const QUOTED_HASH: &str = "\"hash\"";
@@ -43,7 +41,6 @@ pub struct Sealer {
     prev: Digest,
     records: u64,
     scratch: Scratch,
-    canonical: Vec<u8>,
 }
 
 impl Default for Sealer {
@@ -64,7 +61,6 @@ impl Sealer {
             prev: head,
             records: 0,
             scratch: Scratch::default(),
-            canonical: Vec::new(),
         }
     }
 
@@ -81,138 +77,138 @@ impl Sealer {
     /// Seals one record, a JSON object: writes its sealed, canonical line (without a
     /// newline) to `out` and returns its hash.
     pub fn seal(&mut self, text: &str, out: &mut Vec<u8>) -> Result<Digest, SealError> {
-        let mut canonical = std::mem::take(&mut self.canonical);
-        canonical.clear();
-        let prepared = prepare(text, &mut self.scratch, &mut canonical);
         out.clear();
-        let hash = prepared.map(|prepared| self.finish(prepared, &canonical, out));
-        self.canonical = canonical;
-        hash
+        let prepared = prepare(text, &mut self.scratch, out);
+        if prepared.is_err() {
+            out.clear();
+        }
+        Ok(self.link(prepared?, out))
     }
 
-    /// Links a prepared record (its canonical form in `canonical`) to the one before:
-    /// finishes its hash and appends its sealed line, without a newline, to `out`.
-    fn finish(&mut self, prepared: Prepared, canonical: &[u8], out: &mut Vec<u8>) -> Digest {
+    /// Links a prepared record to the one before: finishes its hash and writes it and
+    /// `prev` into the record's sealed line in `lines`.
+    fn link(&mut self, prepared: Prepared, lines: &mut [u8]) -> Digest {
         let Prepared {
-            range,
             mut hasher,
-            hash_at,
-            prev_at,
+            hash_hex,
+            prev_hex,
+            end,
         } = prepared;
-        let canonical = &canonical[range];
-        let prev = self.prev.json();
-        let prev_member = [QUOTED_PREV.as_bytes(), b":", &prev];
-        // The hashed form: the canonical record with `prev` in its place. The part
-        // before that place is already in `hasher`.
-        if prev_at.lead {
-            hasher.update(b",");
-        }
-        for part in prev_member {
-            hasher.update(part);
-        }
-        if prev_at.trail {
-            hasher.update(b",");
-        }
-        hasher.update(&canonical[prev_at.offset..]);
+        // The hashed form goes on with `prev`'s digits and what follows them.
+        let mut prev_digits = [0u8; 64];
+        self.prev.write_hex(&mut prev_digits);
+        lines[prev_hex..prev_hex + 64].copy_from_slice(&prev_digits);
+        hasher.update(&lines[prev_hex..end]);
         let hash = Digest(hasher.finalize().into());
-        // The sealed line: `hash` and `prev` both in their places (`hash` sorts first).
-        let hash_json = hash.json();
-        let hash_member = [QUOTED_HASH.as_bytes(), b":", &hash_json];
-        out.extend_from_slice(&canonical[..hash_at.offset]);
-        if hash_at.lead {
-            out.push(b',');
-        }
-        hash_member
-            .iter()
-            .for_each(|part| out.extend_from_slice(part));
-        if hash_at.trail {
-            out.push(b',');
-        }
-        out.extend_from_slice(&canonical[hash_at.offset..prev_at.offset]);
-        // In an otherwise empty record, `prev` follows `hash`.
-        if prev_at.lead || (!hash_at.lead && !hash_at.trail) {
-            out.push(b',');
-        }
-        prev_member
-            .iter()
-            .for_each(|part| out.extend_from_slice(part));
-        if prev_at.trail {
-            out.push(b',');
-        }
-        out.extend_from_slice(&canonical[prev_at.offset..]);
+        let digits: &mut [u8; 64] = (&mut lines[hash_hex..hash_hex + 64])
+            .try_into()
+            .expect("bug: 64 bytes for the hash's digits");
+        hash.write_hex(digits);
         self.prev = hash;
         self.records += 1;
         hash
     }
 }
 
-/// Where a chain member goes in a canonical record.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    /// The byte of the canonical record it is inserted before.
-    offset: usize,
-    /// Whether a comma goes before it (it follows a member).
-    lead: bool,
-    /// Whether a comma goes after it (it is first, before other members).
-    trail: bool,
-}
-
-/// A record canonicalized, and hashed up to where `prev` goes: all that does not
-/// depend on the records before it.
+/// A record's sealed line, written with `hash` and `prev` still blank, and hashed up
+/// to `prev`'s digits: all that does not depend on the records before it.
 #[derive(Debug, Clone)]
 struct Prepared {
-    /// The canonical record, in the buffer it was written to.
-    range: Range<usize>,
-    /// SHA-256 over the canonical record up to where `prev` goes.
+    /// SHA-256 over the hashed form (the line without its `hash` member) up to the
+    /// digits of `prev`.
     hasher: sha2::Sha256,
-    hash_at: Place,
-    prev_at: Place,
+    /// Where the digits of `hash` go in the buffer the line is in.
+    hash_hex: usize,
+    /// Where the digits of `prev` go.
+    prev_hex: usize,
+    /// Where the line ends (before its newline).
+    end: usize,
 }
 
-/// Canonicalizes `text`, a record to seal, appending its canonical form to
-/// `canonical`, and hashes it as far as it can be without `prev`.
-fn prepare(
-    text: &str,
-    scratch: &mut Scratch,
-    canonical: &mut Vec<u8>,
-) -> Result<Prepared, SealError> {
+/// Writes the sealed line of `text`, a record to seal, to the end of `lines`, with
+/// the digits of `hash` and `prev` left to [`Sealer::link`], and hashes it as far as
+/// it can be without `prev`. A line that cannot be sealed leaves part of a line
+/// behind.
+fn prepare(text: &str, scratch: &mut Scratch, lines: &mut Vec<u8>) -> Result<Prepared, SealError> {
+    // Nearly always the members are found in place; otherwise the record is written
+    // in canonical form first (or refused, saying why).
+    let start = lines.len();
+    if let Some(members) = scratch.members(text) {
+        return write_line(members.iter(), start, lines);
+    }
     let Written { bytes, members } = scratch.object(text)?.ok_or(SealError::NotAnObject)?;
-    for member in members {
-        let name = &bytes[member.name.clone()];
+    let members = members
+        .iter()
+        .map(|m| (&bytes[m.name.clone()], &bytes[m.value.clone()]));
+    write_line(members, start, lines)
+}
+
+/// Writes a sealed line from a record's canonical members, `hash` and `prev` in
+/// their places with their digits blank, and hashes it up to `prev`'s digits.
+fn write_line<'m>(
+    members: impl Iterator<Item = (&'m [u8], &'m [u8])> + Clone,
+    start: usize,
+    lines: &mut Vec<u8>,
+) -> Result<Prepared, SealError> {
+    for (name, _) in members.clone() {
         for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
-            if name.len() == quoted.len() && name == quoted.as_bytes() {
+            if name == quoted.as_bytes() {
                 return Err(SealError::AlreadySealed { field });
             }
         }
     }
-    let place = |quoted: &str| {
-        let at = members
-            .iter()
-            .position(|m| sorts_before(quoted, &bytes[m.name.clone()]))
-            .unwrap_or(members.len());
-        let offset = match (at.checked_sub(1), members.first()) {
-            (Some(before), _) => members[before].value.end,
-            (None, Some(first)) => first.name.start,
-            (None, None) => 1,
-        };
-        // After a member, the comma that follows it is already in the tail; first of
-        // several, the new member needs one of its own.
-        Place {
-            offset,
-            lead: at > 0,
-            trail: at == 0 && !members.is_empty(),
+    const BLANK: [u8; 64] = [b'0'; 64];
+    let (mut hash_hex, mut prev_hex) = (None, None);
+    let mut pending = members.peekable();
+    lines.push(b'{');
+    let mut first = true;
+    let mut separate = |lines: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
+            lines.push(b',');
         }
     };
-    let (hash_at, prev_at) = (place(QUOTED_HASH), place(QUOTED_PREV));
+    loop {
+        let next = pending.peek().map(|&(name, _)| name);
+        // `hash` and `prev` go before the first member that sorts after them.
+        for (quoted, at) in [(QUOTED_HASH, &mut hash_hex), (QUOTED_PREV, &mut prev_hex)] {
+            if at.is_none() && next.is_none_or(|name| sorts_before(quoted, name)) {
+                separate(lines);
+                lines.extend_from_slice(quoted.as_bytes());
+                lines.extend_from_slice(b":\"");
+                *at = Some(lines.len());
+                lines.extend_from_slice(&BLANK);
+                lines.push(b'"');
+            }
+        }
+        let Some((name, value)) = pending.next() else {
+            break;
+        };
+        separate(lines);
+        lines.extend_from_slice(name);
+        lines.push(b':');
+        lines.extend_from_slice(value);
+    }
+    lines.push(b'}');
+    let (hash_hex, prev_hex) = (
+        hash_hex.expect("bug: `hash` has a place"),
+        prev_hex.expect("bug: `prev` has a place"),
+    );
+    // The hashed form is the line without `"hash":"…"` and the comma on one side of
+    // it: the one before it, or after it when it is first (`prev` follows it).
+    let member = hash_hex - QUOTED_HASH.len() - 2;
+    let cut = if lines[member - 1] == b',' {
+        member - 1..hash_hex + 65
+    } else {
+        member..hash_hex + 66
+    };
     let mut hasher = sha2::Sha256::new();
-    hasher.update(&bytes[..prev_at.offset]);
-    let start = canonical.len();
-    canonical.extend_from_slice(bytes);
+    hasher.update(&lines[start..cut.start]);
+    hasher.update(&lines[cut.end..prev_hex]);
     Ok(Prepared {
-        range: start..canonical.len(),
         hasher,
-        hash_at,
-        prev_at,
+        hash_hex,
+        prev_hex,
+        end: lines.len(),
     })
 }
 
@@ -255,50 +251,79 @@ pub fn seal<R: BufRead, W: Write + ?Sized>(
     sealer: &mut Sealer,
     max_line_bytes: usize,
 ) -> Result<(), SealFailure> {
-    let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-    let mut batch = Batch::default();
-    let mut sealed = Vec::new();
-    loop {
-        let stopped = batch.fill(&mut reader);
-        let chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
-            let mut canonical = Vec::new();
-            let prepared = entries
-                .iter()
-                .map(|entry| match batch.text(entry) {
-                    Ok(text) => prepare(text, scratch, &mut canonical),
-                    Err(reason) => Err(SealError::Unreadable(reason.to_string())),
-                })
-                .collect::<Vec<_>>();
-            (canonical, prepared)
-        });
-        sealed.clear();
-        let mut entries = batch.entries().iter();
-        for (canonical, prepared) in chunks {
-            // `prepared` first: at its end, `zip` takes nothing more from `entries`.
-            for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
-                match prepared {
-                    Ok(prepared) => {
-                        sealer.finish(prepared, &canonical, &mut sealed);
-                        sealed.push(b'\n');
-                    }
-                    Err(error) => {
-                        out.write_all(&sealed)?;
-                        return Err(SealFailure::Record {
-                            loc: entry.loc.clone(),
-                            error,
-                        });
+    let mut lines = Lines::new(input, max_line_bytes);
+    let mut stopped = false;
+    // Line buffers written out, for the next batch's chunks.
+    let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
+    let failure = pipeline(
+        &mut lines,
+        |batch| {
+            // Past the first line that cannot be sealed, nothing more is.
+            if stopped {
+                return (Vec::new(), None);
+            }
+            let mut chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
+                let spare = spare.lock().map(|mut spare| spare.pop());
+                let mut lines = spare.ok().flatten().unwrap_or_default();
+                // Room for the lines and their chain members, so they are not moved.
+                let text: usize = entries.iter().map(|e| e.loc.len as usize).sum();
+                lines.reserve(text + entries.len() * 160);
+                let prepared = entries
+                    .iter()
+                    .map(|entry| {
+                        let prepared = match batch.text(entry) {
+                            Ok(text) => prepare(text, scratch, &mut lines),
+                            Err(reason) => Err(SealError::Unreadable(reason.to_string())),
+                        };
+                        lines.push(b'\n');
+                        prepared
+                    })
+                    .collect::<Vec<_>>();
+                (lines, prepared)
+            });
+            // Linked in order; the lines are written as they are, up to a failure.
+            let mut entries = batch.entries().iter();
+            let mut sealed = Vec::with_capacity(chunks.len());
+            for (mut lines, prepared) in chunks.drain(..) {
+                let mut written = 0;
+                // `prepared` first: at its end, `zip` takes nothing more from `entries`.
+                for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
+                    match prepared {
+                        Ok(prepared) => {
+                            let end = prepared.end;
+                            sealer.link(prepared, &mut lines);
+                            written = end + 1;
+                        }
+                        Err(error) => {
+                            stopped = true;
+                            lines.truncate(written);
+                            sealed.push(lines);
+                            let loc = entry.loc.clone();
+                            return (sealed, Some(SealFailure::Record { loc, error }));
+                        }
                     }
                 }
+                sealed.push(lines);
             }
-        }
-        out.write_all(&sealed)?;
-        if let Some(err) = stopped {
-            return Err(err.into());
-        }
-        if batch.entries().is_empty() {
-            return Ok(());
-        }
-    }
+            (sealed, None)
+        },
+        // What was sealed before a failure is written: it is a valid sealed log.
+        |_, (sealed, failure)| {
+            let written = sealed.iter().try_for_each(|lines| out.write_all(lines));
+            // The buffers are used again, rather than new memory paged in for each.
+            if let Ok(mut spare) = spare.lock() {
+                spare.extend(sealed.into_iter().map(|mut lines| {
+                    lines.clear();
+                    lines
+                }));
+            }
+            match written {
+                Ok(()) => failure,
+                Err(err) => Some(SealFailure::Io(err)),
+            }
+        },
+    )?;
+    failure.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

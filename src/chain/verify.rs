@@ -3,11 +3,10 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
-use super::batch::Batch;
+use super::batch::{Lines, pipeline};
 use super::canonical::{Scratch, Written};
 use super::{ChainError, Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
-use crate::trace::reader::LineReader;
 
 /// How many recent hashes are remembered to say which earlier record a wrong `prev`
 /// points at. Bounded, so memory does not grow with the log.
@@ -18,6 +17,8 @@ const RECENT: usize = 64;
 pub struct Verifier {
     /// The hash the next record's `prev` must be.
     expected: Digest,
+    /// The same, as the 64 hex digits `prev` spells it with.
+    expected_digits: [u8; 64],
     records: u64,
     /// The last few records' hashes and lines, newest last.
     recent: VecDeque<(Digest, u64)>,
@@ -28,6 +29,7 @@ impl Default for Verifier {
     fn default() -> Self {
         Verifier {
             expected: GENESIS,
+            expected_digits: [b'0'; 64],
             records: 0,
             recent: VecDeque::with_capacity(RECENT),
             scratch: Scratch::default(),
@@ -61,11 +63,15 @@ impl Verifier {
     /// Links a record already examined to the one before: its `prev`, then its hash.
     fn link(&mut self, examined: Examined, line: u64) -> Result<Digest, ChainError> {
         let Examined {
-            prev,
+            prev_digits,
             stored,
             computed,
+            computed_digits,
         } = examined;
-        if prev != self.expected {
+        // `prev` is compared as written: its digits are the hash before's when the
+        // link holds. Only a broken link has them read, to say how it is broken.
+        if prev_digits != self.expected_digits {
+            let prev = field_digest(&quoted(&prev_digits), PREV)?;
             return Err(if self.records == 0 {
                 ChainError::BadGenesis {
                     expected: GENESIS,
@@ -94,6 +100,7 @@ impl Verifier {
         }
         self.recent.push_back((computed, line));
         self.expected = computed;
+        self.expected_digits = computed_digits;
         self.records += 1;
         Ok(computed)
     }
@@ -110,13 +117,16 @@ impl Verifier {
     }
 }
 
-/// What one record says about the chain, read before it is linked: its `prev`, its
-/// `hash`, and what its content hashes to.
+/// What one record says about the chain, read before it is linked: its `prev` (as
+/// written), its `hash`, and what its content hashes to.
 #[derive(Debug, Clone, Copy)]
 struct Examined {
-    prev: Digest,
+    /// The 64 characters between the quotes of `prev`, not yet known to be digits.
+    prev_digits: [u8; 64],
     stored: Digest,
     computed: Digest,
+    /// `computed` in hex.
+    computed_digits: [u8; 64],
 }
 
 /// Reads a record's chain fields and hashes its content. This needs nothing from the
@@ -139,8 +149,8 @@ fn examine(text: &str, scratch: &mut Scratch) -> Result<Examined, ChainError> {
     };
     let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
     let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
-    let prev = field_digest(&bytes[members[prev_at].value.clone()], PREV)?;
-    let stored = field_digest(&bytes[members[hash_at].value.clone()], HASH)?;
+    let prev_value = &bytes[members[prev_at].value.clone()];
+    let hash_value = &bytes[members[hash_at].value.clone()];
     // Cut `"hash":…` and one comma next to it.
     let cut = match (hash_at.checked_sub(1), members.get(hash_at + 1)) {
         (Some(before), _) => members[before].value.end..members[hash_at].value.end,
@@ -148,11 +158,47 @@ fn examine(text: &str, scratch: &mut Scratch) -> Result<Examined, ChainError> {
         (None, None) => members[hash_at].range(),
     };
     let computed = Digest::of_parts(&[&bytes[..cut.start], &bytes[cut.end..]]);
-    Ok(Examined {
-        prev,
-        stored,
-        computed,
-    })
+    let mut computed_digits = [0u8; 64];
+    computed.write_hex(&mut computed_digits);
+    let digits = |value: &[u8]| -> Option<[u8; 64]> {
+        value
+            .strip_prefix(b"\"")?
+            .strip_suffix(b"\"")?
+            .try_into()
+            .ok()
+    };
+    // The common case, an intact record: `hash` spells what the content hashes to,
+    // and `prev` is 64 characters in quotes (compared when linked). Otherwise both are
+    // read, `prev` first, to say which is malformed.
+    match (digits(prev_value), digits(hash_value)) {
+        (Some(prev_digits), Some(hash_digits)) if hash_digits == computed_digits => Ok(Examined {
+            prev_digits,
+            stored: computed,
+            computed,
+            computed_digits,
+        }),
+        _ => {
+            let prev = field_digest(prev_value, PREV)?;
+            let stored = field_digest(hash_value, HASH)?;
+            let mut prev_digits = [0u8; 64];
+            prev.write_hex(&mut prev_digits);
+            Ok(Examined {
+                prev_digits,
+                stored,
+                computed,
+                computed_digits,
+            })
+        }
+    }
+}
+
+/// 64 characters in quotes: the JSON value they were read from.
+fn quoted(digits: &[u8; 64]) -> Vec<u8> {
+    let mut value = Vec::with_capacity(66);
+    value.push(b'"');
+    value.extend_from_slice(digits);
+    value.push(b'"');
+    value
 }
 
 /// A chain field's canonical JSON value as a digest.
@@ -209,51 +255,50 @@ pub struct Broken {
 /// are skipped. Only a failure to read is an `Err`. The records are canonicalized and
 /// hashed in parallel, a batch at a time, and linked in order.
 pub fn verify<R: BufRead>(input: R, options: &VerifyOptions) -> io::Result<Verified> {
-    let mut reader = LineReader::with_max_line_bytes(input, options.max_line_bytes);
+    let mut lines = Lines::new(input, options.max_line_bytes);
     let mut verifier = Verifier::new();
     let mut last = Location::default();
-    let mut batch = Batch::default();
-    loop {
-        let stopped = batch.fill(&mut reader);
-        let examined = batch.map_chunks(|scratch: &mut Scratch, entries| {
-            entries
-                .iter()
-                .map(|entry| match batch.text(entry) {
-                    Ok(text) => examine(text, scratch),
-                    Err(reason) => Err(ChainError::MalformedRecord {
-                        reason: reason.to_string(),
-                    }),
-                })
-                .collect::<Vec<_>>()
-        });
-        for (entry, examined) in batch.entries().iter().zip(examined.into_iter().flatten()) {
-            if let Err(error) = examined.and_then(|e| verifier.link(e, entry.loc.line)) {
-                return Ok(Verified {
-                    records: verifier.records(),
-                    head: verifier.head(),
-                    last,
-                    broken: Some(Broken {
+    let mut stopped = false;
+    let broken = pipeline(
+        &mut lines,
+        |batch| {
+            // Past the first break, the batch already read is not looked at.
+            if stopped {
+                return None;
+            }
+            let examined = batch.map_chunks(|scratch: &mut Scratch, entries| {
+                entries
+                    .iter()
+                    .map(|entry| match batch.text(entry) {
+                        Ok(text) => examine(text, scratch),
+                        Err(reason) => Err(ChainError::MalformedRecord {
+                            reason: reason.to_string(),
+                        }),
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (entry, examined) in batch.entries().iter().zip(examined.into_iter().flatten()) {
+                if let Err(error) = examined.and_then(|e| verifier.link(e, entry.loc.line)) {
+                    stopped = true;
+                    return Some(Broken {
                         loc: entry.loc.clone(),
                         error,
-                    }),
-                });
+                    });
+                }
+                last = entry.loc.clone();
             }
-            last = entry.loc.clone();
-        }
-        if let Some(err) = stopped {
-            return Err(err);
-        }
-        if batch.entries().is_empty() {
-            break;
-        }
-    }
-    let broken = options
-        .head
-        .and_then(|pinned| verifier.check_head(pinned).err())
-        .map(|error| Broken {
+            None
+        },
+        |_, broken| broken,
+    )?;
+    let broken = broken.or_else(|| {
+        let pinned = options.head?;
+        let error = verifier.check_head(pinned).err()?;
+        Some(Broken {
             loc: last.clone(),
             error,
-        });
+        })
+    });
     Ok(Verified {
         records: verifier.records(),
         head: verifier.head(),
