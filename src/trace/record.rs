@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::json::{JsonType, Segment, json_cmp, json_eq};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
@@ -150,12 +149,28 @@ pub struct Location {
     pub pointer: Box<str>,
 }
 
+/// The raw JSON text of one value, a slice of its line, known to be valid JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// Wraps `text`, which the caller has checked is one valid JSON value.
+    pub(crate) fn new(text: &'a str) -> RawJson<'a> {
+        RawJson(text)
+    }
+
+    /// The value's JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
 /// A record's fields: borrowed raw JSON from a line, or an owned object built by an
 /// adapter.
 #[derive(Debug, Clone)]
 pub enum Fields<'a> {
     /// Top-level members as raw JSON slices of the line, in line order.
-    Raw(Vec<(Cow<'a, str>, &'a RawValue)>),
+    Raw(Vec<(Cow<'a, str>, RawJson<'a>)>),
     /// A JSON object an adapter built.
     Owned(serde_json::Map<String, Value>),
 }
@@ -502,7 +517,7 @@ struct Canonical<'a, 'v> {
 
 #[derive(Clone, Copy)]
 enum Slot<'a, 'v> {
-    Raw(&'a RawValue),
+    Raw(RawJson<'a>),
     Value(&'v Value),
 }
 
@@ -514,7 +529,7 @@ impl<'a, 'v> Canonical<'a, 'v> {
             Fields::Raw(raw) => {
                 for (name, value) in raw {
                     if let Some(slot) = found.slot(name) {
-                        *slot = Some(Slot::Raw(value));
+                        *slot = Some(Slot::Raw(*value));
                     }
                 }
             }
@@ -589,7 +604,7 @@ fn is_integer_text(text: &str) -> bool {
 }
 
 /// Decodes a raw JSON string, borrowing when it has no escapes.
-pub fn raw_string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+pub fn raw_string(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
     raw_str(raw.get())
 }
 
