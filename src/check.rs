@@ -17,7 +17,10 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, SpecSite, Step, TraceSite, ViolationDetail};
@@ -681,8 +684,9 @@ struct TraceState {
 /// The calls of one trace still waiting for their result.
 #[derive(Default)]
 struct OpenCalls {
-    /// Calls with an id, by id. Ids are unique while open in every format we read.
-    by_id: FxHashMap<Box<str>, OpenCall>,
+    /// Calls with an id, found by the id's hash. Ids are unique while open in every
+    /// format we read.
+    by_id: HashTable<(CallId, OpenCall)>,
     /// A call whose id was already open (a reused id); answered after the first.
     reused: VecDeque<(Box<str>, OpenCall)>,
     /// Calls without an id, per tool: they pair with the next result for that tool.
@@ -690,15 +694,79 @@ struct OpenCalls {
     seen: u64,
 }
 
+/// A call id as the key of [`OpenCalls::by_id`]. An id of up to 15 bytes (most ids)
+/// is held in the key itself, so finding it reads no other memory and keeping it
+/// allocates nothing.
+enum CallId {
+    /// The id's bytes, then zeros, and its length in the last byte.
+    Short(u128),
+    Long(Box<str>),
+}
+
+impl CallId {
+    fn short(id: &str) -> Option<u128> {
+        let mut bytes = [0u8; 16];
+        bytes.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
+        if id.len() == 16 {
+            return None;
+        }
+        bytes[15] = id.len() as u8;
+        Some(u128::from_le_bytes(bytes))
+    }
+
+    fn new(id: &str) -> CallId {
+        CallId::short(id).map_or_else(|| CallId::Long(id.into()), CallId::Short)
+    }
+
+    /// The hash of `id`, the same as that of its key.
+    fn hash(id: &str) -> u64 {
+        match CallId::short(id) {
+            Some(short) => FxBuildHasher.hash_one(short),
+            None => FxBuildHasher.hash_one(id),
+        }
+    }
+
+    fn rehash(&self) -> u64 {
+        match self {
+            CallId::Short(short) => FxBuildHasher.hash_one(*short),
+            CallId::Long(id) => FxBuildHasher.hash_one(&**id),
+        }
+    }
+
+    fn is(&self, id: &str) -> bool {
+        match self {
+            CallId::Short(short) => CallId::short(id) == Some(*short),
+            CallId::Long(long) => **long == *id,
+        }
+    }
+
+    fn into_text(self) -> Box<str> {
+        match self {
+            CallId::Short(short) => {
+                let bytes = short.to_le_bytes();
+                let text = std::str::from_utf8(&bytes[..usize::from(bytes[15])])
+                    .expect("bug: a short call id holds the text it was made of");
+                text.into()
+            }
+            CallId::Long(id) => id,
+        }
+    }
+}
+
 impl OpenCalls {
     fn open(&mut self, id: Option<&str>, mut call: OpenCall) {
         call.order = self.seen;
         self.seen += 1;
         match id {
-            Some(id) if self.by_id.contains_key(id) => self.reused.push_back((id.into(), call)),
             Some(id) => {
-                // The id is kept once, as the key, and given back by `drain`.
-                self.by_id.insert(id.into(), call);
+                let hash = CallId::hash(id);
+                if self.by_id.find(hash, |(open, _)| open.is(id)).is_some() {
+                    self.reused.push_back((id.into(), call));
+                } else {
+                    // The id is kept once, as the key, and given back by `drain`.
+                    self.by_id
+                        .insert_unique(hash, (CallId::new(id), call), |(open, _)| open.rehash());
+                }
             }
             None => self
                 .anonymous
@@ -711,7 +779,10 @@ impl OpenCalls {
     /// The call [`OpenCalls::close`] would close, left open.
     fn peek(&self, id: Option<&str>, tool: Option<&str>) -> Option<&OpenCall> {
         match id {
-            Some(id) => self.by_id.get(id),
+            Some(id) => self
+                .by_id
+                .find(CallId::hash(id), |(open, _)| open.is(id))
+                .map(|(_, call)| call),
             None => {
                 let tool: Option<Arc<str>> = tool.map(Into::into);
                 self.anonymous.get(&tool)?.front()
@@ -722,10 +793,13 @@ impl OpenCalls {
     fn close(&mut self, id: Option<&str>, tool: Option<&str>) -> Option<OpenCall> {
         match id {
             Some(id) => {
-                let call = self.by_id.remove(id)?;
+                let hash = CallId::hash(id);
+                let entry = self.by_id.find_entry(hash, |(open, _)| open.is(id)).ok()?;
+                let ((key, call), _) = entry.remove();
                 if let Some(index) = self.reused.iter().position(|(other, _)| &**other == id) {
-                    let (other, next) = self.reused.remove(index).expect("index is in range");
-                    self.by_id.insert(other, next);
+                    let (_, next) = self.reused.remove(index).expect("index is in range");
+                    self.by_id
+                        .insert_unique(hash, (key, next), |(open, _)| open.rehash());
                 }
                 Some(call)
             }
@@ -747,7 +821,7 @@ impl OpenCalls {
         let mut open: Vec<_> = self
             .by_id
             .drain()
-            .map(|(id, call)| (Some(id), call))
+            .map(|(id, call)| (Some(id.into_text()), call))
             .collect();
         open.extend(self.reused.drain(..).map(|(id, call)| (Some(id), call)));
         open.extend(
