@@ -27,7 +27,19 @@ const SCAN_KEYS: usize = 16;
 /// Decodes one line of native JSONL into a record, or says precisely why it is not one.
 pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, RecordError> {
     let fields = match scan::top_level(text) {
-        Some(fields) => fields,
+        Some((fields, Some(plain))) => {
+            // Canonical fields already read, and valid: what `Record::new` would find.
+            return Ok(Record {
+                loc,
+                kind: plain.kind,
+                tool: plain.tool.map(Cow::Borrowed),
+                call_id: plain.call_id.map(Cow::Borrowed),
+                status: plain.status,
+                fields: Fields::Raw(fields),
+                inherited_args: None,
+            });
+        }
+        Some((fields, None)) => fields,
         // Not a plain record: serde_json decodes it again, and says what is wrong.
         None => decode_fields(text)?,
     };
@@ -184,25 +196,61 @@ fn too_deep(text: &[u8], limit: usize) -> Option<usize> {
 /// is not an object) returns `None`, and the line is decoded again by serde_json,
 /// which gives the answer and the message. So the two paths cannot disagree on a line
 /// the fast one accepts, and every error message still comes from one place.
-mod scan {
+pub(crate) mod scan {
     use std::borrow::Cow;
 
     use super::SCAN_KEYS;
-    use crate::trace::record::RawJson;
+    use crate::trace::record::{Kind, RawJson, Status};
+
+    /// The members of a line.
+    pub(super) type Members<'a> = Vec<(Cow<'a, str>, RawJson<'a>)>;
+
+    /// The canonical fields of a line, when each one present is a string without
+    /// escapes that `Record::new` accepts as it is.
+    #[derive(Default)]
+    pub(super) struct Plain<'a> {
+        pub(super) kind: Option<Kind>,
+        pub(super) status: Option<Status>,
+        pub(super) tool: Option<&'a str>,
+        pub(super) call_id: Option<&'a str>,
+    }
+
+    /// Which canonical field a member's name is.
+    enum Canonical {
+        Kind,
+        Status,
+        Tool,
+        CallId,
+        /// `role` or `text`: only checked to be a string.
+        Text,
+    }
+
+    fn canonical(name: &[u8]) -> Option<Canonical> {
+        match *name {
+            [b'k', b'i', b'n', b'd'] => Some(Canonical::Kind),
+            [b't', b'o', b'o', b'l'] => Some(Canonical::Tool),
+            [b't', b'e', b'x', b't'] | [b'r', b'o', b'l', b'e'] => Some(Canonical::Text),
+            [b's', b't', b'a', b't', b'u', b's'] => Some(Canonical::Status),
+            [b'c', b'a', b'l', b'l', b'_', b'i', b'd'] => Some(Canonical::CallId),
+            _ => None,
+        }
+    }
 
     /// Nesting (inside a member's value) past which the fast path gives up; well
     /// under [`super::MAX_DEPTH`], so it never has to report depth itself.
     const DEPTH: usize = 64;
 
-    /// The members of the object `text`, in order, or `None` (see the module).
-    pub(super) fn top_level(text: &str) -> Option<Vec<(Cow<'_, str>, RawJson<'_>)>> {
+    /// The members of the object `text`, in order, with its canonical fields when they
+    /// are plain, or `None` (see the module).
+    pub(super) fn top_level(text: &str) -> Option<(Members<'_>, Option<Plain<'_>>)> {
         let bytes = text.as_bytes();
         let mut at = skip_ws(bytes, 0);
         if bytes.get(at) != Some(&b'{') {
             return None;
         }
         at = skip_ws(bytes, at + 1);
-        let mut fields: Vec<(Cow<'_, str>, RawJson<'_>)> = Vec::with_capacity(8);
+        let mut fields: Members<'_> = Vec::with_capacity(8);
+        let mut plain = Some(Plain::default());
         if bytes.get(at) == Some(&b'}') {
             at += 1;
         } else {
@@ -215,7 +263,12 @@ mod scan {
                     return None;
                 }
                 let name = &text[at + 1..end - 1];
-                if fields.iter().any(|(seen, _)| seen == name) {
+                // Lengths first: most names differ in length, and comparing those costs
+                // no call.
+                if fields
+                    .iter()
+                    .any(|(seen, _)| seen.len() == name.len() && seen == name)
+                {
                     return None;
                 }
                 at = skip_ws(bytes, end);
@@ -223,7 +276,45 @@ mod scan {
                     return None;
                 }
                 let start = skip_ws(bytes, at + 1);
-                let end = value(bytes, start)?;
+                let end = match canonical(name.as_bytes()) {
+                    None => value(bytes, start)?,
+                    Some(field) => {
+                        let (end, escaped) = match bytes.get(start) {
+                            Some(b'"') => string(bytes, start)?,
+                            _ => (value(bytes, start)?, true),
+                        };
+                        if let Some(found) = plain.as_mut() {
+                            let usable = !escaped && {
+                                let text = &text[start + 1..end - 1];
+                                match field {
+                                    Canonical::Kind => {
+                                        found.kind = Kind::parse(text);
+                                        found.kind.is_some()
+                                    }
+                                    Canonical::Status => {
+                                        found.status = Status::parse(text);
+                                        found.status.is_some()
+                                    }
+                                    Canonical::Tool => {
+                                        found.tool = Some(text);
+                                        true
+                                    }
+                                    Canonical::CallId => {
+                                        found.call_id = Some(text);
+                                        true
+                                    }
+                                    Canonical::Text => true,
+                                }
+                            };
+                            if !usable {
+                                // Escaped, not a string, or not a known value:
+                                // `Record::new` decides.
+                                plain = None;
+                            }
+                        }
+                        end
+                    }
+                };
                 fields.push((Cow::Borrowed(name), RawJson::new(&text[start..end])));
                 at = skip_ws(bytes, end);
                 match bytes.get(at) {
@@ -236,11 +327,11 @@ mod scan {
                 }
             }
         }
-        (skip_ws(bytes, at) == bytes.len()).then_some(fields)
+        (skip_ws(bytes, at) == bytes.len()).then_some((fields, plain))
     }
 
     /// The index of the first byte at or after `at` that is not JSON whitespace.
-    fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
             at += 1;
         }
@@ -249,7 +340,7 @@ mod scan {
 
     /// The end of the valid string whose opening quote is at `at`, and whether it has
     /// an escape.
-    fn string(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+    pub(crate) fn string(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
         const ONES: u64 = u64::MAX / 255;
         let mut escaped = false;
         at += 1;
@@ -336,7 +427,7 @@ mod scan {
 
     /// The end of the valid JSON value that starts at `at` (no whitespace before it),
     /// nested at most [`DEPTH`] levels.
-    fn value(bytes: &[u8], mut at: usize) -> Option<usize> {
+    pub(crate) fn value(bytes: &[u8], mut at: usize) -> Option<usize> {
         // Whether each open container is an object.
         let mut objects = [false; DEPTH];
         let mut depth = 0;
@@ -755,7 +846,21 @@ mod tests {
     #[track_caller]
     fn agrees(line: &str) -> bool {
         let fast = scan::top_level(line);
-        if let Some(fast) = &fast {
+        if let Some((fast, plain)) = &fast {
+            if let Some(plain) = plain {
+                let record = Record::new(Fields::Raw(fast.clone()), Location::default())
+                    .expect("plain canonical fields are valid");
+                assert_eq!(
+                    (
+                        record.kind,
+                        record.status,
+                        record.tool.as_deref(),
+                        record.call_id.as_deref()
+                    ),
+                    (plain.kind, plain.status, plain.tool, plain.call_id),
+                    "canonical fields of {line:?}"
+                );
+            }
             assert_eq!(
                 decode_fields(line).as_ref(),
                 Ok(fast),
