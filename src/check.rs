@@ -609,6 +609,9 @@ pub struct Monitor<'s> {
     split: KeyWatch,
     /// Per spec, per state: whether the state is a sink ([`instances::sinks`]).
     sinks: Vec<Box<[bool]>>,
+    /// Per spec: whether its `per` key is read from `args` alone, so a result that
+    /// inherits its call's args has its call's key.
+    args_keyed: Vec<bool>,
 }
 
 /// The specs a monitor checks against: borrowed from the caller, or shared with it (a
@@ -842,6 +845,16 @@ struct OpenCall {
     tool: Option<Arc<str>>,
     args: Option<Arc<str>>,
     loc: Location,
+    /// The instance the call went to, in a spec whose key is read from `args` alone:
+    /// its result, reading the same `args`, goes to the same instance.
+    routed: Option<Routed>,
+}
+
+/// An instance of spec `spec` (by number in its trace's run of that spec).
+#[derive(Clone, Copy)]
+struct Routed {
+    spec: usize,
+    instance: usize,
 }
 
 impl Monitor<'static> {
@@ -874,6 +887,15 @@ impl<'s> Monitor<'s> {
     fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         let keys = specs.iter().map(|_| KeyWatch::default()).collect();
         let sinks = specs.iter().map(instances::sinks).collect();
+        let args_keyed = specs
+            .iter()
+            .map(|machine| {
+                !machine.per.is_empty()
+                    && machine.per.iter().all(|path| {
+                        matches!(path.segments.first(), Some(Segment::Key(key)) if key == "args")
+                    })
+            })
+            .collect();
         Monitor {
             observer: None,
             at_end: false,
@@ -894,6 +916,7 @@ impl<'s> Monitor<'s> {
             keys,
             split: KeyWatch::default(),
             sinks,
+            args_keyed,
         }
     }
 
@@ -1113,12 +1136,16 @@ impl<'s> Monitor<'s> {
             self.diagnostics.extend(held);
         }
         self.records += 1;
-        match record.kind {
-            Some(Kind::Call) => self.open_call(trace, &record),
+        let routed = match record.kind {
             Some(Kind::Result) => self.close_call(trace, &mut record),
-            _ => {}
+            _ => None,
+        };
+        let routed = self.dispatch(trace, &record, routed);
+        // Dispatch reads no open call, so the call is opened after it, knowing where
+        // it went.
+        if record.kind == Some(Kind::Call) {
+            self.open_call(trace, &record, routed);
         }
-        self.dispatch(trace, &record);
         if self.traces[trace].seen.is_some() {
             self.remember_and_warn(trace, &record);
         }
@@ -1215,7 +1242,7 @@ impl<'s> Monitor<'s> {
         interned
     }
 
-    fn open_call(&mut self, trace: usize, record: &Record<'_>) {
+    fn open_call(&mut self, trace: usize, record: &Record<'_>, routed: Option<Routed>) {
         let tool = record.tool.as_deref().map(|tool| self.intern(tool));
         let call = OpenCall {
             order: 0,
@@ -1226,6 +1253,7 @@ impl<'s> Monitor<'s> {
                 .raw_text("args")
                 .map(|text| Arc::from(text.as_ref())),
             loc: record.loc.clone(),
+            routed,
         };
         self.traces[trace]
             .calls
@@ -1233,21 +1261,31 @@ impl<'s> Monitor<'s> {
     }
 
     /// Pairs a result with its call, and lets it inherit the call's tool and args.
-    fn close_call(&mut self, trace: usize, record: &mut Record<'_>) {
+    /// Returns where the call went when the result inherits its args, and so its key.
+    fn close_call(&mut self, trace: usize, record: &mut Record<'_>) -> Option<Routed> {
         let calls = &mut self.traces[trace].calls;
-        let Some(call) = calls.close(record.call_id.as_deref(), record.tool.as_deref()) else {
-            return;
-        };
+        let call = calls.close(record.call_id.as_deref(), record.tool.as_deref())?;
         if record.tool.is_none() {
             record.tool = call.tool.map(|tool| Cow::Owned(tool.to_string()));
         }
-        if !record.has_field("args") {
-            record.inherited_args = call.args;
+        if record.has_field("args") {
+            return None;
         }
+        record.inherited_args = call.args;
+        call.routed
     }
 
-    fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
+    /// Delivers `record` to the instances it goes to, in every spec. `routed` is the
+    /// instance the record's key names, when already known (see [`OpenCall::routed`]);
+    /// returns the instance it went to in the first spec keyed by `args` alone.
+    fn dispatch(
+        &mut self,
+        trace: usize,
+        record: &Record<'_>,
+        routed: Option<Routed>,
+    ) -> Option<Routed> {
         let mut matched = false;
+        let mut went = None;
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
             if machine.contextual {
@@ -1266,7 +1304,10 @@ impl<'s> Monitor<'s> {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
             }
-            let keyed = instance_key(machine, record, &mut self.key);
+            let known = routed
+                .filter(|routed| routed.spec == spec_index)
+                .map(|routed| routed.instance);
+            let keyed = known.is_some() || instance_key(machine, record, &mut self.key);
             if keyed && !machine.per.is_empty() {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
@@ -1285,10 +1326,16 @@ impl<'s> Monitor<'s> {
             let mut found = Vec::new();
             let sinks = &self.sinks[spec_index];
             if keyed {
-                let index = match run.find(&self.key) {
+                let index = match known.or_else(|| run.find(&self.key)) {
                     Some(index) => index,
                     None => run.create(machine, sinks, &self.key, &record.loc),
                 };
+                if went.is_none() && self.args_keyed[spec_index] {
+                    went = Some(Routed {
+                        spec: spec_index,
+                        instance: index,
+                    });
+                }
                 let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 let file = self.joined.then_some(&self.file);
                 found.extend(run.deliver(
@@ -1323,6 +1370,7 @@ impl<'s> Monitor<'s> {
                 self.push(diagnostic);
             }
         }
+        went
     }
 
     /// `missing-key`: `record` is event `event` of spec `spec`, lacks the spec's `per`
@@ -1635,7 +1683,7 @@ impl<'s> Monitor<'s> {
                 debug_assert_eq!(record.status, Some(Status::Missing));
                 record.inherited_args = call.args;
                 self.synthesized += 1;
-                self.dispatch(trace, &record);
+                self.dispatch(trace, &record, call.routed);
             }
 
             let trace_name = self.traces[trace].name.clone();
@@ -1839,6 +1887,7 @@ mod tests {
                 line,
                 ..Location::default()
             },
+            routed: None,
         }
     }
 
@@ -1941,6 +1990,42 @@ mod tests {
                 "a done note 8",
                 "c stuck note 8",
             ]
+        );
+    }
+
+    #[test]
+    fn a_result_goes_to_its_calls_instance_unless_it_carries_its_own_args() {
+        let spec = "spec t\nper args.id\nevent go = call go\nevent ok = result go\n\
+            initial idle\naccept idle, done\nidle -> wait on go\nwait -> done on ok\n";
+        let lines = [
+            r#"{"kind":"call","tool":"go","call_id":"1","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"go","call_id":"2","args":{"id":"b"}}"#,
+            // Inherits `a` from its call.
+            r#"{"kind":"result","tool":"go","call_id":"1"}"#,
+            // Its own args name `c`, not its call's `b`.
+            r#"{"kind":"result","tool":"go","call_id":"2","args":{"id":"c"}}"#,
+            r#"{"kind":"call","tool":"go","call_id":"3","args":{"id":"d"}}"#,
+        ];
+        let (codes, moves) = watched(spec, &lines);
+        let moves: Vec<String> = moves
+            .iter()
+            .map(|(key, from, event, line)| format!("{key} {from} {event} {line}"))
+            .collect();
+        assert_eq!(
+            moves,
+            [
+                "a idle go 1",
+                "b idle go 2",
+                "a wait ok 3",
+                "c idle ok 4",
+                "d idle go 5",
+                // The unanswered call's synthesized result goes to the call's instance.
+                "d wait ok 5",
+            ]
+        );
+        assert_eq!(
+            codes,
+            [(Code::UnexpectedEvent, 4), (Code::UnacceptedEnd, 2)]
         );
     }
 
