@@ -1326,9 +1326,9 @@ impl<'s> Monitor<'s> {
             let mut found = Vec::new();
             let sinks = &self.sinks[spec_index];
             if keyed {
-                let index = match known.or_else(|| run.find(&self.key)) {
+                let index = match known {
                     Some(index) => index,
-                    None => run.create(machine, sinks, &self.key, &record.loc),
+                    None => run.find_or_create(machine, sinks, &self.key, &record.loc),
                 };
                 if went.is_none() && self.args_keyed[spec_index] {
                     went = Some(Routed {
