@@ -17,7 +17,10 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, SpecSite, Step, TraceSite, ViolationDetail};
@@ -606,6 +609,9 @@ pub struct Monitor<'s> {
     split: KeyWatch,
     /// Per spec, per state: whether the state is a sink ([`instances::sinks`]).
     sinks: Vec<Box<[bool]>>,
+    /// Per spec: whether its `per` key is read from `args` alone, so a result that
+    /// inherits its call's args has its call's key.
+    args_keyed: Vec<bool>,
 }
 
 /// The specs a monitor checks against: borrowed from the caller, or shared with it (a
@@ -681,8 +687,9 @@ struct TraceState {
 /// The calls of one trace still waiting for their result.
 #[derive(Default)]
 struct OpenCalls {
-    /// Calls with an id, by id. Ids are unique while open in every format we read.
-    by_id: FxHashMap<Box<str>, OpenCall>,
+    /// Calls with an id, found by the id's hash. Ids are unique while open in every
+    /// format we read.
+    by_id: HashTable<(CallId, OpenCall)>,
     /// A call whose id was already open (a reused id); answered after the first.
     reused: VecDeque<(Box<str>, OpenCall)>,
     /// Calls without an id, per tool: they pair with the next result for that tool.
@@ -690,15 +697,79 @@ struct OpenCalls {
     seen: u64,
 }
 
+/// A call id as the key of [`OpenCalls::by_id`]. An id of up to 15 bytes (most ids)
+/// is held in the key itself, so finding it reads no other memory and keeping it
+/// allocates nothing.
+enum CallId {
+    /// The id's bytes, then zeros, and its length in the last byte.
+    Short(u128),
+    Long(Box<str>),
+}
+
+impl CallId {
+    fn short(id: &str) -> Option<u128> {
+        let mut bytes = [0u8; 16];
+        bytes.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
+        if id.len() == 16 {
+            return None;
+        }
+        bytes[15] = id.len() as u8;
+        Some(u128::from_le_bytes(bytes))
+    }
+
+    fn new(id: &str) -> CallId {
+        CallId::short(id).map_or_else(|| CallId::Long(id.into()), CallId::Short)
+    }
+
+    /// The hash of `id`, the same as that of its key.
+    fn hash(id: &str) -> u64 {
+        match CallId::short(id) {
+            Some(short) => FxBuildHasher.hash_one(short),
+            None => FxBuildHasher.hash_one(id),
+        }
+    }
+
+    fn rehash(&self) -> u64 {
+        match self {
+            CallId::Short(short) => FxBuildHasher.hash_one(*short),
+            CallId::Long(id) => FxBuildHasher.hash_one(&**id),
+        }
+    }
+
+    fn is(&self, id: &str) -> bool {
+        match self {
+            CallId::Short(short) => CallId::short(id) == Some(*short),
+            CallId::Long(long) => **long == *id,
+        }
+    }
+
+    fn into_text(self) -> Box<str> {
+        match self {
+            CallId::Short(short) => {
+                let bytes = short.to_le_bytes();
+                let text = std::str::from_utf8(&bytes[..usize::from(bytes[15])])
+                    .expect("bug: a short call id holds the text it was made of");
+                text.into()
+            }
+            CallId::Long(id) => id,
+        }
+    }
+}
+
 impl OpenCalls {
     fn open(&mut self, id: Option<&str>, mut call: OpenCall) {
         call.order = self.seen;
         self.seen += 1;
         match id {
-            Some(id) if self.by_id.contains_key(id) => self.reused.push_back((id.into(), call)),
             Some(id) => {
-                // The id is kept once, as the key, and given back by `drain`.
-                self.by_id.insert(id.into(), call);
+                let hash = CallId::hash(id);
+                if self.by_id.find(hash, |(open, _)| open.is(id)).is_some() {
+                    self.reused.push_back((id.into(), call));
+                } else {
+                    // The id is kept once, as the key, and given back by `drain`.
+                    self.by_id
+                        .insert_unique(hash, (CallId::new(id), call), |(open, _)| open.rehash());
+                }
             }
             None => self
                 .anonymous
@@ -711,7 +782,10 @@ impl OpenCalls {
     /// The call [`OpenCalls::close`] would close, left open.
     fn peek(&self, id: Option<&str>, tool: Option<&str>) -> Option<&OpenCall> {
         match id {
-            Some(id) => self.by_id.get(id),
+            Some(id) => self
+                .by_id
+                .find(CallId::hash(id), |(open, _)| open.is(id))
+                .map(|(_, call)| call),
             None => {
                 let tool: Option<Arc<str>> = tool.map(Into::into);
                 self.anonymous.get(&tool)?.front()
@@ -722,10 +796,13 @@ impl OpenCalls {
     fn close(&mut self, id: Option<&str>, tool: Option<&str>) -> Option<OpenCall> {
         match id {
             Some(id) => {
-                let call = self.by_id.remove(id)?;
+                let hash = CallId::hash(id);
+                let entry = self.by_id.find_entry(hash, |(open, _)| open.is(id)).ok()?;
+                let ((key, call), _) = entry.remove();
                 if let Some(index) = self.reused.iter().position(|(other, _)| &**other == id) {
-                    let (other, next) = self.reused.remove(index).expect("index is in range");
-                    self.by_id.insert(other, next);
+                    let (_, next) = self.reused.remove(index).expect("index is in range");
+                    self.by_id
+                        .insert_unique(hash, (key, next), |(open, _)| open.rehash());
                 }
                 Some(call)
             }
@@ -747,7 +824,7 @@ impl OpenCalls {
         let mut open: Vec<_> = self
             .by_id
             .drain()
-            .map(|(id, call)| (Some(id), call))
+            .map(|(id, call)| (Some(id.into_text()), call))
             .collect();
         open.extend(self.reused.drain(..).map(|(id, call)| (Some(id), call)));
         open.extend(
@@ -768,6 +845,16 @@ struct OpenCall {
     tool: Option<Arc<str>>,
     args: Option<Arc<str>>,
     loc: Location,
+    /// The instance the call went to, in a spec whose key is read from `args` alone:
+    /// its result, reading the same `args`, goes to the same instance.
+    routed: Option<Routed>,
+}
+
+/// An instance of spec `spec` (by number in its trace's run of that spec).
+#[derive(Clone, Copy)]
+struct Routed {
+    spec: usize,
+    instance: usize,
 }
 
 impl Monitor<'static> {
@@ -800,6 +887,15 @@ impl<'s> Monitor<'s> {
     fn with_specs(specs: Specs<'s>, file: Arc<Path>, trace_by: Option<Vec<Segment>>) -> Self {
         let keys = specs.iter().map(|_| KeyWatch::default()).collect();
         let sinks = specs.iter().map(instances::sinks).collect();
+        let args_keyed = specs
+            .iter()
+            .map(|machine| {
+                !machine.per.is_empty()
+                    && machine.per.iter().all(|path| {
+                        matches!(path.segments.first(), Some(Segment::Key(key)) if key == "args")
+                    })
+            })
+            .collect();
         Monitor {
             observer: None,
             at_end: false,
@@ -820,6 +916,7 @@ impl<'s> Monitor<'s> {
             keys,
             split: KeyWatch::default(),
             sinks,
+            args_keyed,
         }
     }
 
@@ -1039,12 +1136,16 @@ impl<'s> Monitor<'s> {
             self.diagnostics.extend(held);
         }
         self.records += 1;
-        match record.kind {
-            Some(Kind::Call) => self.open_call(trace, &record),
+        let routed = match record.kind {
             Some(Kind::Result) => self.close_call(trace, &mut record),
-            _ => {}
+            _ => None,
+        };
+        let routed = self.dispatch(trace, &record, routed);
+        // Dispatch reads no open call, so the call is opened after it, knowing where
+        // it went.
+        if record.kind == Some(Kind::Call) {
+            self.open_call(trace, &record, routed);
         }
-        self.dispatch(trace, &record);
         if self.traces[trace].seen.is_some() {
             self.remember_and_warn(trace, &record);
         }
@@ -1141,7 +1242,7 @@ impl<'s> Monitor<'s> {
         interned
     }
 
-    fn open_call(&mut self, trace: usize, record: &Record<'_>) {
+    fn open_call(&mut self, trace: usize, record: &Record<'_>, routed: Option<Routed>) {
         let tool = record.tool.as_deref().map(|tool| self.intern(tool));
         let call = OpenCall {
             order: 0,
@@ -1152,6 +1253,7 @@ impl<'s> Monitor<'s> {
                 .raw_text("args")
                 .map(|text| Arc::from(text.as_ref())),
             loc: record.loc.clone(),
+            routed,
         };
         self.traces[trace]
             .calls
@@ -1159,21 +1261,31 @@ impl<'s> Monitor<'s> {
     }
 
     /// Pairs a result with its call, and lets it inherit the call's tool and args.
-    fn close_call(&mut self, trace: usize, record: &mut Record<'_>) {
+    /// Returns where the call went when the result inherits its args, and so its key.
+    fn close_call(&mut self, trace: usize, record: &mut Record<'_>) -> Option<Routed> {
         let calls = &mut self.traces[trace].calls;
-        let Some(call) = calls.close(record.call_id.as_deref(), record.tool.as_deref()) else {
-            return;
-        };
+        let call = calls.close(record.call_id.as_deref(), record.tool.as_deref())?;
         if record.tool.is_none() {
             record.tool = call.tool.map(|tool| Cow::Owned(tool.to_string()));
         }
-        if !record.has_field("args") {
-            record.inherited_args = call.args;
+        if record.has_field("args") {
+            return None;
         }
+        record.inherited_args = call.args;
+        call.routed
     }
 
-    fn dispatch(&mut self, trace: usize, record: &Record<'_>) {
+    /// Delivers `record` to the instances it goes to, in every spec. `routed` is the
+    /// instance the record's key names, when already known (see [`OpenCall::routed`]);
+    /// returns the instance it went to in the first spec keyed by `args` alone.
+    fn dispatch(
+        &mut self,
+        trace: usize,
+        record: &Record<'_>,
+        routed: Option<Routed>,
+    ) -> Option<Routed> {
         let mut matched = false;
+        let mut went = None;
         for spec_index in 0..self.specs.len() {
             let machine = &self.specs[spec_index];
             if machine.contextual {
@@ -1192,7 +1304,10 @@ impl<'s> Monitor<'s> {
                 self.ambiguous(spec_index, event, other, trace, record);
                 continue;
             }
-            let keyed = instance_key(machine, record, &mut self.key);
+            let known = routed
+                .filter(|routed| routed.spec == spec_index)
+                .map(|routed| routed.instance);
+            let keyed = known.is_some() || instance_key(machine, record, &mut self.key);
             if keyed && !machine.per.is_empty() {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
@@ -1211,10 +1326,16 @@ impl<'s> Monitor<'s> {
             let mut found = Vec::new();
             let sinks = &self.sinks[spec_index];
             if keyed {
-                let index = match run.find(&self.key) {
+                let index = match known {
                     Some(index) => index,
-                    None => run.create(machine, sinks, &self.key, &record.loc),
+                    None => run.find_or_create(machine, sinks, &self.key, &record.loc),
                 };
+                if went.is_none() && self.args_keyed[spec_index] {
+                    went = Some(Routed {
+                        spec: spec_index,
+                        instance: index,
+                    });
+                }
                 let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 let file = self.joined.then_some(&self.file);
                 found.extend(run.deliver(
@@ -1249,6 +1370,7 @@ impl<'s> Monitor<'s> {
                 self.push(diagnostic);
             }
         }
+        went
     }
 
     /// `missing-key`: `record` is event `event` of spec `spec`, lacks the spec's `per`
@@ -1561,7 +1683,7 @@ impl<'s> Monitor<'s> {
                 debug_assert_eq!(record.status, Some(Status::Missing));
                 record.inherited_args = call.args;
                 self.synthesized += 1;
-                self.dispatch(trace, &record);
+                self.dispatch(trace, &record, call.routed);
             }
 
             let trace_name = self.traces[trace].name.clone();
@@ -1765,6 +1887,7 @@ mod tests {
                 line,
                 ..Location::default()
             },
+            routed: None,
         }
     }
 
@@ -1867,6 +1990,42 @@ mod tests {
                 "a done note 8",
                 "c stuck note 8",
             ]
+        );
+    }
+
+    #[test]
+    fn a_result_goes_to_its_calls_instance_unless_it_carries_its_own_args() {
+        let spec = "spec t\nper args.id\nevent go = call go\nevent ok = result go\n\
+            initial idle\naccept idle, done\nidle -> wait on go\nwait -> done on ok\n";
+        let lines = [
+            r#"{"kind":"call","tool":"go","call_id":"1","args":{"id":"a"}}"#,
+            r#"{"kind":"call","tool":"go","call_id":"2","args":{"id":"b"}}"#,
+            // Inherits `a` from its call.
+            r#"{"kind":"result","tool":"go","call_id":"1"}"#,
+            // Its own args name `c`, not its call's `b`.
+            r#"{"kind":"result","tool":"go","call_id":"2","args":{"id":"c"}}"#,
+            r#"{"kind":"call","tool":"go","call_id":"3","args":{"id":"d"}}"#,
+        ];
+        let (codes, moves) = watched(spec, &lines);
+        let moves: Vec<String> = moves
+            .iter()
+            .map(|(key, from, event, line)| format!("{key} {from} {event} {line}"))
+            .collect();
+        assert_eq!(
+            moves,
+            [
+                "a idle go 1",
+                "b idle go 2",
+                "a wait ok 3",
+                "c idle ok 4",
+                "d idle go 5",
+                // The unanswered call's synthesized result goes to the call's instance.
+                "d wait ok 5",
+            ]
+        );
+        assert_eq!(
+            codes,
+            [(Code::UnexpectedEvent, 4), (Code::UnacceptedEnd, 2)]
         );
     }
 

@@ -387,6 +387,34 @@ impl SpecRun {
             .map(|&entry| entry as usize)
     }
 
+    /// The instance whose key is `key`, made (see [`SpecRun::create`]) if there is
+    /// none: the key is hashed, and the table searched, once.
+    pub(super) fn find_or_create(
+        &mut self,
+        machine: &Machine,
+        sinks: &[bool],
+        key: &str,
+        loc: &Location,
+    ) -> usize {
+        let hash = FxBuildHasher.hash_one(key.as_bytes());
+        let (keys, entries) = (&self.keys, &self.entries);
+        let entry = self.index.entry(
+            hash,
+            |&entry| key_at(keys, entries.get(entry as usize).key_start) == key.as_bytes(),
+            |&entry| FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start)),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(found) => *found.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                // The entry this number names is pushed right after.
+                let number =
+                    u32::try_from(self.entries.len).expect("bug: more than 4 billion instances");
+                vacant.insert(number);
+                self.push(machine, sinks, key, loc)
+            }
+        }
+    }
+
     /// A new instance for `key`, in the initial state, which has seen the record at
     /// `loc` last.
     pub(super) fn create(
@@ -396,6 +424,18 @@ impl SpecRun {
         key: &str,
         loc: &Location,
     ) -> usize {
+        let index = self.push(machine, sinks, key, loc);
+        let number = u32::try_from(index).expect("bug: more than 4 billion instances");
+        let hash = FxBuildHasher.hash_one(key.as_bytes());
+        let (keys, entries) = (&self.keys, &self.entries);
+        self.index.insert_unique(hash, number, |&entry| {
+            FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start))
+        });
+        index
+    }
+
+    /// Stores a new instance for `key` (not yet in the key table); returns its number.
+    fn push(&mut self, machine: &Machine, sinks: &[bool], key: &str, loc: &Location) -> usize {
         let key_start = self.keys.len();
         let length = u32::try_from(key.len()).expect("bug: a key longer than its line");
         self.keys.extend_from_slice(&length.to_le_bytes());
@@ -412,18 +452,11 @@ impl SpecRun {
             };
             self.alloc(body)
         };
-        let index = self.entries.push(Entry {
+        self.entries.push(Entry {
             key_start,
             state,
             life,
-        });
-        let number = u32::try_from(index).expect("bug: more than 4 billion instances");
-        let hash = FxBuildHasher.hash_one(key.as_bytes());
-        let (keys, entries) = (&self.keys, &self.entries);
-        self.index.insert_unique(hash, number, |&entry| {
-            FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start))
-        });
-        index
+        })
     }
 
     fn alloc(&mut self, body: Body) -> u32 {

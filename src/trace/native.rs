@@ -14,7 +14,7 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::trace::reader::{Line, LineContent};
-use crate::trace::record::{Fields, Location, Record, RecordError};
+use crate::trace::record::{Fields, Location, RawJson, Record, RecordError};
 
 /// The deepest nesting of arrays and objects a record may have, counting the record
 /// itself. It is the most serde_json accepts when it parses a whole line into a value,
@@ -26,6 +26,28 @@ const SCAN_KEYS: usize = 16;
 
 /// Decodes one line of native JSONL into a record, or says precisely why it is not one.
 pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, RecordError> {
+    let fields = match scan::top_level(text) {
+        Some((fields, Some(plain))) => {
+            // Canonical fields already read, and valid: what `Record::new` would find.
+            return Ok(Record {
+                loc,
+                kind: plain.kind,
+                tool: plain.tool.map(Cow::Borrowed),
+                call_id: plain.call_id.map(Cow::Borrowed),
+                status: plain.status,
+                fields: Fields::Raw(fields),
+                inherited_args: None,
+            });
+        }
+        Some((fields, None)) => fields,
+        // Not a plain record: serde_json decodes it again, and says what is wrong.
+        None => decode_fields(text)?,
+    };
+    Record::new(Fields::Raw(fields), loc)
+}
+
+/// The top-level members of `text` as serde_json reads them, or why it cannot.
+fn decode_fields(text: &str) -> Result<Vec<(Cow<'_, str>, RawJson<'_>)>, RecordError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let fields = match TopLevel::deserialize(&mut de).and_then(|top| de.end().map(|()| top)) {
         Ok(TopLevel(fields)) => fields,
@@ -34,7 +56,10 @@ pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, Recor
     for (name, value) in &fields {
         check_depth(text, name, value)?;
     }
-    Record::new(Fields::Raw(fields), loc)
+    Ok(fields
+        .into_iter()
+        .map(|(name, value)| (name, RawJson::new(value.get())))
+        .collect())
 }
 
 /// Decodes a line from a [`LineReader`](crate::trace::reader::LineReader) read with the
@@ -161,6 +186,326 @@ fn too_deep(text: &[u8], limit: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// The fast path of [`decode_line`]: one pass over a line that validates it as JSON
+/// and finds its top-level members, with no allocation beyond the list of members.
+///
+/// It accepts exactly what serde_json accepts, or gives up: anything unusual (a key
+/// with an escape, a duplicate key, many keys, deep nesting, invalid JSON, a value that
+/// is not an object) returns `None`, and the line is decoded again by serde_json,
+/// which gives the answer and the message. So the two paths cannot disagree on a line
+/// the fast one accepts, and every error message still comes from one place.
+pub(crate) mod scan {
+    use std::borrow::Cow;
+
+    use super::SCAN_KEYS;
+    use crate::trace::record::{Kind, RawJson, Status};
+
+    /// The members of a line.
+    pub(super) type Members<'a> = Vec<(Cow<'a, str>, RawJson<'a>)>;
+
+    /// The canonical fields of a line, when each one present is a string without
+    /// escapes that `Record::new` accepts as it is.
+    #[derive(Default)]
+    pub(super) struct Plain<'a> {
+        pub(super) kind: Option<Kind>,
+        pub(super) status: Option<Status>,
+        pub(super) tool: Option<&'a str>,
+        pub(super) call_id: Option<&'a str>,
+    }
+
+    /// Which canonical field a member's name is.
+    enum Canonical {
+        Kind,
+        Status,
+        Tool,
+        CallId,
+        /// `role` or `text`: only checked to be a string.
+        Text,
+    }
+
+    fn canonical(name: &[u8]) -> Option<Canonical> {
+        match *name {
+            [b'k', b'i', b'n', b'd'] => Some(Canonical::Kind),
+            [b't', b'o', b'o', b'l'] => Some(Canonical::Tool),
+            [b't', b'e', b'x', b't'] | [b'r', b'o', b'l', b'e'] => Some(Canonical::Text),
+            [b's', b't', b'a', b't', b'u', b's'] => Some(Canonical::Status),
+            [b'c', b'a', b'l', b'l', b'_', b'i', b'd'] => Some(Canonical::CallId),
+            _ => None,
+        }
+    }
+
+    /// Nesting (inside a member's value) past which the fast path gives up; well
+    /// under [`super::MAX_DEPTH`], so it never has to report depth itself.
+    const DEPTH: usize = 64;
+
+    /// The members of the object `text`, in order, with its canonical fields when they
+    /// are plain, or `None` (see the module).
+    pub(super) fn top_level(text: &str) -> Option<(Members<'_>, Option<Plain<'_>>)> {
+        let bytes = text.as_bytes();
+        let mut at = skip_ws(bytes, 0);
+        if bytes.get(at) != Some(&b'{') {
+            return None;
+        }
+        at = skip_ws(bytes, at + 1);
+        let mut fields: Members<'_> = Vec::with_capacity(8);
+        let mut plain = Some(Plain::default());
+        if bytes.get(at) == Some(&b'}') {
+            at += 1;
+        } else {
+            loop {
+                if bytes.get(at) != Some(&b'"') {
+                    return None;
+                }
+                let (end, escaped) = string(bytes, at)?;
+                if escaped || fields.len() >= SCAN_KEYS {
+                    return None;
+                }
+                let name = &text[at + 1..end - 1];
+                // Lengths first: most names differ in length, and comparing those costs
+                // no call.
+                if fields
+                    .iter()
+                    .any(|(seen, _)| seen.len() == name.len() && seen == name)
+                {
+                    return None;
+                }
+                at = skip_ws(bytes, end);
+                if bytes.get(at) != Some(&b':') {
+                    return None;
+                }
+                let start = skip_ws(bytes, at + 1);
+                let end = match canonical(name.as_bytes()) {
+                    None => value(bytes, start)?,
+                    Some(field) => {
+                        let (end, escaped) = match bytes.get(start) {
+                            Some(b'"') => string(bytes, start)?,
+                            _ => (value(bytes, start)?, true),
+                        };
+                        if let Some(found) = plain.as_mut() {
+                            let usable = !escaped && {
+                                let text = &text[start + 1..end - 1];
+                                match field {
+                                    Canonical::Kind => {
+                                        found.kind = Kind::parse(text);
+                                        found.kind.is_some()
+                                    }
+                                    Canonical::Status => {
+                                        found.status = Status::parse(text);
+                                        found.status.is_some()
+                                    }
+                                    Canonical::Tool => {
+                                        found.tool = Some(text);
+                                        true
+                                    }
+                                    Canonical::CallId => {
+                                        found.call_id = Some(text);
+                                        true
+                                    }
+                                    Canonical::Text => true,
+                                }
+                            };
+                            if !usable {
+                                // Escaped, not a string, or not a known value:
+                                // `Record::new` decides.
+                                plain = None;
+                            }
+                        }
+                        end
+                    }
+                };
+                fields.push((Cow::Borrowed(name), RawJson::new(&text[start..end])));
+                at = skip_ws(bytes, end);
+                match bytes.get(at) {
+                    Some(b',') => at = skip_ws(bytes, at + 1),
+                    Some(b'}') => {
+                        at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        (skip_ws(bytes, at) == bytes.len()).then_some((fields, plain))
+    }
+
+    /// The index of the first byte at or after `at` that is not JSON whitespace.
+    pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
+            at += 1;
+        }
+        at
+    }
+
+    /// The end of the valid string whose opening quote is at `at`, and whether it has
+    /// an escape.
+    pub(crate) fn string(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+        const ONES: u64 = u64::MAX / 255;
+        let mut escaped = false;
+        at += 1;
+        loop {
+            // Eight bytes at a time up to a quote, a backslash or a control character
+            // (the test serde_json uses).
+            while let Some(chunk) = bytes.get(at..at + 8) {
+                let chars = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+                let control = chars.wrapping_sub(ONES * 0x20) & !chars;
+                let quote = chars ^ (ONES * u64::from(b'"'));
+                let quote = quote.wrapping_sub(ONES) & !quote;
+                let backslash = chars ^ (ONES * u64::from(b'\\'));
+                let backslash = backslash.wrapping_sub(ONES) & !backslash;
+                let found = (control | quote | backslash) & (ONES << 7);
+                if found != 0 {
+                    at += found.trailing_zeros() as usize / 8;
+                    break;
+                }
+                at += 8;
+            }
+            match *bytes.get(at)? {
+                b'"' => return Some((at + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    match *bytes.get(at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+                        b'u' => {
+                            let hex = bytes.get(at + 2..at + 6)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            at += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                byte if byte < 0x20 => return None,
+                _ => at += 1,
+            }
+        }
+    }
+
+    /// The end of the valid number that starts at `at`.
+    fn number(bytes: &[u8], mut at: usize) -> Option<usize> {
+        let digits = |mut at: usize| {
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            at
+        };
+        if bytes[at] == b'-' {
+            at += 1;
+        }
+        match *bytes.get(at)? {
+            b'0' => {
+                at += 1;
+                if bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                    return None;
+                }
+            }
+            b'1'..=b'9' => at = digits(at + 1),
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            let end = digits(at + 1);
+            if end == at + 1 {
+                return None;
+            }
+            at = end;
+        }
+        if let Some(b'e' | b'E') = bytes.get(at) {
+            at += 1;
+            if let Some(b'+' | b'-') = bytes.get(at) {
+                at += 1;
+            }
+            let end = digits(at);
+            if end == at {
+                return None;
+            }
+            at = end;
+        }
+        Some(at)
+    }
+
+    /// The end of the valid JSON value that starts at `at` (no whitespace before it),
+    /// nested at most [`DEPTH`] levels.
+    pub(crate) fn value(bytes: &[u8], mut at: usize) -> Option<usize> {
+        // Whether each open container is an object.
+        let mut objects = [false; DEPTH];
+        let mut depth = 0;
+        loop {
+            // A value starts at `at`.
+            match *bytes.get(at)? {
+                open @ (b'{' | b'[') => {
+                    if depth == DEPTH {
+                        return None;
+                    }
+                    let object = open == b'{';
+                    at = skip_ws(bytes, at + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if bytes.get(at) == Some(&close) {
+                        at += 1;
+                    } else {
+                        objects[depth] = object;
+                        depth += 1;
+                        if object {
+                            at = key(bytes, at)?;
+                        }
+                        continue;
+                    }
+                }
+                b'"' => at = string(bytes, at)?.0,
+                b't' => at = literal(bytes, at, b"true")?,
+                b'f' => at = literal(bytes, at, b"false")?,
+                b'n' => at = literal(bytes, at, b"null")?,
+                b'-' | b'0'..=b'9' => at = number(bytes, at)?,
+                _ => return None,
+            }
+            // A value ended at `at`: close the containers it ends, up to the next one.
+            loop {
+                if depth == 0 {
+                    return Some(at);
+                }
+                at = skip_ws(bytes, at);
+                let object = objects[depth - 1];
+                match *bytes.get(at)? {
+                    b',' => {
+                        at = skip_ws(bytes, at + 1);
+                        if object {
+                            at = key(bytes, at)?;
+                        }
+                        break;
+                    }
+                    b'}' if object => {
+                        at += 1;
+                        depth -= 1;
+                    }
+                    b']' if !object => {
+                        at += 1;
+                        depth -= 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Past a member's key at `at`, its colon and the whitespace after it: where its
+    /// value starts.
+    fn key(bytes: &[u8], at: usize) -> Option<usize> {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let at = skip_ws(bytes, string(bytes, at)?.0);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        Some(skip_ws(bytes, at + 1))
+    }
+
+    /// The end of `word` at `at`, if it is there.
+    fn literal(bytes: &[u8], at: usize, word: &[u8]) -> Option<usize> {
+        let end = at + word.len();
+        (bytes.get(at..end)? == word).then_some(end)
+    }
 }
 
 /// A record's top-level members, in input order.
@@ -495,6 +840,109 @@ mod tests {
             "{".repeat(300)
         );
         assert!(decode_ok(&text).has_field("output"));
+    }
+
+    /// The fast path either gives up or agrees with serde_json, on every line.
+    #[track_caller]
+    fn agrees(line: &str) -> bool {
+        let fast = scan::top_level(line);
+        if let Some((fast, plain)) = &fast {
+            if let Some(plain) = plain {
+                let record = Record::new(Fields::Raw(fast.clone()), Location::default())
+                    .expect("plain canonical fields are valid");
+                assert_eq!(
+                    (
+                        record.kind,
+                        record.status,
+                        record.tool.as_deref(),
+                        record.call_id.as_deref()
+                    ),
+                    (plain.kind, plain.status, plain.tool, plain.call_id),
+                    "canonical fields of {line:?}"
+                );
+            }
+            assert_eq!(
+                decode_fields(line).as_ref(),
+                Ok(fast),
+                "the fast path accepted {line:?}"
+            );
+        }
+        fast.is_some()
+    }
+
+    #[test]
+    fn the_fast_path_takes_plain_records() {
+        for line in [
+            r#"{"kind":"call","tool":"t","call_id":"c1","args":{"a":[1,-2.5e+3,0.0,true,false,null,"x\"\u00e9\n",{}],"b":[]}}"#,
+            r#" { "kind" : "result" , "output" : { "k" : [ ] } , "n" : -0 } "#,
+            "{}",
+            "{\"\u{e9}t\u{e9}\": \"\u{1f600}\", \"e\": 1E9, \"f\": 1e-0}",
+        ] {
+            assert!(agrees(line), "{line:?} was left to serde_json");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_gives_up_on_what_serde_json_must_judge() {
+        let deep = format!(r#"{{"a": {}{}}}"#, "[".repeat(100), "]".repeat(100));
+        for line in [
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": 1e}"#,
+            r#"{"a": -}"#,
+            r#"{"a": .5}"#,
+            r#"{"a": +1}"#,
+            r#"{"a": tru}"#,
+            r#"{"a": nul}"#,
+            r#"{"a": "\x"}"#,
+            r#"{"a": "\u12g4"}"#,
+            "{\"a\": \"tab\there\"}",
+            r#"{"a": [1,]}"#,
+            r#"{"a": {"b":1,}}"#,
+            r#"{"a": {"b" 1}}"#,
+            r#"{"a": {1: 2}}"#,
+            r#"{"a": [1 2]}"#,
+            r#"{"a": [}"#,
+            r#"{"a": 1,}"#,
+            r#"{"a": 1} x"#,
+            r#"{"a": 1}{"#,
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"\u0061": 1}"#,
+            r#"{"a" 1}"#,
+            r#"{"a": "unterminated}"#,
+            r#"{"a": "x\"#,
+            r#"["#,
+            r#""x""#,
+            "",
+            &deep,
+        ] {
+            assert!(!agrees(line), "{line:?} was taken by the fast path");
+        }
+        let many: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        assert!(!agrees(&format!("{{{}}}", many.join(", "))));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Lines made of JSON's pieces, valid or not: the fast path never accepts a
+        /// line serde_json refuses, nor reads one differently.
+        #[test]
+        fn the_fast_path_agrees_with_serde_json(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "{", "}", "[", "]", ",", ":", " ", "\"", "\"k\"", "\"kind\"", "\"s t\"",
+                    "\\", "\\u00e9", "\\n", "\\q", "\t", "0", "-", "1", "12", ".", "5", "e",
+                    "E", "+", "true", "false", "null", "nul", "\u{e9}", "\"a\":", "{\"a\":",
+                ]),
+                0..24,
+            )
+        ) {
+            let line: String = pieces.concat();
+            agrees(&line);
+            agrees(&format!("{{\"x\": {line}}}"));
+            agrees(&format!("{{\"x\": [{line}]}}"));
+        }
     }
 
     #[test]

@@ -9,10 +9,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::json::{JsonType, Segment, json_cmp, json_eq};
-use crate::trace::json_index::{skip_ws, string_end, value_end};
+use crate::trace::json_index::{string_end, value_end};
+use crate::trace::native::scan;
 
 /// Why a line or an object is not a usable record. The message says precisely what is
 /// wrong, in the words every report uses.
@@ -150,12 +150,28 @@ pub struct Location {
     pub pointer: Box<str>,
 }
 
+/// The raw JSON text of one value, a slice of its line, known to be valid JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// Wraps `text`, which the caller has checked is one valid JSON value.
+    pub(crate) fn new(text: &'a str) -> RawJson<'a> {
+        RawJson(text)
+    }
+
+    /// The value's JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
 /// A record's fields: borrowed raw JSON from a line, or an owned object built by an
 /// adapter.
 #[derive(Debug, Clone)]
 pub enum Fields<'a> {
     /// Top-level members as raw JSON slices of the line, in line order.
-    Raw(Vec<(Cow<'a, str>, &'a RawValue)>),
+    Raw(Vec<(Cow<'a, str>, RawJson<'a>)>),
     /// A JSON object an adapter built.
     Owned(serde_json::Map<String, Value>),
 }
@@ -317,57 +333,68 @@ fn raw_descend<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
 /// repeated, as in a decoded `serde_json::Value`), or `None` if `text` is not an object
 /// or has no such member.
 ///
-/// `text` is valid JSON (it was validated when its line was read), which is what lets
-/// this scan skip values by their brackets instead of parsing them; it is on the hot
-/// path of every guard and `per` key.
+/// `text` is valid JSON (it was validated when its line was read); it is on the hot
+/// path of every guard and `per` key, so values are skipped by the decoder's own
+/// scanner, which also says whether a key has escapes (only those are decoded).
 fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0, bytes.len());
+    let mut at = scan::skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
     }
     at += 1;
     let mut found = None;
     loop {
-        at = skip_ws(bytes, at, bytes.len());
+        at = scan::skip_ws(bytes, at);
         if bytes.get(at) != Some(&b'"') {
             return found; // `}`: the end of the object.
         }
-        let key_end = string_end(bytes, at);
+        let (key_end, escaped) =
+            scan::string(bytes, at).unwrap_or_else(|| (string_end(bytes, at), true));
         let raw_key = &text[at..key_end];
-        at = skip_ws(bytes, key_end, bytes.len()) + 1; // past `:`
-        at = skip_ws(bytes, at, bytes.len());
-        let end = value_end(bytes, at, bytes.len());
-        if key_matches(raw_key, key) {
+        at = scan::skip_ws(bytes, key_end) + 1; // past `:`
+        at = scan::skip_ws(bytes, at);
+        let end = skip_value(bytes, at);
+        let matches = if escaped {
+            key_matches(raw_key, key)
+        } else {
+            &raw_key[1..raw_key.len() - 1] == key
+        };
+        if matches {
             found = Some(&text[at..end]);
         }
-        at = skip_ws(bytes, end, bytes.len());
+        at = scan::skip_ws(bytes, end);
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
     }
 }
 
+/// The end of the valid JSON value at `at`.
+fn skip_value(bytes: &[u8], at: usize) -> usize {
+    scan::value(bytes, at).unwrap_or_else(|| value_end(bytes, at, bytes.len()))
+}
+
 /// The raw element `index` of the raw array `text`.
 fn raw_element(text: &str, index: usize) -> Option<&str> {
     let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0, bytes.len());
+    let mut at = scan::skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'[') {
         return None;
     }
     at += 1;
     let mut current = 0;
     loop {
-        at = skip_ws(bytes, at, bytes.len());
+        at = scan::skip_ws(bytes, at);
         if bytes.get(at).is_none_or(|&b| b == b']') {
             return None;
         }
-        let end = value_end(bytes, at, bytes.len());
+        let end = skip_value(bytes, at);
         if current == index {
             return Some(&text[at..end]);
         }
         current += 1;
-        at = skip_ws(bytes, end, bytes.len());
+        at = scan::skip_ws(bytes, end);
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
@@ -377,10 +404,20 @@ fn raw_element(text: &str, index: usize) -> Option<&str> {
 /// Whether the raw JSON string `raw` (with its quotes) spells `key`.
 fn key_matches(raw: &str, key: &str) -> bool {
     let inner = &raw[1..raw.len() - 1];
-    if inner.contains('\\') {
+    if has_backslash(inner) {
         serde_json::from_str::<String>(raw).is_ok_and(|decoded| decoded == key)
     } else {
         inner == key
+    }
+}
+
+/// Whether `text` has a backslash: a loop for the short texts of most fields, where
+/// calling `memchr` costs more than it saves.
+fn has_backslash(text: &str) -> bool {
+    if text.len() < 32 {
+        text.bytes().any(|b| b == b'\\')
+    } else {
+        text.contains('\\')
     }
 }
 
@@ -473,7 +510,7 @@ impl<'r> Found<'r> {
 /// A raw JSON string's text, borrowed when it has no escapes.
 fn raw_str(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
+    if !has_backslash(inner) {
         // Valid JSON, so the quotes delimit the whole string and nothing inside needs
         // decoding.
         return Some(Cow::Borrowed(inner));
@@ -502,7 +539,7 @@ struct Canonical<'a, 'v> {
 
 #[derive(Clone, Copy)]
 enum Slot<'a, 'v> {
-    Raw(&'a RawValue),
+    Raw(RawJson<'a>),
     Value(&'v Value),
 }
 
@@ -514,7 +551,7 @@ impl<'a, 'v> Canonical<'a, 'v> {
             Fields::Raw(raw) => {
                 for (name, value) in raw {
                     if let Some(slot) = found.slot(name) {
-                        *slot = Some(Slot::Raw(value));
+                        *slot = Some(Slot::Raw(*value));
                     }
                 }
             }
@@ -589,7 +626,7 @@ fn is_integer_text(text: &str) -> bool {
 }
 
 /// Decodes a raw JSON string, borrowing when it has no escapes.
-pub fn raw_string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+pub fn raw_string(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
     raw_str(raw.get())
 }
 
