@@ -352,7 +352,7 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
 /// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
 /// otherwise, and the slower reading that says what is wrong, and where, is left to
 /// the caller.
-fn parse_unique(text: &str) -> Option<Value> {
+pub(super) fn parse_unique(text: &str) -> Option<Value> {
     use serde::de::DeserializeSeed;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Distinct { keep: true }

@@ -36,7 +36,7 @@ use super::shared::Map;
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, Layout, Out, Problem, Site, mcp, otel,
 };
-use crate::trace::reader::LineReader;
+use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
 
 /// A transcript input being streamed.
@@ -250,6 +250,23 @@ impl Stream {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
+                // The common line is read from its text; any other from its document.
+                if let LineContent::Text(text) = line.content {
+                    let mut out = Out::default();
+                    if mcp.line(text, index, &line.location(), &mut out) {
+                        self.next_doc += 1;
+                        for item in out.items {
+                            self.finisher.emitted("", item, |site| {
+                                Location::clone(
+                                    site.pinned.as_ref().expect(
+                                        "bug: a message read from its line is located there",
+                                    ),
+                                )
+                            });
+                        }
+                        return Ok(true);
+                    }
+                }
                 let mut problems = Vec::new();
                 let doc = line_doc(line, *max_line_bytes, &mut problems);
                 for problem in problems {
