@@ -203,15 +203,23 @@ impl Reader {
             let value = |key: &str| -> Option<Value> {
                 serde_json::from_str(raw_member(&members, key)?.get()).ok()
             };
-            let session = ["session_id", "sessionId", "session"]
+            // Strings, the usual session and direction, are decoded without a `Value`.
+            let string = |key: &str| -> Option<Cow<'_, str>> {
+                let raw = raw_member(&members, key)?.get();
+                raw.starts_with('"')
+                    .then(|| serde_json::from_str(raw).ok())
+                    .flatten()
+            };
+            let session =
+                ["session_id", "sessionId", "session"]
+                    .iter()
+                    .find_map(|k| match string(k) {
+                        Some(session) => Some(session.into_owned()),
+                        None => value(k).as_ref().and_then(id_text),
+                    });
+            let direction = ["direction", "dir"]
                 .iter()
-                .find_map(|k| value(k).as_ref().and_then(id_text));
-            let direction = ["direction", "dir"].iter().find_map(|k| {
-                value(k)
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .and_then(Direction::parse)
-            });
+                .find_map(|k| string(k).as_deref().and_then(Direction::parse));
             let time = ["timestamp", "time", "ts"]
                 .iter()
                 .find_map(|k| value(k).filter(|t| !t.is_null()));

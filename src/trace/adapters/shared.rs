@@ -53,7 +53,7 @@ impl<'de> serde::de::Visitor<'de> for MembersVisitor {
 }
 
 /// An object key, borrowed from the text when it has no escapes.
-struct RawKey<'a>(Cow<'a, str>);
+pub(super) struct RawKey<'a>(pub(super) Cow<'a, str>);
 
 impl<'de> serde::Deserialize<'de> for RawKey<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
