@@ -12,6 +12,11 @@
 //!
 //! and, for each, the same records as native JSONL (what `convert` prints for it).
 //! For each it prints records/s, the ratio to native JSONL, and the peak heap.
+//!
+//! With `TRACEGATE_BENCH_GB=1` in the environment it then writes an OpenAI run-array
+//! document of about 1 GB (the same runs, ten times as many as the 100 MB one) and
+//! checks it once, printing records/s and the peak heap: runs are small, so the peak
+//! must stay near the 100 MB document's, not grow with the file.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -97,10 +102,20 @@ fn mcp_log(lines: usize) -> Vec<u8> {
 /// each with an id and a message list of a user message, six tool calls with their
 /// results, and a final answer.
 fn openai_runs(bytes: usize) -> Vec<u8> {
-    let mut out = String::with_capacity(bytes + 4096);
-    out.push_str("[\n");
+    let mut out = Vec::with_capacity(bytes + 4096);
+    write_openai_runs(&mut out, bytes).expect("writing to memory cannot fail");
+    out
+}
+
+/// Writes [`openai_runs`] to `sink` run by run, so a document larger than memory can
+/// be written; returns the bytes written.
+fn write_openai_runs(sink: &mut impl std::io::Write, bytes: usize) -> std::io::Result<usize> {
+    sink.write_all(b"[\n")?;
+    let mut written = 2;
     let mut run = 0;
-    while out.len() < bytes {
+    let mut out = String::new();
+    while written < bytes {
+        out.clear();
         if run > 0 {
             out.push_str(",\n");
         }
@@ -119,10 +134,12 @@ fn openai_runs(bytes: usize) -> Vec<u8> {
             out,
             r#", {{"role": "assistant", "content": "All six invoices of batch {run} are created."}}]}}"#
         );
+        sink.write_all(out.as_bytes())?;
+        written += out.len();
         run += 1;
     }
-    out.push_str("\n]\n");
-    out.into_bytes()
+    sink.write_all(b"\n]\n")?;
+    Ok(written + 3)
 }
 
 struct Figures {
@@ -233,9 +250,45 @@ fn main() {
             native.peak_bytes as f64 / 1e6,
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     println!(
         "\nratio = the format's records/s as a share of native JSONL's on the same records \
          (best of {runs}); peak = most heap `check` held at once."
+    );
+    if std::env::var_os("TRACEGATE_BENCH_GB").is_some_and(|v| v == "1") {
+        gigabyte(&specs, &dir);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Checks a run-array document of about 1 GB once, written to a file run by run.
+fn gigabyte(specs: &[tracegate::machine::Machine], dir: &Path) {
+    let path = dir.join("openai_runs_1gb.json");
+    let file = std::fs::File::create(&path).expect("the temporary directory is writable");
+    let mut sink = std::io::BufWriter::new(file);
+    let bytes = write_openai_runs(&mut sink, 1_000_000_000).expect("the temporary file is written");
+    sink.flush().expect("the temporary file is written");
+    drop(sink);
+    let mut read = (0, 0);
+    let mut seconds = 0.0;
+    // One run, with the heap counted: the count costs little next to the check.
+    let peak = counting::peak(|| {
+        let start = Instant::now();
+        read = check(specs, &path, &CheckOptions::default());
+        seconds = start.elapsed().as_secs_f64();
+    });
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(read.1, 0, "the generated 1 GB document conforms");
+    println!(
+        "\n{:<22} {:>8} {:>9} {:>8} {:>12} {:>11}",
+        "workload", "MB", "records", "s", "records/s", "peak"
+    );
+    println!(
+        "{:<22} {:>8.1} {:>9} {:>8.2} {:>12.0} {:>9.1}MB",
+        "openai run array 1 GB",
+        bytes as f64 / 1e6,
+        read.0,
+        seconds,
+        read.0 as f64 / seconds,
+        peak as f64 / 1e6,
     );
 }

@@ -40,8 +40,9 @@ struct Open {
     is_array: bool,
     /// Elements seen so far (arrays).
     count: usize,
-    /// The key of the member being read (objects).
-    key: Option<Box<str>>,
+    /// Where the key of the member being read is, quoted (objects): decoded only if
+    /// its value is a container, as scalars get no node.
+    key: Option<Range<usize>>,
 }
 
 impl JsonIndex {
@@ -63,7 +64,7 @@ impl JsonIndex {
                     let end = string_end(bytes, at);
                     if expect_key {
                         if let Some(open) = stack.last_mut() {
-                            open.key = Some(decode_key(&text[at..end]));
+                            open.key = Some(at..end);
                         }
                         expect_key = false;
                     } else {
@@ -84,7 +85,12 @@ impl JsonIndex {
                             open.count += 1;
                             Step::Index(open.count - 1)
                         } else {
-                            Step::Key(open.key.take().unwrap_or_default())
+                            Step::Key(
+                                open.key
+                                    .take()
+                                    .map(|key| decode_key(&text[key]))
+                                    .unwrap_or_default(),
+                            )
                         };
                         index.nodes[open.node].children.push((step, node));
                     }
@@ -128,7 +134,7 @@ impl JsonIndex {
             return 0..text.len();
         };
         let mut node = root;
-        let mut tokens = pointer_tokens(pointer).peekable();
+        let mut tokens = tokens(pointer).peekable();
         while let Some(token) = tokens.next() {
             let step = self.child(node, &token);
             match step {
@@ -178,7 +184,7 @@ impl JsonIndex {
 /// `text`, one JSON document, by scanning its top level only; `None` when the root is
 /// not a container or has no such member (the index then answers).
 pub fn member_range(text: &str, pointer: &str) -> Option<Range<usize>> {
-    let mut tokens = pointer_tokens(pointer);
+    let mut tokens = tokens(pointer);
     let token = tokens.next()?;
     if tokens.next().is_some() {
         return None;
@@ -194,10 +200,19 @@ pub fn member_range(text: &str, pointer: &str) -> Option<Range<usize>> {
 
 /// The unescaped reference tokens of a JSON pointer.
 pub fn pointer_tokens(pointer: &str) -> impl Iterator<Item = String> + '_ {
+    tokens(pointer).map(std::borrow::Cow::into_owned)
+}
+
+/// [`pointer_tokens`], borrowed from the pointer when they have no escape: records are
+/// located by pointer on the hot path of every transcript format.
+fn tokens(pointer: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_ {
     pointer
         .split('/')
         .skip(1)
-        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .map(|token| match token.contains('~') {
+            true => token.replace("~1", "/").replace("~0", "~").into(),
+            false => token.into(),
+        })
 }
 
 /// Appends one reference token to a JSON pointer, escaping `~` and `/`.

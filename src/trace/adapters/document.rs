@@ -352,7 +352,7 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
 /// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
 /// otherwise, and the slower reading that says what is wrong, and where, is left to
 /// the caller.
-fn parse_unique(text: &str) -> Option<Value> {
+pub(super) fn parse_unique(text: &str) -> Option<Value> {
     use serde::de::DeserializeSeed;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Distinct { keep: true }
@@ -423,20 +423,27 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let twice = || serde::de::Error::custom("duplicate key");
         let mut members = serde_json::Map::new();
-        let mut keys: Vec<String> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let twice = match self.keep {
-                true => members.contains_key(&key),
-                false => keys.contains(&key),
-            };
-            if twice {
-                return Err(serde::de::Error::custom("duplicate key"));
+        if !self.keep {
+            // Only walked: keys are compared where they are in the text, not copied.
+            let mut keys: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+            while let Some(super::shared::RawKey(key)) = map.next_key()? {
+                if keys.contains(&key) {
+                    return Err(twice());
+                }
+                map.next_value_seed(Distinct { keep: false })?;
+                keys.push(key);
             }
-            let value = map.next_value_seed(Distinct { keep: self.keep })?;
-            match self.keep {
-                true => drop(members.insert(key, value)),
-                false => keys.push(key),
+            return Ok(Value::Object(members));
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            // One search of the members for both the check and the insertion.
+            match members.entry(key) {
+                serde_json::map::Entry::Occupied(_) => return Err(twice()),
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(map.next_value_seed(Distinct { keep: true })?);
+                }
             }
         }
         Ok(Value::Object(members))

@@ -25,11 +25,18 @@
 //! - A request never answered gets its `missing` result from the checker, at the end
 //!   of its trace.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
+use super::document::parse_unique;
+use super::shared::{
+    Map, describe, fields, id_text, offset_in, put, put_content, raw_member, raw_members, str_of,
+};
 use super::{Element, Out, Site};
+use crate::trace::Location;
 
 /// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
 pub fn is_message(map: &Map) -> bool {
@@ -148,6 +155,120 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Reads one line of a log, `text` at `loc` and document `doc`, without building
+    /// a value of the whole line or locating anything by scanning it: the common case
+    /// of a valid line holding one message, bare or in an envelope, that names its
+    /// tool properly. Returns `false`, having read nothing, for any other line, which
+    /// [`Reader::element`] reads from the line's document (and reports what is wrong).
+    pub(super) fn line(&mut self, text: &str, doc: usize, loc: &Location, out: &mut Out) -> bool {
+        let Some(members) = raw_members(text) else {
+            return false;
+        };
+        let at = |pointer: &str, start: usize, len: usize| Site {
+            doc,
+            pointer: pointer.to_string(),
+            pinned: Some(Arc::new(Location {
+                line: loc.line,
+                offset: loc.offset + start as u64,
+                len: len as u64,
+                pointer: pointer.into(),
+            })),
+        };
+        let (message, context) = if raw_member(&members, "jsonrpc").is_some() {
+            let Some(Value::Object(message)) = parse_unique(text) else {
+                return false;
+            };
+            (message, plain(at("", 0, text.len())))
+        } else {
+            // As [`Reader::element`] reads an envelope: its first `message` or
+            // `payload` that is an object (a batch, or no message, is read there).
+            let inner = ["message", "payload"].into_iter().find_map(|key| {
+                let raw = raw_member(&members, key)?;
+                matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')).then_some((key, raw))
+            });
+            let Some((key, raw)) = inner.filter(|(_, raw)| raw.get().starts_with('{')) else {
+                return false;
+            };
+            // The envelope's other members are not read, but a key twice in them makes
+            // the line an error all the same.
+            let nested_ok = members.iter().all(|(name, value)| {
+                name == key
+                    || !matches!(value.get().as_bytes().first(), Some(b'{' | b'['))
+                    || super::document::valid_without_duplicates(value.get().as_bytes())
+            });
+            if !nested_ok {
+                return false;
+            }
+            let value = |key: &str| -> Option<Value> {
+                serde_json::from_str(raw_member(&members, key)?.get()).ok()
+            };
+            // Strings, the usual session and direction, are decoded without a `Value`.
+            let string = |key: &str| -> Option<Cow<'_, str>> {
+                let raw = raw_member(&members, key)?.get();
+                raw.starts_with('"')
+                    .then(|| serde_json::from_str(raw).ok())
+                    .flatten()
+            };
+            let session =
+                ["session_id", "sessionId", "session"]
+                    .iter()
+                    .find_map(|k| match string(k) {
+                        Some(session) => Some(session.into_owned()),
+                        None => value(k).as_ref().and_then(id_text),
+                    });
+            let direction = ["direction", "dir"]
+                .iter()
+                .find_map(|k| string(k).as_deref().and_then(Direction::parse));
+            let time = ["timestamp", "time", "ts"]
+                .iter()
+                .find_map(|k| value(k).filter(|t| !t.is_null()));
+            let Some(Value::Object(message)) = parse_unique(raw.get()) else {
+                return false;
+            };
+            let site = at(&format!("/{key}"), offset_in(text, raw), raw.get().len());
+            (
+                message,
+                Context {
+                    site,
+                    session,
+                    direction,
+                    time,
+                },
+            )
+        };
+        // Problems are located inside the message, which only its document can do.
+        if located_problem(&message) {
+            return false;
+        }
+        object(Cow::Owned(message), context, &mut self.sessions, out);
+        true
+    }
+}
+
+/// Whether reading `message` gives a problem located inside it: a `method` that is not
+/// a string, or a `tools/call` without its tool's name.
+fn located_problem(message: &Map) -> bool {
+    match message.get("method") {
+        None => false,
+        Some(Value::String(method)) if method == "tools/call" => !matches!(
+            message.get("params").and_then(|p| p.get("name")),
+            Some(Value::String(_))
+        ),
+        Some(Value::String(_)) => false,
+        Some(_) => true,
+    }
+}
+
+/// Takes member `key` out of `map`: moved when the map is owned, cloned when it is
+/// borrowed from a document.
+fn take(map: &mut Cow<'_, Map>, key: &str) -> Option<Value> {
+    match map {
+        Cow::Borrowed(map) => map.get(key).cloned(),
+        Cow::Owned(map) => map.remove(key),
+    }
+}
+
 fn plain(site: Site) -> Context {
     Context {
         site,
@@ -163,8 +284,8 @@ fn handle(
     sessions: &mut FxHashMap<Option<String>, Session>,
     out: &mut Out,
 ) {
-    let map = match message {
-        Value::Object(map) => map,
+    match message {
+        Value::Object(map) => object(Cow::Borrowed(map), context, sessions, out),
         // A batch: its messages are read one by one, in order, as if each had come
         // alone (JSON-RPC 2.0 §6), with the envelope's session, direction and time.
         Value::Array(batch) if !batch.is_empty() => {
@@ -177,25 +298,46 @@ fn handle(
                 };
                 handle(message, member, sessions, out);
             }
-            return;
         }
         // Read as a malformed reply, so the request it stands in for is answered
         // `invalid` rather than left to look unanswered.
         Value::Array(_) => {
-            let session = sessions.entry(context.session.clone()).or_default();
+            let session = session_of(sessions, &context.session);
             let mut emit = emitter(&context, out);
-            return reply(&Map::new(), &context, session, &mut emit, Some(EMPTY_BATCH));
+            let mut empty = Cow::Owned(Map::new());
+            reply(&mut empty, &context, session, &mut emit, Some(EMPTY_BATCH));
         }
-        _ => {
-            return out.problem(
-                &context.site,
-                format!(
-                    "JSON-RPC message is {}, expected an object",
-                    describe(message)
-                ),
-            );
-        }
-    };
+        _ => out.problem(
+            &context.site,
+            format!(
+                "JSON-RPC message is {}, expected an object",
+                describe(message)
+            ),
+        ),
+    }
+}
+
+/// The session `name`'s state, made on first use.
+fn session_of<'s>(
+    sessions: &'s mut FxHashMap<Option<String>, Session>,
+    name: &Option<String>,
+) -> &'s mut Session {
+    // Looked up first, so the name is copied only for a new session.
+    if !sessions.contains_key(name) {
+        sessions.insert(name.clone(), Session::default());
+    }
+    sessions
+        .get_mut(name)
+        .expect("bug: the session was just made")
+}
+
+/// One message, an object.
+fn object(
+    mut map: Cow<'_, Map>,
+    context: Context,
+    sessions: &mut FxHashMap<Option<String>, Session>,
+    out: &mut Out,
+) {
     let method = match map.get("method") {
         None => None,
         Some(Value::String(method)) => Some(method.as_str()),
@@ -219,12 +361,13 @@ fn handle(
             }
         }
     }
-    let session = sessions.entry(context.session.clone()).or_default();
+    let method = method.map(str::to_string);
+    let session = session_of(sessions, &context.session);
     let mut emit = emitter(&context, out);
-    match (method, map.get("id")) {
-        (Some(method), Some(id)) => request(map, method, id, &context, session, &mut emit),
-        (Some(method), None) => notification(map, method, &context, session, &mut emit),
-        (None, _) => reply(map, &context, session, &mut emit, None),
+    match (method, map.contains_key("id")) {
+        (Some(method), true) => request(&mut map, &method, &context, session, &mut emit),
+        (Some(method), false) => notification(&mut map, &method, &context, session, &mut emit),
+        (None, _) => reply(&mut map, &context, session, &mut emit, None),
     }
 }
 
@@ -239,33 +382,44 @@ fn emitter<'a>(context: &'a Context, out: &'a mut Out) -> impl FnMut(Map, &Site)
 }
 
 fn request(
-    map: &Map,
+    map: &mut Cow<'_, Map>,
     method: &str,
-    id: &Value,
     context: &Context,
     session: &mut Session,
     emit: &mut impl FnMut(Map, &Site),
 ) {
-    let params = map.get("params");
     let mut record = fields("call");
     let tool_name = (method == "tools/call")
-        .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
-        .flatten();
-    let tool = tool_name.unwrap_or(method).to_string();
+        .then(|| {
+            map.get("params")
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+        })
+        .flatten()
+        .map(str::to_string);
+    let is_tool_call = tool_name.is_some();
+    let tool = tool_name.unwrap_or_else(|| method.to_string());
     put(&mut record, "tool", tool.clone());
-    let call_id = id_text(id).unwrap_or_else(|| id.to_string());
+    let id = take(map, "id").expect("bug: a request has an id");
+    let call_id = id_text(&id).unwrap_or_else(|| id.to_string());
     put(&mut record, "call_id", call_id.clone());
-    let args = match tool_name {
-        Some(_) => params.and_then(|p| p.get("arguments")),
-        None => params,
+    let args = match is_tool_call {
+        true => match map {
+            Cow::Borrowed(map) => map.get("params").and_then(|p| p.get("arguments")).cloned(),
+            Cow::Owned(map) => map
+                .get_mut("params")
+                .and_then(Value::as_object_mut)
+                .and_then(|p| p.remove("arguments")),
+        },
+        false => take(map, "params"),
     };
     if let Some(args) = args {
-        put(&mut record, "args", args.clone());
+        put(&mut record, "args", args);
     }
     put(&mut record, "method", method);
     emit(record, &context.site);
     session.open.push(Request {
-        id: id.clone(),
+        id,
         direction: context.direction,
         tool,
         method: method.to_string(),
@@ -275,7 +429,7 @@ fn request(
 }
 
 fn notification(
-    map: &Map,
+    map: &mut Cow<'_, Map>,
     method: &str,
     context: &Context,
     session: &mut Session,
@@ -318,13 +472,14 @@ fn notification(
 
 /// A reply; `invalid` says why it is invalid whatever it holds.
 fn reply(
-    map: &Map,
+    map: &mut Cow<'_, Map>,
     context: &Context,
     session: &mut Session,
     emit: &mut impl FnMut(Map, &Site),
     invalid: Option<&str>,
 ) {
-    let id = map.get("id");
+    let id = map.get("id").cloned();
+    let id = id.as_ref();
     let answers = |r: &Request| {
         id.is_some_and(|id| r.id == *id)
             && (r.direction.is_none()
@@ -343,7 +498,11 @@ fn reply(
                 put(&mut ignored, "tool", request.tool);
                 put(&mut ignored, "call_id", request.call_id);
                 put(&mut ignored, "ignored", true);
-                put(&mut ignored, "reply", Value::Object(map.clone()));
+                put(
+                    &mut ignored,
+                    "reply",
+                    Value::Object(std::mem::take(map).into_owned()),
+                );
                 return emit(ignored, &context.site);
             }
             reason = Some(match id {
@@ -382,9 +541,53 @@ fn reply(
         put(&mut record, "method", request.method.clone());
     }
 
+    let reason = reply_problem(map, invalid, reason, is_tool_call);
+    let result = take(map, "result");
+    let error = take(map, "error");
+    match reason {
+        Some(reason) => {
+            put(&mut record, "status", "invalid");
+            put(&mut record, "invalid_reason", reason);
+            if let Some(result) = result {
+                put(&mut record, "output", result);
+            }
+            if let Some(error) = error {
+                put(&mut record, "error", error);
+            }
+        }
+        None => match (result, error) {
+            (_, Some(error)) => {
+                put(&mut record, "status", "error");
+                put(&mut record, "error", error);
+            }
+            (Some(result), None) if is_tool_call => {
+                let failed = result.get("isError") == Some(&Value::Bool(true));
+                let key = if failed { "error" } else { "output" };
+                put(&mut record, "status", if failed { "error" } else { "ok" });
+                tool_output(&mut record, key, &result);
+                put(&mut record, "result", result);
+            }
+            (Some(result), None) => {
+                put(&mut record, "status", "ok");
+                put(&mut record, "output", result);
+            }
+            (None, None) => unreachable!("a reply with neither is invalid"),
+        },
+    }
+    emit(record, &context.site);
+}
+
+/// Why a reply is invalid, if it is: `invalid` and `reason` first, then what is wrong
+/// with the reply itself.
+fn reply_problem(
+    map: &Map,
+    invalid: Option<&str>,
+    reason: Option<String>,
+    is_tool_call: bool,
+) -> Option<String> {
     let result = map.get("result");
     let error = map.get("error");
-    let reason = invalid
+    invalid
         .map(str::to_string)
         .or(reason)
         .or_else(|| match map.get("jsonrpc") {
@@ -402,39 +605,7 @@ fn reply(
             let flag = result?.get("isError")?;
             (is_tool_call && !flag.is_boolean())
                 .then(|| format!("`isError` is {}, expected a boolean", describe(flag)))
-        });
-
-    match reason {
-        Some(reason) => {
-            put(&mut record, "status", "invalid");
-            put(&mut record, "invalid_reason", reason);
-            if let Some(result) = result {
-                put(&mut record, "output", result.clone());
-            }
-            if let Some(error) = error {
-                put(&mut record, "error", error.clone());
-            }
-        }
-        None => match (result, error) {
-            (_, Some(error)) => {
-                put(&mut record, "status", "error");
-                put(&mut record, "error", error.clone());
-            }
-            (Some(result), None) if is_tool_call => {
-                let failed = result.get("isError") == Some(&Value::Bool(true));
-                let key = if failed { "error" } else { "output" };
-                put(&mut record, "status", if failed { "error" } else { "ok" });
-                tool_output(&mut record, key, result);
-                put(&mut record, "result", result.clone());
-            }
-            (Some(result), None) => {
-                put(&mut record, "status", "ok");
-                put(&mut record, "output", result.clone());
-            }
-            (None, None) => unreachable!("a reply with neither is invalid"),
-        },
-    }
-    emit(record, &context.site);
+        })
 }
 
 /// What is wrong with a JSON-RPC error object, if anything.
@@ -490,6 +661,9 @@ fn tool_output(record: &mut Map, key: &str, result: &Value) {
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
+
+    use super::{Element, Location, Out, Reader, Site};
+    use crate::trace::reader::LineContent;
 
     use crate::trace::adapters::Format;
     use crate::trace::adapters::tests_support::{read_as, read_ok};
@@ -653,6 +827,94 @@ mod tests {
         assert_eq!(have.len(), 1);
         let pointers: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(pointers, ["/1", "/2"]);
+    }
+
+    /// What reading `lines` gives, one line after another, as `(location, trace,
+    /// record or problem)`: through [`Reader::line`] where it reads a line (with `fast`),
+    /// else from the line's document, as the stream reads them.
+    fn read_lines(lines: &[&str], fast: bool) -> (Vec<String>, usize) {
+        use crate::trace::adapters::document::{Current, line_doc};
+        use crate::trace::reader::LineReader;
+        let text = lines.join("\n");
+        let mut lines = LineReader::new(text.as_bytes());
+        let mut reader = Reader::default();
+        let mut have = Vec::new();
+        let mut fast_lines = 0;
+        let mut index = 0;
+        while let Some(line) = lines.next_line().unwrap() {
+            if let (true, LineContent::Text(text)) = (fast, line.content) {
+                let mut out = Out::default();
+                if reader.line(text, index, &line.location(), &mut out) {
+                    fast_lines += 1;
+                    index += 1;
+                    for item in out.items {
+                        let loc = item.site.pinned.as_deref().unwrap().clone();
+                        have.push(format!("{loc:?} {:?} {:?}", item.trace, item.what));
+                    }
+                    continue;
+                }
+            }
+            let mut problems = Vec::new();
+            let Some(doc) = line_doc(line, 1 << 20, &mut problems) else {
+                continue;
+            };
+            let doc = std::rc::Rc::new(doc);
+            let mut out = Out {
+                items: Vec::new(),
+                current: Some(Current {
+                    doc: index,
+                    read: doc.clone(),
+                }),
+            };
+            if let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) {
+                let site = Site::new(index, String::new());
+                reader.element(&Element { value, site }, &mut out);
+            }
+            for item in out.items {
+                let loc = match &item.site.pinned {
+                    Some(loc) => Location::clone(loc),
+                    None => doc.location(&item.site.pointer),
+                };
+                have.push(format!("{loc:?} {:?} {:?}", item.trace, item.what));
+            }
+            index += 1;
+        }
+        (have, fast_lines)
+    }
+
+    #[test]
+    fn lines_read_from_their_text_read_as_from_their_document() {
+        let lines = [
+            r#"{"session_id":"s1","direction":"send","timestamp":"t1","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"b":1,"a":[2]}}}}"#,
+            r#"  { "sessionId" : 7 , "dir": "out", "ts": null, "time": 5, "payload" : {"jsonrpc":"2.0","id":"x","method":"resources/read","params":{"uri":"f"}} }  "#,
+            r#"{"session_id":"s1","direction":"recv","timestamp":"t2","message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}],"structuredContent":{"id":"r"},"isError":false}}}"#,
+            r#"{"session":7,"direction":"in","message":{"jsonrpc":"2.0","id":"x","result":{"contents":[]}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"late"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get"}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"error":{"code":1.5,"message":"m"}}"#,
+            r#"{"jsonrpc":"1.0","id":5,"result":{"isError":"yes"}}"#,
+            // Read from their documents: a key twice (here, or nested in the envelope), a
+            // batch, no tool name, a method that is not a string, invalid JSON, a scalar.
+            r#"{"session_id":"s1","session_id":"s2","message":{"jsonrpc":"2.0","id":1,"result":1}}"#,
+            r#"{"session_id":"s1","meta":{"a":1,"a":2},"message":{"jsonrpc":"2.0","id":1,"result":1}}"#,
+            r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1,"result":{"x":1,"x":2}}}"#,
+            r#"{"session_id":"s1","message":[{"jsonrpc":"2.0","id":8,"method":"ping"}]}"#,
+            r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":8,"#,
+            r#"5"#,
+            r#"{"session_id":"s1","note":"no message"}"#,
+        ];
+        let (slow, _) = read_lines(&lines, false);
+        let (fast, read_fast) = read_lines(&lines, true);
+        assert_eq!(
+            read_fast, 10,
+            "the first ten lines are read from their text"
+        );
+        assert_eq!(fast, slow);
+        assert!(slow.len() > 12, "{slow:#?}");
     }
 
     #[test]

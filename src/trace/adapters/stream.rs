@@ -36,7 +36,7 @@ use super::shared::Map;
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, Layout, Out, Problem, Site, mcp, otel,
 };
-use crate::trace::reader::LineReader;
+use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
 
 /// A transcript input being streamed.
@@ -118,18 +118,20 @@ impl Stream {
         // while it is checked.
         let mut check = Elements::new(open()?)?;
         let mut first = true;
+        // One buffer for every element: each is only checked, then dropped.
+        let mut text = Vec::new();
         loop {
-            let element = match check.next() {
-                Ok(Some(element)) => element,
-                Ok(None) if !first && check.rest_is_blank()? => break,
+            match check.next_into(&mut text) {
+                Ok(true) => {}
+                Ok(false) if !first && check.rest_is_blank()? => break,
                 // Not an array, an empty one, or not valid: read whole, which reports
                 // what is wrong.
-                Ok(None) | Err(_) => return Ok(None),
+                Ok(false) | Err(_) => return Ok(None),
             };
             if first {
                 // A first element that is a message, not a run: the array may be a
                 // message list, which is decided over all its elements.
-                let run = serde_json::from_str::<Value>(&element.text).is_ok_and(|value| {
+                let run = serde_json::from_slice::<Value>(&text).is_ok_and(|value| {
                     value.is_object() && !super::detect::element_like(&value, None)
                 });
                 if !run {
@@ -137,7 +139,7 @@ impl Stream {
                 }
                 first = false;
             }
-            if !valid_without_duplicates(element.text.as_bytes()) {
+            if std::str::from_utf8(&text).is_err() || !valid_without_duplicates(&text) {
                 return Ok(None);
             }
         }
@@ -250,6 +252,23 @@ impl Stream {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
+                // The common line is read from its text; any other from its document.
+                if let LineContent::Text(text) = line.content {
+                    let mut out = Out::default();
+                    if mcp.line(text, index, &line.location(), &mut out) {
+                        self.next_doc += 1;
+                        for item in out.items {
+                            self.finisher.emitted("", item, |site| {
+                                Location::clone(
+                                    site.pinned.as_ref().expect(
+                                        "bug: a message read from its line is located there",
+                                    ),
+                                )
+                            });
+                        }
+                        return Ok(true);
+                    }
+                }
                 let mut problems = Vec::new();
                 let doc = line_doc(line, *max_line_bytes, &mut problems);
                 for problem in problems {
@@ -448,9 +467,11 @@ impl Finisher {
 
     /// An item an adapter emitted for the transcript named `transcript`, located by
     /// `locate`.
-    fn emitted(&mut self, transcript: &str, item: Emitted, locate: impl Fn(&Site) -> Location) {
+    fn emitted(&mut self, transcript: &str, mut item: Emitted, locate: impl Fn(&Site) -> Location) {
         let loc = locate(&item.site);
         let name = match item.what {
+            // The sub-trace's name is the trace's: moved, not copied.
+            Emit::Record(_) if transcript.is_empty() => item.trace.take().unwrap_or_default(),
             Emit::Record(_) => trace_name(transcript, &item),
             Emit::Problem(_) => String::new(),
         };
@@ -523,6 +544,10 @@ struct Elements {
     /// Bytes of BOM before the document.
     skip: u64,
     done: bool,
+    /// Where the last element read starts, and its length.
+    last_offset: u64,
+    last_line: u64,
+    last_len: usize,
 }
 
 /// One element's text and place.
@@ -560,6 +585,9 @@ impl Elements {
             count: 0,
             skip,
             done: false,
+            last_offset: 0,
+            last_line: 0,
+            last_len: 0,
         };
         elements.skip_ws()?;
         if elements.peek()? != Some(b'[') {
@@ -612,15 +640,34 @@ impl Elements {
 
     /// The next element, or `None` after the last.
     fn next(&mut self) -> io::Result<Option<Scanned>> {
-        if self.done {
+        // Sized as the last element was: runs are alike, so one allocation each.
+        let mut bytes = Vec::with_capacity(self.last_len);
+        if !self.next_into(&mut bytes)? {
             return Ok(None);
+        }
+        self.last_len = bytes.len();
+        let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8"))?;
+        Ok(Some(Scanned {
+            text,
+            offset: self.last_offset,
+            line: self.last_line,
+            index: self.count - 1,
+        }))
+    }
+
+    /// Reads the next element's bytes into `bytes` (cleared first); `false` after the
+    /// last.
+    fn next_into(&mut self, bytes: &mut Vec<u8>) -> io::Result<bool> {
+        bytes.clear();
+        if self.done {
+            return Ok(false);
         }
         self.skip_ws()?;
         match self.peek()? {
             Some(b']') => {
                 self.done = true;
                 self.advance(1);
-                return Ok(None);
+                return Ok(false);
             }
             Some(b',') if self.count > 0 => {
                 self.advance(1);
@@ -629,17 +676,10 @@ impl Elements {
             Some(_) if self.count == 0 => {}
             _ => return Err(invalid("expected `,` or `]`")),
         }
-        let (offset, line) = (self.offset, self.line);
-        let mut bytes = Vec::new();
-        self.value(&mut bytes)?;
-        let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8"))?;
+        (self.last_offset, self.last_line) = (self.offset, self.line);
+        self.value(bytes)?;
         self.count += 1;
-        Ok(Some(Scanned {
-            text,
-            offset,
-            line,
-            index: self.count - 1,
-        }))
+        Ok(true)
     }
 
     /// Reads one JSON value's bytes into `out`: a string, a container by its
