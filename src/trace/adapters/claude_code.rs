@@ -69,11 +69,40 @@ struct Thread {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut threads: Vec<Thread> = Vec::new();
-    let mut by_name: FxHashMap<Option<String>, usize> = FxHashMap::default();
-    // The sidechain thread each sidechain envelope's uuid belongs to.
-    let mut sidechain_of: FxHashMap<String, String> = FxHashMap::default();
+    let mut reader = Reader::default();
     for element in elements {
+        reader.element(element, out);
+    }
+    reader.finish(out);
+}
+
+/// A log read one envelope at a time. Its records are given thread by thread, in the
+/// order the threads start: the first thread's as soon as they are final (its calls
+/// paired, or past the next assistant message), every other thread's at the end of
+/// the log, as a later line may still belong to the first.
+#[derive(Default)]
+pub(super) struct Reader {
+    threads: Vec<Thread>,
+    by_name: FxHashMap<Option<String>, usize>,
+    /// The sidechain thread each sidechain envelope's uuid belongs to.
+    sidechain_of: FxHashMap<String, String>,
+}
+
+impl Reader {
+    /// Reads one envelope, handing on what is final.
+    pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        let read = self.read(element, out);
+        if let Some(first) = self.threads.first_mut() {
+            first.pairer.flush_in(first.name.as_deref(), out);
+        }
+        // What another thread holds is handed on after its line is gone.
+        if let Some(index @ 1..) = read {
+            self.threads[index].pairer.pin_new(out);
+        }
+    }
+
+    /// Reads one envelope into its thread: the thread's index, if it has one.
+    fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
         let site = &element.site;
         let Value::Object(map) = element.value else {
             out.problem(
@@ -83,7 +112,7 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     describe(element.value)
                 ),
             );
-            continue;
+            return None;
         };
         let ty = match map.get("type") {
             Some(Value::String(ty)) => ty.as_str(),
@@ -92,22 +121,23 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     site,
                     format!("field `type` is {}, expected a string", describe(other)),
                 );
-                continue;
+                return None;
             }
             None => {
                 out.problem(site, "log line has no `type`");
-                continue;
+                return None;
             }
         };
         if !matches!(ty, "user" | "assistant") {
-            continue;
+            return None;
         }
         let Some(Value::Object(message)) = map.get("message") else {
             out.problem(site, format!("`{ty}` line has no `message` object"));
-            continue;
+            return None;
         };
-        let name = trace_name(map, &mut sidechain_of);
-        let index = *by_name.entry(name.clone()).or_insert_with(|| {
+        let name = trace_name(map, &mut self.sidechain_of);
+        let threads = &mut self.threads;
+        let index = *self.by_name.entry(name.clone()).or_insert_with(|| {
             threads.push(Thread {
                 name,
                 pairer: Pairer::new("no tool_result before the next assistant message"),
@@ -126,9 +156,14 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
         }
         thread.pairer.set_stamp(stamp(map), result_stamp(map));
         anthropic::content(message, role, &site.child("message"), &mut thread.pairer);
+        Some(index)
     }
-    for thread in threads {
-        thread.pairer.finish_in(thread.name.as_deref(), out);
+
+    /// Hands on the rest, thread by thread.
+    pub(super) fn finish(self, out: &mut Out) {
+        for thread in self.threads {
+            thread.pairer.finish_in(thread.name.as_deref(), out);
+        }
     }
 }
 

@@ -19,7 +19,7 @@
 //!   settings: neither is a record.
 //! - Every record gets the envelope's `timestamp` as `time`.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::shared::{Map, Pairer, describe, id_text, str_of};
@@ -48,21 +48,64 @@ struct Session {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let payloads = elements.iter().filter_map(|e| {
-        let map = e.value.as_object()?;
+    let mut reader = Reader::new(answered(elements.iter().map(|e| e.value)));
+    for element in elements {
+        reader.element(element, out);
+    }
+    reader.finish(out);
+}
+
+/// The call ids that the output items of rollout `lines` answer: a built-in call
+/// answered by one is paired with it ([`responses::answered`]).
+pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
+    responses::answered(lines.filter_map(|line| {
+        let map = line.as_object()?;
         (str_of(map, "type") == Some("response_item"))
             .then(|| map.get("payload"))
             .flatten()
-    });
-    let answered = responses::answered(payloads);
-    let mut sessions: Vec<Session> = vec![Session {
-        name: None,
-        pairer: Pairer::new(responses::WHY_MISSING),
-        used: false,
-    }];
-    let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
-    let mut current = 0;
-    for element in elements {
+    }))
+}
+
+/// A rollout read one line at a time. Its records are given session by session, in
+/// the order the sessions start: the first session's as soon as they are final, every
+/// other session's at the end of the rollout, as a later line may still resume the
+/// first.
+pub(super) struct Reader {
+    /// The call ids output items answer, over the whole rollout.
+    answered: FxHashSet<String>,
+    sessions: Vec<Session>,
+    by_name: FxHashMap<String, usize>,
+    current: usize,
+}
+
+impl Reader {
+    /// A reader of a rollout whose output items answer the calls `answered` names.
+    pub(super) fn new(answered: FxHashSet<String>) -> Reader {
+        Reader {
+            answered,
+            sessions: vec![Session {
+                name: None,
+                pairer: Pairer::new(responses::WHY_MISSING),
+                used: false,
+            }],
+            by_name: FxHashMap::default(),
+            current: 0,
+        }
+    }
+
+    /// Reads one line, handing on what is final.
+    pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        self.read(element, out);
+        let first = &mut self.sessions[0];
+        first.pairer.flush_in(first.name.as_deref(), out);
+        // What another session holds is handed on after its line is gone.
+        if self.current > 0 {
+            self.sessions[self.current].pairer.pin_new(out);
+        }
+    }
+
+    fn read(&mut self, element: &Element<'_>, out: &mut Out) {
+        let sessions = &mut self.sessions;
         let site = &element.site;
         let Value::Object(map) = element.value else {
             out.problem(
@@ -72,23 +115,24 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     describe(element.value)
                 ),
             );
-            continue;
+            return;
         };
         let (Some(ty), Some(payload)) = (str_of(map, "type"), map.get("payload")) else {
             out.problem(site, "rollout line needs a string `type` and a `payload`");
-            continue;
+            return;
         };
         match ty {
             "session_meta" => {
                 let Some(id) = payload.get("id").and_then(id_text) else {
                     out.problem(&site.child("payload"), "`session_meta` has no `id`");
-                    continue;
+                    return;
                 };
-                current = match by_name.get(&id) {
+                let current = self.current;
+                self.current = match self.by_name.get(&id) {
                     Some(&index) => index,
                     None if !sessions[current].used && sessions[current].name.is_none() => {
                         sessions[current].name = Some(id.clone());
-                        by_name.insert(id, current);
+                        self.by_name.insert(id, current);
                         current
                     }
                     None => {
@@ -97,13 +141,13 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                             pairer: Pairer::new(responses::WHY_MISSING),
                             used: false,
                         });
-                        by_name.insert(id, sessions.len() - 1);
+                        self.by_name.insert(id, sessions.len() - 1);
                         sessions.len() - 1
                     }
                 };
             }
             "response_item" => {
-                let session = &mut sessions[current];
+                let session = &mut sessions[self.current];
                 session.used = true;
                 let mut stamp = Map::new();
                 if let Some(time) = map.get("timestamp").filter(|t| !t.is_null()) {
@@ -114,14 +158,18 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     value: payload,
                     site: site.child("payload"),
                 };
-                responses::item(&item, &answered, &mut session.pairer);
+                responses::item(&item, &self.answered, &mut session.pairer);
             }
             // Terminal UI events, turn settings, compaction summaries.
             _ => {}
         }
     }
-    for session in sessions {
-        session.pairer.finish_in(session.name.as_deref(), out);
+
+    /// Hands on the rest, session by session.
+    pub(super) fn finish(self, out: &mut Out) {
+        for session in self.sessions {
+            session.pairer.finish_in(session.name.as_deref(), out);
+        }
     }
 }
 

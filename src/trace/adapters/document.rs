@@ -352,7 +352,7 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
 /// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
 /// otherwise, and the slower reading that says what is wrong, and where, is left to
 /// the caller.
-fn parse_unique(text: &str) -> Option<Value> {
+pub(super) fn parse_unique(text: &str) -> Option<Value> {
     use serde::de::DeserializeSeed;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Distinct { keep: true }
@@ -596,6 +596,15 @@ fn foreign<'e, 'v>(
     first
 }
 
+/// What is said of a transcript read as `forced` whose elements are clearly `other`.
+pub(super) fn foreign_message(forced: Format, other: Format) -> String {
+    format!(
+        "--format {forced} reads this transcript as {}, but its elements are {} (--format {other}): what {forced} does not know, such as their tool calls, is not read",
+        forced.describe(),
+        other.describe()
+    )
+}
+
 /// A file of one transcript element per line: one transcript of every line.
 fn element_lines<'v>(docs: &'v [Doc], options: &InputOptions) -> Found<'v> {
     let elements: Vec<Element<'_>> = docs
@@ -744,14 +753,7 @@ pub(super) fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String,
         if let Some(forced) = forced
             && let Some((element, other)) = foreign(&transcript.elements, forced)
         {
-            out.problem(
-                &element.site,
-                format!(
-                    "--format {forced} reads this transcript as {}, but its elements are {} (--format {other}): what {forced} does not know, such as their tool calls, is not read",
-                    forced.describe(),
-                    other.describe()
-                ),
-            );
+            out.problem(&element.site, foreign_message(forced, other));
         }
         match transcript.format {
             Format::Otel => {

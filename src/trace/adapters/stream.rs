@@ -2,8 +2,21 @@
 //! never the whole input at once.
 //!
 //! Two shapes stream:
-//! - a log of one JSON-RPC / MCP message per line, read line by line through the MCP
-//!   adapter's [`mcp::Reader`], which holds only the requests still open;
+//! - a file of one transcript element per line (an MCP log, a Claude Code session
+//!   log, a Codex rollout, chat messages one per line), read line by line through
+//!   its format's incremental adapter ([`Lines`]), which holds only what it has not
+//!   handed on yet: an MCP log the requests still open; a turn-based transcript the
+//!   records after a call still unanswered at the next assistant message (whether it
+//!   gets a `missing` result there is known when the call is answered, or at the end).
+//!   A Claude Code log or a Codex rollout gives its records thread by thread (session,
+//!   sidechain), in the order the threads start, as reading the whole file does: the
+//!   first thread streams, and every later one is held, as records, until the end of
+//!   the file, since a later line may still belong to the first. A log is normally
+//!   one session, so this holds the one transcript open, not the file.
+//!   What must be known before the first record is read in a first pass that keeps
+//!   nothing ([`plan_lines`]): the format (the first element that says it), with
+//!   `--format` whether an element is of the forced format, and for Codex rollouts and
+//!   Responses items the ids of the calls output items answer.
 //! - a document whose top level is an array of runs, read one run at a time: a
 //!   scanner finds each element's bytes, which are parsed, searched for transcripts and
 //!   adapted as the whole document would be, then dropped.
@@ -24,19 +37,20 @@ use std::collections::VecDeque;
 use std::io::{self, BufRead};
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::document::{
-    Current, Doc, adapt, line_doc, malformed, trace_name, unknown_format_at,
-    valid_without_duplicates,
+    Current, Doc, adapt, foreign_message, line_doc, malformed, parse_unique, trace_name,
+    unknown_format_at, valid_without_duplicates,
 };
 use super::search::{Found, Search};
-use super::shared::Map;
+use super::shared::{Map, Pairer};
 use super::{
-    Detected, Element, Emit, Emitted, Entry, Format, Layout, Out, Problem, Site, mcp, otel,
+    Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Site,
+    Source, anthropic, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
-use crate::trace::reader::LineReader;
+use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
 
 /// A transcript input being streamed.
@@ -50,6 +64,9 @@ pub struct Stream {
     /// An error that stopped reading, handed on after what came before it.
     failed: Option<io::Error>,
     ended: bool,
+    /// A problem of the transcript as a whole, handed on before its first record
+    /// (`--format` naming another format than its elements').
+    first: Option<Problem>,
 }
 
 impl std::fmt::Debug for Stream {
@@ -71,8 +88,185 @@ enum Docs {
 
 /// What turns documents into records.
 enum Reader {
-    Mcp(mcp::Reader),
+    Lines(Lines),
     Runs(Runs),
+}
+
+/// The adapter of a file of one transcript element per line, read one element at a
+/// time: the whole file is one transcript (one trace per session in a log of
+/// sessions), and each adapter holds only what it has not handed on yet.
+enum Lines {
+    Mcp(mcp::Reader),
+    ClaudeCode(claude_code::Reader),
+    Codex(codex::Reader),
+    /// Chat messages (OpenAI, Anthropic, Gemini CLI), each read by its format's
+    /// function.
+    Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
+    /// OpenAI Responses items, with the call ids output items answer.
+    Responses(Pairer, FxHashSet<String>),
+}
+
+impl Lines {
+    /// The adapter of `format` with what `plan` found; `None` for a format whose
+    /// adapter reads its transcript whole.
+    fn new(plan: LinePlan) -> Option<Lines> {
+        Some(match plan.format {
+            Format::Mcp => Lines::Mcp(mcp::Reader::default()),
+            Format::ClaudeCode => Lines::ClaudeCode(claude_code::Reader::default()),
+            Format::Codex => Lines::Codex(codex::Reader::new(plan.codex_answered)),
+            Format::OpenAi => Lines::Messages(Pairer::new(openai::WHY_MISSING), openai::message),
+            Format::Anthropic => {
+                Lines::Messages(Pairer::new(anthropic::WHY_MISSING), anthropic::message)
+            }
+            Format::Gemini => Lines::Messages(Pairer::new(gemini::WHY_MISSING), gemini::message),
+            Format::Responses => {
+                Lines::Responses(Pairer::new(responses::WHY_MISSING), plan.responses_answered)
+            }
+            Format::Native | Format::Otel | Format::Atif | Format::ToolBench => return None,
+        })
+    }
+
+    fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        match self {
+            Lines::Mcp(reader) => reader.element(element, out),
+            Lines::ClaudeCode(reader) => reader.element(element, out),
+            Lines::Codex(reader) => reader.element(element, out),
+            Lines::Messages(pairer, message) => {
+                message(element, pairer);
+                pairer.flush_in(None, out);
+            }
+            Lines::Responses(pairer, answered) => {
+                responses::item(element, answered, pairer);
+                pairer.flush_in(None, out);
+            }
+        }
+    }
+
+    fn finish(self, out: &mut Out) {
+        match self {
+            Lines::Mcp(_) => {}
+            Lines::ClaudeCode(reader) => reader.finish(out),
+            Lines::Codex(reader) => reader.finish(out),
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) => pairer.finish(out),
+        }
+    }
+}
+
+/// Whether a file of one element per line in `format` streams once its format is
+/// known, with nothing read ahead: not Codex rollouts and Responses items, whose
+/// built-in calls' pairing needs every output item's call id first, nor the formats
+/// whose adapters read a transcript whole.
+pub(super) fn lines_stream(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Mcp | Format::ClaudeCode | Format::OpenAi | Format::Anthropic | Format::Gemini
+    )
+}
+
+/// What streaming a file of one element per line needs to know before its first
+/// record, found by [`plan_lines`].
+pub(super) struct LinePlan {
+    /// The file's format: `--format`'s, or the first element's with a format of its
+    /// own (OpenAI when none has).
+    pub format: Format,
+    /// Whether an element said the format (or `--format` did), rather than the
+    /// default.
+    pub decided: bool,
+    /// With `--format`, the first element clearly of another format when none is
+    /// clearly of the forced one: it is reported before any record.
+    foreign: Option<Problem>,
+    /// The call ids output items answer, read as Codex rollout lines and as Responses
+    /// items: a built-in call answered later is not given its own outcome.
+    codex_answered: FxHashSet<String>,
+    responses_answered: FxHashSet<String>,
+    /// Whether the lines read were enough, before the end of the input: a stream's
+    /// head that is enough decides how the whole stream is read.
+    pub enough: bool,
+}
+
+/// Reads `source`, a file of one element per line, as far as needed to know what
+/// reading it needs ([`LinePlan`]), keeping no line: to the first element that says
+/// its format, on to the end for the call ids a Codex or Responses file answers, or to
+/// the first element of the `--format` given.
+pub(super) fn plan_lines(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<LinePlan> {
+    use super::detect::{Signal, signal};
+    let forced = options.format;
+    let mut plan = LinePlan {
+        format: forced.unwrap_or(Format::OpenAi),
+        decided: forced.is_some(),
+        foreign: None,
+        codex_answered: FxHashSet::default(),
+        responses_answered: FxHashSet::default(),
+        enough: false,
+    };
+    // With `--format`, whether an element of that format was met, and the first
+    // element clearly of another.
+    let mut own = forced.is_none();
+    let mut other: Option<(Location, Format)> = None;
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    while let Some(line) = reader.next_line()? {
+        let LineContent::Text(text) = line.content else {
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        // A line with a key twice is not read, but still says the file's format.
+        let (value, unique) = match parse_unique(text) {
+            Some(value) => (value, true),
+            None => match serde_json::from_str::<Value>(text) {
+                Ok(value) => (value, false),
+                Err(_) => continue,
+            },
+        };
+        let strong = match signal(&value) {
+            Signal::Strong(format) => Some(format),
+            _ => None,
+        };
+        if !plan.decided
+            && let Some(format) = strong
+        {
+            plan.format = format;
+            plan.decided = true;
+        }
+        if unique {
+            if !own {
+                match (strong, forced) {
+                    (Some(format), Some(forced)) if format == forced => {
+                        own = true;
+                        other = None;
+                    }
+                    (Some(format), Some(_)) if other.is_none() => {
+                        let loc = Location {
+                            line: line.number,
+                            offset: line.offset,
+                            len: text.len() as u64,
+                            pointer: Box::default(),
+                        };
+                        other = Some((loc, format));
+                    }
+                    _ => {}
+                }
+            }
+            plan.codex_answered
+                .extend(codex::answered(std::iter::once(&value)));
+            plan.responses_answered
+                .extend(responses::answered(std::iter::once(&value)));
+        }
+        let answers = matches!(plan.format, Format::Codex | Format::Responses);
+        if plan.decided && own && !answers {
+            plan.enough = true;
+            break;
+        }
+    }
+    if let (Some(forced), Some((loc, format))) = (forced, other) {
+        plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
+    }
+    Ok(plan)
 }
 
 #[derive(Default)]
@@ -90,17 +284,28 @@ struct Runs {
 }
 
 impl Stream {
-    /// Streams an MCP / JSON-RPC log, one message per line, from `input`.
-    pub(super) fn mcp(input: Box<dyn BufRead>, max_line_bytes: usize) -> Stream {
-        Stream::new(
+    /// Streams a file of one element per line from `input`, as `plan` says; `None`
+    /// for a format whose adapter reads its transcript whole.
+    pub(super) fn lines(
+        input: Box<dyn BufRead>,
+        mut plan: LinePlan,
+        explicit: bool,
+        max_line_bytes: usize,
+    ) -> Option<Stream> {
+        let format = plan.format;
+        let first = plan.foreign.take();
+        let mut stream = Stream::new(
             Docs::Lines {
                 reader: LineReader::with_max_line_bytes(input, max_line_bytes),
                 max_line_bytes,
             },
-            Reader::Mcp(mcp::Reader::default()),
+            Reader::Lines(Lines::new(plan)?),
             Layout::ElementLines,
-            vec![Format::Mcp],
-        )
+            vec![format],
+        );
+        stream.detected.explicit = explicit;
+        stream.first = first;
+        Some(stream)
     }
 
     /// Streams the document at `path`, whose top level is an array of runs, one run
@@ -175,6 +380,7 @@ impl Stream {
             next_doc: 0,
             failed: None,
             ended: false,
+            first: None,
         }
     }
 
@@ -229,10 +435,22 @@ impl Stream {
             return;
         }
         self.ended = true;
-        if let Reader::Runs(runs) = &mut self.reader {
-            let runs = std::mem::take(runs);
-            runs.finish(&mut self.finisher);
+        match &mut self.reader {
+            Reader::Runs(runs) => {
+                let runs = std::mem::take(runs);
+                runs.finish(&mut self.finisher);
+            }
+            Reader::Lines(lines) => {
+                let lines = std::mem::replace(lines, Lines::Mcp(mcp::Reader::default()));
+                let mut out = Out::default();
+                lines.finish(&mut out);
+                self.hand_on(&mut out, None);
+            }
         }
+        if let Some(problem) = self.first.take() {
+            self.finisher.item_problem(problem);
+        }
+        self.finisher.drain_early(None);
         self.finisher.flush();
     }
 
@@ -245,16 +463,14 @@ impl Stream {
                     reader,
                     max_line_bytes,
                 },
-                Reader::Mcp(mcp),
+                Reader::Lines(lines),
             ) => {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
                 let mut problems = Vec::new();
                 let doc = line_doc(line, *max_line_bytes, &mut problems);
-                for problem in problems {
-                    self.finisher.problem(problem);
-                }
+                self.finisher.early.extend(problems);
                 let Some(doc) = doc else { return Ok(true) };
                 self.next_doc += 1;
                 let doc = Rc::new(doc);
@@ -262,17 +478,14 @@ impl Stream {
                     return Ok(true);
                 };
                 let mut out = current(index, &doc);
-                mcp.element(
+                lines.element(
                     &Element {
                         value,
                         site: Site::new(index, String::new()),
                     },
                     &mut out,
                 );
-                for item in out.items {
-                    self.finisher
-                        .emitted("", item, |site| locate(&doc, index, site));
-                }
+                self.hand_on(&mut out, Some((&doc, index)));
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {
@@ -310,6 +523,30 @@ impl Stream {
                 Ok(true)
             }
             _ => unreachable!("bug: a stream's documents and reader go together"),
+        }
+    }
+}
+
+impl Stream {
+    /// Hands on what an adapter of lines emitted, while the line it read, document
+    /// `index`, is at hand (`None` at the end, when every site is pinned).
+    fn hand_on(&mut self, out: &mut Out, doc: Option<(&Doc, usize)>) {
+        if out.items.is_empty() {
+            return;
+        }
+        if let Some(problem) = self.first.take() {
+            self.finisher.item_problem(problem);
+        }
+        for item in out.items.drain(..) {
+            self.finisher
+                .emitted("", item, |site| match (&site.pinned, doc) {
+                    (Some(loc), _) => Location::clone(loc),
+                    (None, Some((doc, index))) => locate(doc, index, site),
+                    (None, None) => {
+                        debug_assert!(false, "bug: a site of a line gone, not pinned");
+                        Location::default()
+                    }
+                });
         }
     }
 }
@@ -424,6 +661,10 @@ struct Finisher {
     first: Option<String>,
     decided: bool,
     many: bool,
+    /// Problems of lines read (not JSON, a key twice), waiting for the first item
+    /// emitted at or after their place, before which reading the whole input puts
+    /// them: an adapter may still hold records from before them.
+    early: VecDeque<Problem>,
 }
 
 enum Pending {
@@ -446,10 +687,29 @@ impl Finisher {
         }
     }
 
+    /// Hands on the problems of lines read up to `offset` (all with `None`).
+    fn drain_early(&mut self, offset: Option<u64>) {
+        while self
+            .early
+            .front()
+            .is_some_and(|p| offset.is_none_or(|offset| p.loc.offset <= offset))
+        {
+            let problem = self.early.pop_front().expect("bug: a problem just seen");
+            self.problem(problem);
+        }
+    }
+
+    /// A problem an adapter found, in its place among the records.
+    fn item_problem(&mut self, problem: Problem) {
+        self.drain_early(Some(problem.loc.offset));
+        self.problem(problem);
+    }
+
     /// An item an adapter emitted for the transcript named `transcript`, located by
     /// `locate`.
     fn emitted(&mut self, transcript: &str, item: Emitted, locate: impl Fn(&Site) -> Location) {
         let loc = locate(&item.site);
+        self.drain_early(Some(loc.offset));
         let name = match item.what {
             Emit::Record(_) => trace_name(transcript, &item),
             Emit::Problem(_) => String::new(),
