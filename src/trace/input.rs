@@ -872,6 +872,50 @@ mod tests {
     }
 
     #[test]
+    fn long_logs_read_through_first_stream_as_they_read_whole() {
+        // Past the first pass's threshold: sessions one after the other, one with a
+        // sidechain, one with a bad line, and one whose session comes back at the end.
+        let mut log = String::new();
+        for session in 0..6 {
+            let one: String = claude_code_log()
+                .replace("\"s1\"", &format!("\"s1-{session}\""))
+                .replace("\"s2\"", "\"s1-0\"");
+            log += &one;
+        }
+        assert!(log.len() > 4 * 2048);
+        streams_as_read_whole(&log, 18);
+        // One session only: no `trace` field, and records handed on before the end.
+        let single: String = log
+            .lines()
+            .filter(|l| l.contains("\"s1-0\"") && !l.contains("isSidechain\":true"))
+            .map(|l| format!("{l}\n"))
+            .chain((0..40).map(|i| {
+                format!("{{\"type\":\"user\",\"sessionId\":\"s1-0\",\"uuid\":\"z{i}\",\"message\":{{\"role\":\"user\",\"content\":\"padding padding padding padding padding {i}\"}}}}\n")
+            }))
+            .collect();
+        streams_as_read_whole(&single, 1);
+        // Codex sessions one after the other.
+        let codex = |ty: &str, payload: String| {
+            format!("{{\"timestamp\":\"t\",\"type\":\"{ty}\",\"payload\":{payload}}}\n")
+        };
+        let mut rollout = String::new();
+        for s in 0..30 {
+            rollout += &codex("session_meta", format!(r#"{{"id":"r{s}"}}"#));
+            rollout += &codex(
+                "response_item",
+                format!(
+                    r#"{{"type":"function_call","name":"create","call_id":"f{s}","arguments":"{{}}"}}"#
+                ),
+            );
+            rollout += &codex(
+                "response_item",
+                format!(r#"{{"type":"function_call_output","call_id":"f{s}","output":"ok"}}"#),
+            );
+        }
+        streams_as_read_whole(&rollout, 30);
+    }
+
+    #[test]
     fn run_arrays_stream_as_they_read_whole() {
         let run = |id: &str, tool: &str| {
             format!(

@@ -29,6 +29,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::threads::{self, Threads};
 use super::{Element, Out, anthropic};
 
 /// Envelope fields that only Claude Code writes beside a `message`.
@@ -60,7 +61,7 @@ pub fn is_envelope(map: &Map) -> bool {
 }
 
 /// One trace of the log: the main thread of a session, or one sidechain.
-struct Thread {
+pub(super) struct Thread {
     name: Option<String>,
     pairer: Pairer,
     /// The `message.id` of the last assistant envelope, to tell a new message from
@@ -77,31 +78,37 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
 }
 
 /// A log read one envelope at a time. Its records are given thread by thread, in the
-/// order the threads start: the first thread's as soon as they are final (its calls
-/// paired, or past the next assistant message), every other thread's at the end of
-/// the log, as a later line may still belong to the first.
+/// order the threads start ([`Threads`]).
 #[derive(Default)]
 pub(super) struct Reader {
-    threads: Vec<Thread>,
+    threads: Threads<Thread>,
     by_name: FxHashMap<Option<String>, usize>,
     /// The sidechain thread each sidechain envelope's uuid belongs to.
     sidechain_of: FxHashMap<String, String>,
+}
+
+impl threads::Thread for Thread {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    fn pairer(&mut self) -> &mut Pairer {
+        &mut self.pairer
+    }
 }
 
 impl Reader {
     /// Reads one envelope, handing on what is final.
     pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
         let read = self.read(element, out);
-        if let Some(first) = self.threads.first_mut() {
-            first.pairer.flush_in(first.name.as_deref(), out);
-        }
-        // What another thread holds is handed on after its line is gone.
-        if let Some(index @ 1..) = read {
-            self.threads[index].pairer.pin_new(out);
-        }
+        self.threads.after(read, element.site.doc, out);
     }
 
-    /// Reads one envelope into its thread: the thread's index, if it has one.
+    /// The threads, to make this a first pass or tell it where threads end.
+    pub(super) fn threads(&mut self) -> &mut Threads<Thread> {
+        &mut self.threads
+    }
+
     fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
         let site = &element.site;
         let Value::Object(map) = element.value else {
@@ -142,10 +149,9 @@ impl Reader {
                 name,
                 pairer: Pairer::new("no tool_result before the next assistant message"),
                 last_assistant: None,
-            });
-            threads.len() - 1
+            })
         });
-        let thread = &mut threads[index];
+        let thread = threads.get_mut(index);
         let role = str_of(message, "role").unwrap_or(ty);
         if role == "assistant" {
             let id = message.get("id").and_then(id_text);
@@ -161,9 +167,7 @@ impl Reader {
 
     /// Hands on the rest, thread by thread.
     pub(super) fn finish(self, out: &mut Out) {
-        for thread in self.threads {
-            thread.pairer.finish_in(thread.name.as_deref(), out);
-        }
+        self.threads.finish(out);
     }
 }
 

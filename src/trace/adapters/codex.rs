@@ -23,6 +23,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::threads::{self, Threads};
 use super::{Element, Out, responses};
 
 /// The envelope types of a rollout line.
@@ -40,7 +41,7 @@ pub fn is_envelope(map: &Map) -> bool {
         && matches!(map.get("payload"), Some(Value::Object(_)))
 }
 
-struct Session {
+pub(super) struct Session {
     name: Option<String>,
     pairer: Pairer,
     /// Whether a record was read into it yet (a `session_meta` before any names it).
@@ -67,27 +68,37 @@ pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<
 }
 
 /// A rollout read one line at a time. Its records are given session by session, in
-/// the order the sessions start: the first session's as soon as they are final, every
-/// other session's at the end of the rollout, as a later line may still resume the
-/// first.
+/// the order the sessions start ([`Threads`]).
 pub(super) struct Reader {
     /// The call ids output items answer, over the whole rollout.
     answered: FxHashSet<String>,
-    sessions: Vec<Session>,
+    sessions: Threads<Session>,
     by_name: FxHashMap<String, usize>,
     current: usize,
+}
+
+impl threads::Thread for Session {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    fn pairer(&mut self) -> &mut Pairer {
+        &mut self.pairer
+    }
 }
 
 impl Reader {
     /// A reader of a rollout whose output items answer the calls `answered` names.
     pub(super) fn new(answered: FxHashSet<String>) -> Reader {
+        let mut sessions = Threads::default();
+        sessions.push(Session {
+            name: None,
+            pairer: Pairer::new(responses::WHY_MISSING),
+            used: false,
+        });
         Reader {
             answered,
-            sessions: vec![Session {
-                name: None,
-                pairer: Pairer::new(responses::WHY_MISSING),
-                used: false,
-            }],
+            sessions,
             by_name: FxHashMap::default(),
             current: 0,
         }
@@ -95,16 +106,17 @@ impl Reader {
 
     /// Reads one line, handing on what is final.
     pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
-        self.read(element, out);
-        let first = &mut self.sessions[0];
-        first.pairer.flush_in(first.name.as_deref(), out);
-        // What another session holds is handed on after its line is gone.
-        if self.current > 0 {
-            self.sessions[self.current].pairer.pin_new(out);
-        }
+        let read = self.read(element, out);
+        self.sessions.after(read, element.site.doc, out);
     }
 
-    fn read(&mut self, element: &Element<'_>, out: &mut Out) {
+    /// The sessions, to make this a first pass or tell it where sessions end.
+    pub(super) fn threads(&mut self) -> &mut Threads<Session> {
+        &mut self.sessions
+    }
+
+    /// Reads one line; the session it read a record into, if any.
+    fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
         let sessions = &mut self.sessions;
         let site = &element.site;
         let Value::Object(map) = element.value else {
@@ -115,39 +127,41 @@ impl Reader {
                     describe(element.value)
                 ),
             );
-            return;
+            return None;
         };
         let (Some(ty), Some(payload)) = (str_of(map, "type"), map.get("payload")) else {
             out.problem(site, "rollout line needs a string `type` and a `payload`");
-            return;
+            return None;
         };
         match ty {
             "session_meta" => {
                 let Some(id) = payload.get("id").and_then(id_text) else {
                     out.problem(&site.child("payload"), "`session_meta` has no `id`");
-                    return;
+                    return None;
                 };
                 let current = self.current;
+                let open = sessions.get_mut(current);
                 self.current = match self.by_name.get(&id) {
                     Some(&index) => index,
-                    None if !sessions[current].used && sessions[current].name.is_none() => {
-                        sessions[current].name = Some(id.clone());
+                    None if !open.used && open.name.is_none() => {
+                        open.name = Some(id.clone());
                         self.by_name.insert(id, current);
                         current
                     }
                     None => {
-                        sessions.push(Session {
+                        let index = sessions.push(Session {
                             name: Some(id.clone()),
                             pairer: Pairer::new(responses::WHY_MISSING),
                             used: false,
                         });
-                        self.by_name.insert(id, sessions.len() - 1);
-                        sessions.len() - 1
+                        self.by_name.insert(id, index);
+                        index
                     }
                 };
+                None
             }
             "response_item" => {
-                let session = &mut sessions[self.current];
+                let session = sessions.get_mut(self.current);
                 session.used = true;
                 let mut stamp = Map::new();
                 if let Some(time) = map.get("timestamp").filter(|t| !t.is_null()) {
@@ -159,17 +173,16 @@ impl Reader {
                     site: site.child("payload"),
                 };
                 responses::item(&item, &self.answered, &mut session.pairer);
+                Some(self.current)
             }
             // Terminal UI events, turn settings, compaction summaries.
-            _ => {}
+            _ => None,
         }
     }
 
     /// Hands on the rest, session by session.
     pub(super) fn finish(self, out: &mut Out) {
-        for session in self.sessions {
-            session.pairer.finish_in(session.name.as_deref(), out);
-        }
+        self.sessions.finish(out);
     }
 }
 

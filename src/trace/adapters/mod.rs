@@ -37,6 +37,7 @@ mod search;
 pub(crate) mod select;
 mod shared;
 mod stream;
+mod threads;
 pub(crate) mod toolbench;
 pub(crate) mod unanswered;
 
@@ -464,10 +465,8 @@ fn open_source(
         match layout {
             Layout::ElementLines => {
                 let plan = stream::plan_lines(source, options, max_line_bytes)?;
-                let file = std::fs::File::open(path)?;
-                let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
                 let explicit = options.format.is_some();
-                if let Some(stream) = Stream::lines(input, plan, explicit, max_line_bytes) {
+                if let Some(stream) = Stream::lines_of_file(path, plan, explicit, max_line_bytes)? {
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }

@@ -244,6 +244,9 @@ struct Call {
     answered: bool,
     reported: bool,
     by_position: bool,
+    /// Whether its record was handed on: once it is also answered, nothing reads its
+    /// fields or site again, and they are dropped.
+    emitted: bool,
 }
 
 /// Pairs calls with results in a transcript whose turns are known, and places the
@@ -361,6 +364,7 @@ impl Pairer {
             fields,
             answered: false,
             reported: false,
+            emitted: false,
             by_position,
         });
         self.push(Event::Call(number));
@@ -394,6 +398,10 @@ impl Pairer {
                 }
                 if by_position {
                     put(&mut fields, "paired_by", "position");
+                }
+                if call.emitted {
+                    call.fields = Map::new();
+                    call.site = Site::new(call.site.doc, String::new());
                 }
             }
             None => {
@@ -489,6 +497,7 @@ impl Pairer {
                 Event::Problem(site, message) => out.problem(&site, message),
                 Event::Call(number) => {
                     let call = &mut self.calls[number];
+                    call.emitted = true;
                     // An answered call's fields are not read again: its result took
                     // what it needed.
                     let fields = match call.answered {
@@ -496,8 +505,9 @@ impl Pairer {
                         false => call.fields.clone(),
                     };
                     out.record_in(trace.clone(), &call.site, fields);
-                    if !call.answered {
-                        self.pending.push(number);
+                    match call.answered {
+                        true => call.site = Site::new(call.site.doc, String::new()),
+                        false => self.pending.push(number),
                     }
                 }
             }

@@ -11,8 +11,10 @@
 //!   A Claude Code log or a Codex rollout gives its records thread by thread (session,
 //!   sidechain), in the order the threads start, as reading the whole file does: the
 //!   first thread streams, and every later one is held, as records, until the end of
-//!   the file, since a later line may still belong to the first. A log is normally
-//!   one session, so this holds the one transcript open, not the file.
+//!   the file, since a later line may still belong to the first, unless a first pass
+//!   (below) found where each thread ends: then a thread is finished at its last line
+//!   and the next one streams, so a file of sessions one after the other holds only
+//!   the session being read.
 //!   What must be known before the first record is read in a first pass that keeps
 //!   nothing ([`plan_lines`]): the format (the first element that says it), with
 //!   `--format` whether an element is of the forced format, and for Codex rollouts and
@@ -25,8 +27,11 @@
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
 //! whole input: whether it holds more than one trace, which decides whether records
 //! carry a `trace` field. Records are held back until a second trace shows up (from
-//! then on they stream) or the input ends, so a file of one transcript is held whole
-//! as records, and a file of many holds little more than its first trace.
+//! then on they stream) or the input ends. A file of lines still undecided after its
+//! first MiB (or a Claude Code or Codex log of that size) is read through once first,
+//! keeping nothing but its count of traces and where each thread ends
+//! ([`Stream::survey`]); from then on its records stream. A stream that cannot be read
+//! again (standard input, a pipe) of one transcript is held whole, as records.
 //!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
@@ -67,7 +72,22 @@ pub struct Stream {
     /// A problem of the transcript as a whole, handed on before its first record
     /// (`--format` naming another format than its elements').
     first: Option<Problem>,
+    /// For a file, which can be read again: a stream of it from its start, for a first
+    /// pass ([`Stream::survey`]).
+    reopen: Option<Reopen>,
+    /// Traces the first pass counted.
+    surveyed: usize,
+    /// Where in the input the last document read starts.
+    offset: u64,
 }
+
+type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
+
+/// Bytes of input after which a file whose records are still held back (it is not
+/// known yet whether it holds more than one trace) or given thread by thread is read
+/// through once first, so that its records stream from then on.
+/// (Unit tests use a small one, to read small files both ways.)
+const SURVEY_AFTER: u64 = if cfg!(test) { 2048 } else { 1 << 20 };
 
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -142,6 +162,38 @@ impl Lines {
         }
     }
 
+    /// Makes this the adapter of a first pass, which only counts.
+    fn survey(&mut self) {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().survey(),
+            Lines::Codex(reader) => reader.threads().survey(),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+        }
+    }
+
+    /// Whether records are given thread by thread, so that a first pass finding where
+    /// each thread ends lets the later ones stream.
+    fn by_thread(&self) -> bool {
+        matches!(self, Lines::ClaudeCode(_) | Lines::Codex(_))
+    }
+
+    /// Where each thread's last element is, found by a first pass.
+    fn ends(&mut self) -> Option<Vec<usize>> {
+        match self {
+            Lines::ClaudeCode(reader) => Some(reader.threads().ends()),
+            Lines::Codex(reader) => Some(reader.threads().ends()),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => None,
+        }
+    }
+
+    fn set_ends(&mut self, ends: Vec<usize>) {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().set_ends(ends),
+            Lines::Codex(reader) => reader.threads().set_ends(ends),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+        }
+    }
+
     fn finish(self, out: &mut Out) {
         match self {
             Lines::Mcp(_) => {}
@@ -165,6 +217,7 @@ pub(super) fn lines_stream(format: Format) -> bool {
 
 /// What streaming a file of one element per line needs to know before its first
 /// record, found by [`plan_lines`].
+#[derive(Clone)]
 pub(super) struct LinePlan {
     /// The file's format: `--format`'s, or the first element's with a format of its
     /// own (OpenAI when none has).
@@ -308,6 +361,71 @@ impl Stream {
         Some(stream)
     }
 
+    /// [`Stream::lines`] of the file at `path`, which a first pass may read again.
+    pub(super) fn lines_of_file(
+        path: &std::path::Path,
+        plan: LinePlan,
+        explicit: bool,
+        max_line_bytes: usize,
+    ) -> io::Result<Option<Stream>> {
+        let open = |plan| -> io::Result<Option<Stream>> {
+            let file = std::fs::File::open(path)?;
+            let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+            Ok(Stream::lines(input, plan, explicit, max_line_bytes))
+        };
+        let again = plan.clone();
+        let Some(mut stream) = open(plan)? else {
+            return Ok(None);
+        };
+        let path = path.to_path_buf();
+        stream.reopen = Some(Box::new(move || {
+            Stream::lines_of_file(&path, again, explicit, max_line_bytes)
+        }));
+        Ok(Some(stream))
+    }
+
+    /// Reads the file through once, keeping nothing but the count of its traces and
+    /// where each thread ends, so that what is held back can be handed on and what
+    /// follows streams: on a file of one trace, or of threads given one by one. A
+    /// first pass that fails leaves things as they were.
+    fn survey(&mut self) {
+        let Reader::Lines(lines) = &mut self.reader else {
+            return;
+        };
+        if self.finisher.decided && !lines.by_thread() {
+            return;
+        }
+        let Some(reopen) = self.reopen.take() else {
+            return;
+        };
+        let Ok(Some(mut survey)) = reopen() else {
+            return;
+        };
+        survey.reopen = None;
+        survey.finisher.count_only = true;
+        if let Reader::Lines(theirs) = &mut survey.reader {
+            theirs.survey();
+        }
+        loop {
+            match survey.read_doc() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(_) => return,
+            }
+        }
+        if let Reader::Lines(theirs) = &mut survey.reader
+            && let Some(ends) = theirs.ends()
+        {
+            lines.set_ends(ends);
+        }
+        survey.end();
+        self.surveyed = survey.traces();
+        if !self.finisher.decided {
+            self.finisher.many = self.surveyed > 1;
+            self.finisher.flush();
+        }
+    }
+
     /// Streams the document at `path`, whose top level is an array of runs, one run
     /// at a time; `None` when it is not such a document or not valid (it is then read
     /// whole, which reports its errors).
@@ -381,6 +499,9 @@ impl Stream {
             failed: None,
             ended: false,
             first: None,
+            reopen: None,
+            surveyed: 0,
+            offset: 0,
         }
     }
 
@@ -394,7 +515,7 @@ impl Stream {
     /// Distinct traces among the records so far: final once the input is read, and
     /// more than one as soon as [`Stream::decide`] has returned if it will be.
     pub fn traces(&self) -> usize {
-        self.finisher.names.len()
+        self.finisher.names.len().max(self.surveyed)
     }
 
     /// What was recognized in the input so far (final once it is read).
@@ -421,6 +542,7 @@ impl Stream {
     /// Reads one document, or ends the input.
     fn read_one(&mut self) {
         match self.read_doc() {
+            Ok(true) if self.reopen.is_some() && self.offset >= SURVEY_AFTER => self.survey(),
             Ok(true) => {}
             Ok(false) => self.end(),
             Err(err) => {
@@ -473,6 +595,7 @@ impl Stream {
                 self.finisher.early.extend(problems);
                 let Some(doc) = doc else { return Ok(true) };
                 self.next_doc += 1;
+                self.offset = doc.offset;
                 let doc = Rc::new(doc);
                 let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) else {
                     return Ok(true);
@@ -661,6 +784,9 @@ struct Finisher {
     first: Option<String>,
     decided: bool,
     many: bool,
+    /// Whether records are only counted, by trace, and nothing is handed on (a first
+    /// pass).
+    count_only: bool,
     /// Problems of lines read (not JSON, a key twice), waiting for the first item
     /// emitted at or after their place, before which reading the whole input puts
     /// them: an adapter may still hold records from before them.
@@ -681,6 +807,9 @@ impl Finisher {
     }
 
     fn problem(&mut self, problem: Problem) {
+        if self.count_only {
+            return;
+        }
         match self.hold() {
             Some(pending) => pending.push(Pending::Problem(problem)),
             None => self.ready.push_back(Entry::Problem(problem)),
@@ -716,6 +845,9 @@ impl Finisher {
         };
         match item.what {
             Emit::Problem(message) => self.problem(malformed(loc, message)),
+            Emit::Record(_) if self.count_only => {
+                self.names.entry(name).or_insert(0);
+            }
             Emit::Record(fields) => {
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);
