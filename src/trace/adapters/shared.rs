@@ -268,6 +268,9 @@ pub struct Pairer {
     /// pinned yet ([`Pairer::pin_new`]).
     unpinned_events: usize,
     unpinned_calls: usize,
+    /// Whether a record (a call, a result, a message) was read: the transcript then
+    /// has a trace, whenever its records are handed on.
+    recorded: bool,
     calls: Vec<Call>,
     open_by_id: FxHashMap<String, VecDeque<usize>>,
     open_anonymous: Vec<usize>,
@@ -288,6 +291,7 @@ impl Pairer {
             pending: Vec::new(),
             unpinned_events: 0,
             unpinned_calls: 0,
+            recorded: false,
             calls: Vec::new(),
             open_by_id: FxHashMap::default(),
             open_anonymous: Vec::new(),
@@ -318,7 +322,14 @@ impl Pairer {
         fields
     }
 
+    /// Whether a record was read ([`Pairer::record`], [`Pairer::call`],
+    /// [`Pairer::result`]), handed on or not.
+    pub fn recorded(&self) -> bool {
+        self.recorded
+    }
+
     fn push(&mut self, event: Event) {
+        self.recorded |= matches!(event, Event::Record(..) | Event::Call(_));
         self.events.push_back(event);
         self.unpinned_events += 1;
     }

@@ -186,6 +186,16 @@ impl Lines {
         }
     }
 
+    /// Traces known to be in the log so far, held or not: a log given thread by thread
+    /// holds a later thread's records, but its count is known as it is read.
+    fn traces(&mut self) -> usize {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().traces(),
+            Lines::Codex(reader) => reader.threads().traces(),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => 0,
+        }
+    }
+
     fn set_ends(&mut self, ends: Vec<usize>) {
         match self {
             Lines::ClaudeCode(reader) => reader.threads().set_ends(ends),
@@ -608,7 +618,15 @@ impl Stream {
                     },
                     &mut out,
                 );
+                let known = lines.traces();
                 self.hand_on(&mut out, Some((&doc, index)));
+                if !self.finisher.decided && known > 1 {
+                    // A second thread with records: more than one trace, though its
+                    // records wait for the first thread's.
+                    self.surveyed = self.surveyed.max(known);
+                    self.finisher.many = true;
+                    self.finisher.flush();
+                }
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {

@@ -56,6 +56,16 @@ impl<T: Thread> Threads<T> {
         &mut self.threads[index]
     }
 
+    /// Threads that read a record: traces of the log, whenever their records are
+    /// handed on.
+    pub fn traces(&mut self) -> usize {
+        self.threads
+            .iter_mut()
+            .map(|thread| thread.pairer().recorded())
+            .filter(|&recorded| recorded)
+            .count()
+    }
+
     /// Makes this a first pass over the log ([`Threads::ends`]).
     pub fn survey(&mut self) {
         self.survey = true;
