@@ -941,6 +941,14 @@ mod tests {
             run("r3", "create")
         );
         streams_as_read_whole(&mixed, 2);
+        // With --format: the format the runs are in, and another one.
+        for format in [Format::OpenAi, Format::Anthropic] {
+            let forced = InputOptions {
+                format: Some(format),
+                select: None,
+            };
+            streams_as_read_whole_with(&two, 2, &forced);
+        }
         // No transcript anywhere: the whole file is in no known format.
         let nothing = "[{\"id\": 1, \"x\": {\"y\": [true]}}, {\"id\": 2}]";
         let dir = tempfile::tempdir().unwrap();

@@ -470,8 +470,9 @@ fn open_source(
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }
-            Layout::Document if streams(options) => {
-                if let Some(stream) = Stream::runs(path)? {
+            // `--select` reads a document whole.
+            Layout::Document if options.select.is_none() => {
+                if let Some(stream) = Stream::runs(path, options.format)? {
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }

@@ -334,6 +334,8 @@ pub(super) fn plan_lines(
 
 #[derive(Default)]
 struct Runs {
+    /// `--format`'s format, if given.
+    format: Option<Format>,
     /// Whether any run held a transcript.
     found: bool,
     /// Whether the array has any element.
@@ -439,7 +441,10 @@ impl Stream {
     /// Streams the document at `path`, whose top level is an array of runs, one run
     /// at a time; `None` when it is not such a document or not valid (it is then read
     /// whole, which reports its errors).
-    pub(super) fn runs(path: &std::path::Path) -> io::Result<Option<Stream>> {
+    pub(super) fn runs(
+        path: &std::path::Path,
+        format: Option<Format>,
+    ) -> io::Result<Option<Stream>> {
         let open = || -> io::Result<Box<dyn BufRead>> {
             Ok(Box::new(io::BufReader::with_capacity(
                 1 << 16,
@@ -463,7 +468,7 @@ impl Stream {
                 // A first element that is a message, not a run: the array may be a
                 // message list, which is decided over all its elements.
                 let run = serde_json::from_str::<Value>(&element.text).is_ok_and(|value| {
-                    value.is_object() && !super::detect::element_like(&value, None)
+                    value.is_object() && !super::detect::element_like(&value, format)
                 });
                 if !run {
                     return Ok(None);
@@ -482,15 +487,25 @@ impl Stream {
             len: len - elements.skip,
             pointer: Box::default(),
         };
-        Ok(Some(Stream::new(
-            Docs::Array(elements),
-            Reader::Runs(Runs {
-                whole,
-                ..Runs::default()
-            }),
-            Layout::Document,
-            Vec::new(),
-        )))
+        Ok(Some(
+            Stream::new(
+                Docs::Array(elements),
+                Reader::Runs(Runs {
+                    whole,
+                    format,
+                    ..Runs::default()
+                }),
+                Layout::Document,
+                Vec::new(),
+            )
+            .explicit(format.is_some()),
+        ))
+    }
+
+    /// This stream, read with `--format` when `explicit`.
+    fn explicit(mut self, explicit: bool) -> Stream {
+        self.detected.explicit = explicit;
+        self
     }
 
     fn new(docs: Docs, reader: Reader, layout: Layout, formats: Vec<Format>) -> Stream {
@@ -728,7 +743,7 @@ impl Runs {
         // As the search of the whole array goes: each element, one level down.
         Search {
             doc: index,
-            format: None,
+            format: self.format,
             prefix: "",
             found: &mut found,
         }
@@ -748,7 +763,7 @@ impl Runs {
                 .collect();
             self.otel.push((index, doc.clone(), pointers));
         }
-        for (name, item) in adapt(&found, None) {
+        for (name, item) in adapt(&found, self.format) {
             finisher.emitted(&name, item, |site| locate(doc, index, site));
         }
     }
@@ -783,7 +798,7 @@ impl Runs {
             }
         }
         if !self.found && self.any {
-            finisher.problem(unknown_format_at(self.whole, None));
+            finisher.problem(unknown_format_at(self.whole, self.format));
         }
     }
 }
