@@ -576,6 +576,7 @@ fn open_pipe(path: &Path) -> io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::adapters::Selector;
 
     /// What `input` hands out, as `record LINE` and `problem LINE: MESSAGE`.
     fn items(input: TraceInput<'_>) -> Vec<String> {
@@ -948,6 +949,16 @@ mod tests {
                 select: None,
             };
             streams_as_read_whole_with(&two, 2, &forced);
+        }
+        // With --select `[*]…`: each run's list, a path that selects nothing, one
+        // whose lists hold no transcript.
+        for path in ["[*].messages", "[*].nothing", "[*].id"] {
+            let select = InputOptions {
+                format: None,
+                select: Some(Selector::parse(path).unwrap()),
+            };
+            let traces = if path == "[*].messages" { 2 } else { 0 };
+            streams_as_read_whole_with(&two, traces, &select);
         }
         // No transcript anywhere: the whole file is in no known format.
         let nothing = "[{\"id\": 1, \"x\": {\"y\": [true]}}, {\"id\": 2}]";

@@ -680,15 +680,7 @@ fn search_docs<'v>(
         if selected.is_empty() {
             problems.push(selects_nothing(doc, selector, many_docs));
         } else if found.len() == before {
-            problems.push(Problem {
-                kind: ProblemKind::UnknownFormat,
-                loc: doc.whole(),
-                message: format!(
-                    "what --select `{selector}` selects holds no transcript in {}",
-                    tried(options.format)
-                ),
-                hint: None,
-            });
+            problems.push(holds_nothing_at(doc.whole(), selector, options.format));
         }
     }
     match empty_docs.first() {
@@ -711,9 +703,31 @@ fn search_docs<'v>(
 }
 
 fn selects_nothing(doc: &Doc, selector: &Selector, many_docs: bool) -> Problem {
+    selects_nothing_at(doc.whole(), selector, many_docs)
+}
+
+/// What `--select` selects holds no transcript, in the document at `loc`.
+pub(super) fn holds_nothing_at(
+    loc: Location,
+    selector: &Selector,
+    format: Option<Format>,
+) -> Problem {
     Problem {
         kind: ProblemKind::UnknownFormat,
-        loc: doc.whole(),
+        loc,
+        message: format!(
+            "what --select `{selector}` selects holds no transcript in {}",
+            tried(format)
+        ),
+        hint: None,
+    }
+}
+
+/// `--select` selects nothing in the document (a line when `many_docs`) at `loc`.
+pub(super) fn selects_nothing_at(loc: Location, selector: &Selector, many_docs: bool) -> Problem {
+    Problem {
+        kind: ProblemKind::UnknownFormat,
+        loc,
         message: format!(
             "--select `{selector}` selects nothing in this {}",
             if many_docs { "line" } else { "file" }

@@ -470,9 +470,8 @@ fn open_source(
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }
-            // `--select` reads a document whole.
-            Layout::Document if options.select.is_none() => {
-                if let Some(stream) = Stream::runs(path, options.format)? {
+            Layout::Document => {
+                if let Some(stream) = Stream::runs(path, options.format, options.select.as_ref())? {
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }

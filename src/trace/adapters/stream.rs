@@ -20,8 +20,10 @@
 //!   `--format` whether an element is of the forced format, and for Codex rollouts and
 //!   Responses items the ids of the calls output items answer.
 //! - a document whose top level is an array of runs, read one run at a time: a
-//!   scanner finds each element's bytes, which are parsed, searched for transcripts and
-//!   adapted as the whole document would be, then dropped.
+//!   scanner finds each element's bytes, which are parsed, searched for transcripts (or
+//!   selected in, with a `--select` path that starts with `[*]`) and adapted as the
+//!   whole document would be, then dropped. Another `--select` path, an object-wrapped
+//!   document (`{"messages": [...]}`) and the other document formats are read whole.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
@@ -46,14 +48,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::document::{
-    Current, Doc, adapt, foreign_message, line_doc, malformed, parse_unique, trace_name,
-    unknown_format_at, valid_without_duplicates,
+    Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
+    selects_nothing_at, trace_name, unknown_format_at, valid_without_duplicates,
 };
 use super::search::{Found, Search};
 use super::shared::{Map, Pairer};
 use super::{
-    Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Site,
-    Source, anthropic, claude_code, codex, gemini, mcp, openai, otel, responses,
+    Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
+    Site, Source, anthropic, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
@@ -336,6 +338,10 @@ pub(super) fn plan_lines(
 struct Runs {
     /// `--format`'s format, if given.
     format: Option<Format>,
+    /// With `--select [*]…`, what it selects in each run; and whether it selected
+    /// anything.
+    select: Option<(Selector, Selector)>,
+    selected: bool,
     /// Whether any run held a transcript.
     found: bool,
     /// Whether the array has any element.
@@ -444,7 +450,16 @@ impl Stream {
     pub(super) fn runs(
         path: &std::path::Path,
         format: Option<Format>,
+        select: Option<&Selector>,
     ) -> io::Result<Option<Stream>> {
+        let select = match select {
+            None => None,
+            Some(selector) => match selector.after_each() {
+                Some(rest) => Some((selector.clone(), rest)),
+                // A path into the document's top level reads it whole.
+                None => return Ok(None),
+            },
+        };
         let open = || -> io::Result<Box<dyn BufRead>> {
             Ok(Box::new(io::BufReader::with_capacity(
                 1 << 16,
@@ -493,6 +508,7 @@ impl Stream {
                 Reader::Runs(Runs {
                     whole,
                     format,
+                    select,
                     ..Runs::default()
                 }),
                 Layout::Document,
@@ -740,14 +756,27 @@ impl Runs {
     ) {
         let Some(value) = &doc.value else { return };
         let mut found: Vec<Found<'_>> = Vec::new();
-        // As the search of the whole array goes: each element, one level down.
-        Search {
+        let mut search = Search {
             doc: index,
             format: self.format,
             prefix: "",
             found: &mut found,
+        };
+        match &self.select {
+            // As the search of the whole array goes: each element, one level down.
+            None => search.find(value, &doc.base, None, 1),
+            Some((_, rest)) => {
+                for (pointer, selected) in rest.select(value) {
+                    self.selected = true;
+                    // The object holding a selected list names its run.
+                    let parent = pointer
+                        .rfind('/')
+                        .and_then(|end| value.pointer(&pointer[..end]))
+                        .and_then(Value::as_object);
+                    search.selected(selected, &format!("{}{pointer}", doc.base), parent);
+                }
+            }
         }
-        .find(value, &doc.base, None, 1);
         for transcript in &found {
             if !detected.formats.contains(&transcript.format) {
                 detected.formats.push(transcript.format);
@@ -797,8 +826,18 @@ impl Runs {
                 });
             }
         }
-        if !self.found && self.any {
-            finisher.problem(unknown_format_at(self.whole, self.format));
+        match &self.select {
+            None if !self.found && self.any => {
+                finisher.problem(unknown_format_at(self.whole, self.format));
+            }
+            None => {}
+            Some((selector, _)) if !self.selected => {
+                finisher.problem(selects_nothing_at(self.whole, selector, false));
+            }
+            Some((selector, _)) if !self.found => {
+                finisher.problem(holds_nothing_at(self.whole, selector, self.format));
+            }
+            Some(_) => {}
         }
     }
 }
