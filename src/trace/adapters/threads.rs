@@ -112,8 +112,9 @@ impl<T: Thread> Threads<T> {
             let name = head.name().map(str::to_string);
             head.pairer().flush_in(name.as_deref(), out);
         }
-        // What a later thread holds is handed on after its element is gone.
-        if let Some(index) = touched.filter(|&index| index > self.head) {
+        // What another thread holds is handed on after its element is gone (a thread
+        // before the head only when the file changed since the first pass).
+        if let Some(index) = touched.filter(|&index| index != self.head) {
             self.threads[index].pairer().pin_new(out);
         }
     }
