@@ -317,16 +317,27 @@ pub(super) fn plan_lines(
                     _ => {}
                 }
             }
-            plan.codex_answered
-                .extend(codex::answered(std::iter::once(&value)));
-            plan.responses_answered
-                .extend(responses::answered(std::iter::once(&value)));
+            // Until the format is known, as either; then only as the one it is.
+            if !plan.decided || plan.format == Format::Codex {
+                plan.codex_answered
+                    .extend(codex::answered(std::iter::once(&value)));
+            }
+            if !plan.decided || plan.format == Format::Responses {
+                plan.responses_answered
+                    .extend(responses::answered(std::iter::once(&value)));
+            }
         }
         let answers = matches!(plan.format, Format::Codex | Format::Responses);
         if plan.decided && own && !answers {
             plan.enough = true;
             break;
         }
+    }
+    if plan.format != Format::Codex {
+        plan.codex_answered = FxHashSet::default();
+    }
+    if plan.format != Format::Responses {
+        plan.responses_answered = FxHashSet::default();
     }
     if let (Some(forced), Some((loc, format))) = (forced, other) {
         plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
