@@ -253,9 +253,10 @@ pub fn check_path_observed(
 ///
 /// Findings come in the order [`check_path`] gives them. A native JSONL input is
 /// checked as it is read, so a violation is reported when its record is, and the
-/// end-of-trace findings when the input ends; other formats report when their file
-/// ends, as problems of a file as a whole come before its records' findings and may be
-/// found late.
+/// end-of-trace findings when the input ends; so is a file of one transcript element
+/// per line (an MCP log, a Claude Code log), once its adapter hands the record on.
+/// Documents report when their file ends, as problems of a file as a whole come
+/// before its records' findings and may be found late.
 pub fn check_path_reported(
     specs: &[Machine],
     path: &Path,
@@ -345,11 +346,14 @@ fn drive(
         .clone()
         .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
     let own_problems = shard.as_ref().is_none_or(|(s, _)| s.is_first());
-    // Native JSONL has no problem of the file as a whole once records come, so its
-    // findings are final as they are made. A transcript format may find one anywhere
-    // (a `--select` that selects nothing in a later document): its findings wait for
-    // the end of the file.
-    let streams = input.detected().layout == Layout::NativeLines;
+    // Native JSONL and files of one element per line have no problem of the file as
+    // a whole once records come (their problems are each a line's), so their findings
+    // are final as they are made. A document may find one anywhere (a `--select` that
+    // selects nothing in a later document): its findings wait for the end of the file.
+    let streams = matches!(
+        input.detected().layout,
+        Layout::NativeLines | Layout::ElementLines
+    );
     let mut monitor = Monitor::new(specs, file.clone(), trace_by.clone());
     monitor.observer = observer;
     if let Some(limit) = options.provenance_limit {

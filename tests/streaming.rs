@@ -263,3 +263,69 @@ fn a_violation_in_a_pipe_held_open_is_on_stdout_before_the_pipe_ends() {
     reader.join().expect("stdout is read to its end");
     assert_eq!(status.code(), Some(1));
 }
+
+/// A Claude Code log in a named pipe: a violation of the first session is on stdout
+/// while the pipe's writer still holds it open. The second session's first line says
+/// the log holds more than one trace; the first session's records are then handed on
+/// as its calls are answered.
+#[cfg(unix)]
+#[test]
+fn a_violation_in_a_claude_code_log_held_open_is_on_stdout_before_the_log_ends() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pipe = dir.path().join("session.jsonl");
+    let envelope = |session: &str, uuid: &str, ty: &str, message: &str| {
+        format!(
+            r#"{{"type":"{ty}","sessionId":"{session}","uuid":"{uuid}","timestamp":"2025-01-01T00:00:00Z","message":{message}}}"#
+        ) + "\n"
+    };
+    let create = |id: &str, request: &str| {
+        format!(
+            r#"{{"id":"m-{id}","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"create_record","input":{{"request_id":"{request}"}}}}]}}"#
+        )
+    };
+    let timed_out = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"{\"category\": \"outcome_unknown\"}"}]}"#;
+    let text = [
+        envelope("s1", "u1", "user", r#"{"role":"user","content":"file it"}"#),
+        envelope("s2", "v1", "user", r#"{"role":"user","content":"hello"}"#),
+        envelope("s1", "u2", "assistant", &create("t1", "r1")),
+        envelope("s1", "u3", "user", timed_out),
+        // The blind re-create, under a new request id.
+        envelope("s1", "u4", "assistant", &create("t2", "r2")),
+    ]
+    .concat();
+    let held = held_pipe(&pipe, &text);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracegate"))
+        .current_dir(root())
+        .env_clear()
+        .args(["check", "specs", "--output", "json", "--traces"])
+        .arg(&pipe)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("tracegate runs");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (lines, from) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = from
+        .recv_timeout(BOUND)
+        .expect("the violation is written while the log is still open");
+    assert!(
+        first.contains("\"code\":\"forbidden-transition\"") && first.contains("\"line\":5"),
+        "{first}"
+    );
+    drop(held);
+    let status = child
+        .wait()
+        .expect("tracegate ends once the pipe is closed");
+    reader.join().expect("stdout is read to its end");
+    let rest: Vec<String> = from.try_iter().collect();
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    let summary = rest.last().expect("a summary line");
+    assert!(summary.contains("\"traces\":2"), "{summary}");
+}

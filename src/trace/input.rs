@@ -3,8 +3,9 @@
 //!
 //! [`TraceInput::open`] recognizes what a file holds ([`adapters::open`]). Native JSONL
 //! stays on the streaming path, decoded line by line into records that borrow the
-//! line, so a file of any size is read in bounded memory; other formats are read whole
-//! by their adapter. Either way [`TraceInput::for_each`] hands out one [`Item`] at a
+//! line, so a file of any size is read in bounded memory; files of one transcript
+//! element per line and run-array documents stream through their adapters
+//! ([`adapters::Stream`]); other formats are read whole by their adapter. Either way [`TraceInput::for_each`] hands out one [`Item`] at a
 //! time. Every consumer of traces (checking, coverage, shrinking, `convert`,
 //! `lint --traces`, `graph --highlight`) reads them through this type.
 //!
@@ -575,6 +576,7 @@ fn open_pipe(path: &Path) -> io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::adapters::Selector;
 
     /// What `input` hands out, as `record LINE` and `problem LINE: MESSAGE`.
     fn items(input: TraceInput<'_>) -> Vec<String> {
@@ -652,17 +654,21 @@ mod tests {
     /// both give the same.
     #[track_caller]
     fn streams_as_read_whole(text: &str, traces: usize) {
+        streams_as_read_whole_with(text, traces, &InputOptions::default());
+    }
+
+    #[track_caller]
+    fn streams_as_read_whole_with(text: &str, traces: usize, options: &InputOptions) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trace.json");
         std::fs::write(&path, text).unwrap();
-        let options = InputOptions::default();
-        let streamed = TraceInput::open(&path, &options, None).unwrap();
+        let streamed = TraceInput::open(&path, options, None).unwrap();
         assert!(
             matches!(streamed.body, Body::Stream(_)),
             "not streamed: {text}"
         );
         assert_eq!(streamed.traces() > 1, traces > 1);
-        let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+        let whole = TraceInput::from_bytes(text.as_bytes(), options, None);
         assert!(whole.reading().is_some());
         let streamed = everything(streamed);
         let whole = everything(whole);
@@ -754,6 +760,162 @@ mod tests {
         }
     }
 
+    /// A Claude Code log: a session whose main thread and sidechain interleave, with a
+    /// call answered late, one never answered, bad lines, and a second session.
+    fn claude_code_log() -> String {
+        let line = |session: &str, uuid: &str, side: bool, ty: &str, message: &str| {
+            format!(
+                "{{\"type\":\"{ty}\",\"sessionId\":\"{session}\",\"uuid\":\"{uuid}\",\"isSidechain\":{side},\"timestamp\":\"t-{uuid}\",\"message\":{message}}}\n"
+            )
+        };
+        let call = |id: &str, msg: &str| {
+            format!(
+                r#"{{"id":"{msg}","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"create","input":{{"request_id":"{id}"}}}}]}}"#
+            )
+        };
+        let result = |id: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"ok"}}]}}"#
+            )
+        };
+        let mut text = String::new();
+        text += "{\"type\":\"summary\",\"summary\":\"s\",\"leafUuid\":\"u9\"}\n";
+        text += &line(
+            "s1",
+            "u1",
+            false,
+            "user",
+            r#"{"role":"user","content":"go"}"#,
+        );
+        text += &line("s1", "u2", false, "assistant", &call("a", "m1"));
+        text += &line("s1", "x1", true, "assistant", &call("x", "mx"));
+        text += "not json\n";
+        text += &line("s1", "u3", false, "assistant", &call("b", "m2"));
+        text += &line("s1", "u4", false, "user", &result("a"));
+        text += &line("s1", "x2", true, "user", &result("x"));
+        text += "{\"type\":\"assistant\",\"sessionId\":\"s1\"}\n";
+        text += &line("s1", "u5", false, "assistant", &call("c", "m3"));
+        text += &line("s1", "u6", false, "user", &result("c"));
+        text += &line(
+            "s2",
+            "v1",
+            false,
+            "user",
+            r#"{"role":"user","content":"hi"}"#,
+        );
+        text += &line(
+            "s1",
+            "u7",
+            false,
+            "assistant",
+            r#"{"id":"m4","role":"assistant","content":[{"type":"text","text":"done"}]}"#,
+        );
+        text
+    }
+
+    #[test]
+    fn line_formats_stream_as_they_read_whole() {
+        streams_as_read_whole(&claude_code_log(), 4);
+        // One session: one trace, no `trace` field.
+        let one: String = claude_code_log()
+            .lines()
+            .filter(|l| !l.contains("\"s2\"") && !l.contains("isSidechain\":true"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        streams_as_read_whole(&one, 1);
+        // Codex: two sessions, a built-in call answered by a later output item, a
+        // function call never answered.
+        let codex = |ty: &str, payload: &str| {
+            format!("{{\"timestamp\":\"t\",\"type\":\"{ty}\",\"payload\":{payload}}}\n")
+        };
+        let mut rollout = String::new();
+        rollout += &codex("session_meta", r#"{"id":"r1"}"#);
+        rollout += &codex(
+            "response_item",
+            r#"{"type":"local_shell_call","call_id":"l1","status":"completed","action":{"command":["ls"]}}"#,
+        );
+        rollout += &codex(
+            "response_item",
+            r#"{"type":"function_call","name":"create","call_id":"f1","arguments":"{}"}"#,
+        );
+        rollout += &codex(
+            "response_item",
+            r#"{"type":"message","role":"assistant","content":"next"}"#,
+        );
+        rollout += &codex("session_meta", r#"{"id":"r2"}"#);
+        rollout += &codex(
+            "response_item",
+            r#"{"type":"function_call","name":"create","call_id":"f2","arguments":"{}"}"#,
+        );
+        rollout += &codex("session_meta", r#"{"id":"r1"}"#);
+        rollout += &codex(
+            "response_item",
+            r#"{"type":"local_shell_call_output","call_id":"l1","output":"a"}"#,
+        );
+        streams_as_read_whole(&rollout, 2);
+        // Chat messages, one per line, with a call never answered and a bad line.
+        let chat = concat!(
+            "{\"role\":\"user\",\"content\":\"hi\"}\n",
+            "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"create\",\"arguments\":\"{}\"}}]}\n",
+            "[1,2]\n",
+            "{\"role\":\"assistant\",\"content\":\"done\"}\n",
+            "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"late\",\"role\":\"x\"}\n",
+        );
+        streams_as_read_whole(chat, 1);
+        // A forced format the lines are not in: said before the first record.
+        let forced = |format| InputOptions {
+            format: Some(format),
+            select: None,
+        };
+        streams_as_read_whole_with(chat, 1, &forced(Format::Anthropic));
+        streams_as_read_whole_with(&claude_code_log(), 4, &forced(Format::ClaudeCode));
+        streams_as_read_whole_with(&rollout, 2, &forced(Format::Codex));
+    }
+
+    #[test]
+    fn long_logs_read_through_first_stream_as_they_read_whole() {
+        // Past the first pass's threshold: sessions one after the other, one with a
+        // sidechain, one with a bad line, and one whose session comes back at the end.
+        let mut log = String::new();
+        for session in 0..6 {
+            let one: String = claude_code_log()
+                .replace("\"s1\"", &format!("\"s1-{session}\""))
+                .replace("\"s2\"", "\"s1-0\"");
+            log += &one;
+        }
+        assert!(log.len() > 4 * 2048);
+        streams_as_read_whole(&log, 18);
+        // One session only: no `trace` field, and records handed on before the end.
+        let single: String = log
+            .lines()
+            .filter(|l| l.contains("\"s1-0\"") && !l.contains("isSidechain\":true"))
+            .map(|l| format!("{l}\n"))
+            .chain((0..40).map(|i| {
+                format!("{{\"type\":\"user\",\"sessionId\":\"s1-0\",\"uuid\":\"z{i}\",\"message\":{{\"role\":\"user\",\"content\":\"padding padding padding padding padding {i}\"}}}}\n")
+            }))
+            .collect();
+        streams_as_read_whole(&single, 1);
+        // Codex sessions one after the other.
+        let codex = |ty: &str, payload: String| {
+            format!("{{\"timestamp\":\"t\",\"type\":\"{ty}\",\"payload\":{payload}}}\n")
+        };
+        let mut rollout = String::new();
+        for s in 0..30 {
+            rollout += &codex("session_meta", format!(r#"{{"id":"r{s}"}}"#));
+            rollout += &codex(
+                "response_item",
+                format!(
+                    r#"{{"type":"function_call","name":"create","call_id":"f{s}","arguments":"{{}}"}}"#
+                ),
+            );
+            rollout += &codex(
+                "response_item",
+                format!(r#"{{"type":"function_call_output","call_id":"f{s}","output":"ok"}}"#),
+            );
+        }
+        streams_as_read_whole(&rollout, 30);
+    }
+
     #[test]
     fn run_arrays_stream_as_they_read_whole() {
         let run = |id: &str, tool: &str| {
@@ -780,6 +942,24 @@ mod tests {
             run("r3", "create")
         );
         streams_as_read_whole(&mixed, 2);
+        // With --format: the format the runs are in, and another one.
+        for format in [Format::OpenAi, Format::Anthropic] {
+            let forced = InputOptions {
+                format: Some(format),
+                select: None,
+            };
+            streams_as_read_whole_with(&two, 2, &forced);
+        }
+        // With --select `[*]…`: each run's list, a path that selects nothing, one
+        // whose lists hold no transcript.
+        for path in ["[*].messages", "[*].nothing", "[*].id"] {
+            let select = InputOptions {
+                format: None,
+                select: Some(Selector::parse(path).unwrap()),
+            };
+            let traces = if path == "[*].messages" { 2 } else { 0 };
+            streams_as_read_whole_with(&two, traces, &select);
+        }
         // No transcript anywhere: the whole file is in no known format.
         let nothing = "[{\"id\": 1, \"x\": {\"y\": [true]}}, {\"id\": 2}]";
         let dir = tempfile::tempdir().unwrap();

@@ -29,6 +29,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::threads::{self, Threads};
 use super::{Element, Out, anthropic};
 
 /// Envelope fields that only Claude Code writes beside a `message`.
@@ -60,7 +61,7 @@ pub fn is_envelope(map: &Map) -> bool {
 }
 
 /// One trace of the log: the main thread of a session, or one sidechain.
-struct Thread {
+pub(super) struct Thread {
     name: Option<String>,
     pairer: Pairer,
     /// The `message.id` of the last assistant envelope, to tell a new message from
@@ -69,11 +70,46 @@ struct Thread {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut threads: Vec<Thread> = Vec::new();
-    let mut by_name: FxHashMap<Option<String>, usize> = FxHashMap::default();
-    // The sidechain thread each sidechain envelope's uuid belongs to.
-    let mut sidechain_of: FxHashMap<String, String> = FxHashMap::default();
+    let mut reader = Reader::default();
     for element in elements {
+        reader.element(element, out);
+    }
+    reader.finish(out);
+}
+
+/// A log read one envelope at a time. Its records are given thread by thread, in the
+/// order the threads start ([`Threads`]).
+#[derive(Default)]
+pub(super) struct Reader {
+    threads: Threads<Thread>,
+    by_name: FxHashMap<Option<String>, usize>,
+    /// The sidechain thread each sidechain envelope's uuid belongs to.
+    sidechain_of: FxHashMap<String, String>,
+}
+
+impl threads::Thread for Thread {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    fn pairer(&mut self) -> &mut Pairer {
+        &mut self.pairer
+    }
+}
+
+impl Reader {
+    /// Reads one envelope, handing on what is final.
+    pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        let read = self.read(element, out);
+        self.threads.after(read, element.site.doc, out);
+    }
+
+    /// The threads, to make this a first pass or tell it where threads end.
+    pub(super) fn threads(&mut self) -> &mut Threads<Thread> {
+        &mut self.threads
+    }
+
+    fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
         let site = &element.site;
         let Value::Object(map) = element.value else {
             out.problem(
@@ -83,7 +119,7 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     describe(element.value)
                 ),
             );
-            continue;
+            return None;
         };
         let ty = match map.get("type") {
             Some(Value::String(ty)) => ty.as_str(),
@@ -92,30 +128,30 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     site,
                     format!("field `type` is {}, expected a string", describe(other)),
                 );
-                continue;
+                return None;
             }
             None => {
                 out.problem(site, "log line has no `type`");
-                continue;
+                return None;
             }
         };
         if !matches!(ty, "user" | "assistant") {
-            continue;
+            return None;
         }
         let Some(Value::Object(message)) = map.get("message") else {
             out.problem(site, format!("`{ty}` line has no `message` object"));
-            continue;
+            return None;
         };
-        let name = trace_name(map, &mut sidechain_of);
-        let index = *by_name.entry(name.clone()).or_insert_with(|| {
+        let name = trace_name(map, &mut self.sidechain_of);
+        let threads = &mut self.threads;
+        let index = *self.by_name.entry(name.clone()).or_insert_with(|| {
             threads.push(Thread {
                 name,
                 pairer: Pairer::new("no tool_result before the next assistant message"),
                 last_assistant: None,
-            });
-            threads.len() - 1
+            })
         });
-        let thread = &mut threads[index];
+        let thread = threads.get_mut(index);
         let role = str_of(message, "role").unwrap_or(ty);
         if role == "assistant" {
             let id = message.get("id").and_then(id_text);
@@ -126,9 +162,12 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
         }
         thread.pairer.set_stamp(stamp(map), result_stamp(map));
         anthropic::content(message, role, &site.child("message"), &mut thread.pairer);
+        Some(index)
     }
-    for thread in threads {
-        thread.pairer.finish_in(thread.name.as_deref(), out);
+
+    /// Hands on the rest, thread by thread.
+    pub(super) fn finish(self, out: &mut Out) {
+        self.threads.finish(out);
     }
 }
 

@@ -19,10 +19,11 @@
 //!   settings: neither is a record.
 //! - Every record gets the envelope's `timestamp` as `time`.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::threads::{self, Threads};
 use super::{Element, Out, responses};
 
 /// The envelope types of a rollout line.
@@ -40,7 +41,7 @@ pub fn is_envelope(map: &Map) -> bool {
         && matches!(map.get("payload"), Some(Value::Object(_)))
 }
 
-struct Session {
+pub(super) struct Session {
     name: Option<String>,
     pairer: Pairer,
     /// Whether a record was read into it yet (a `session_meta` before any names it).
@@ -48,21 +49,75 @@ struct Session {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let payloads = elements.iter().filter_map(|e| {
-        let map = e.value.as_object()?;
+    let mut reader = Reader::new(answered(elements.iter().map(|e| e.value)));
+    for element in elements {
+        reader.element(element, out);
+    }
+    reader.finish(out);
+}
+
+/// The call ids that the output items of rollout `lines` answer: a built-in call
+/// answered by one is paired with it ([`responses::answered`]).
+pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
+    responses::answered(lines.filter_map(|line| {
+        let map = line.as_object()?;
         (str_of(map, "type") == Some("response_item"))
             .then(|| map.get("payload"))
             .flatten()
-    });
-    let answered = responses::answered(payloads);
-    let mut sessions: Vec<Session> = vec![Session {
-        name: None,
-        pairer: Pairer::new(responses::WHY_MISSING),
-        used: false,
-    }];
-    let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
-    let mut current = 0;
-    for element in elements {
+    }))
+}
+
+/// A rollout read one line at a time. Its records are given session by session, in
+/// the order the sessions start ([`Threads`]).
+pub(super) struct Reader {
+    /// The call ids output items answer, over the whole rollout.
+    answered: FxHashSet<String>,
+    sessions: Threads<Session>,
+    by_name: FxHashMap<String, usize>,
+    current: usize,
+}
+
+impl threads::Thread for Session {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    fn pairer(&mut self) -> &mut Pairer {
+        &mut self.pairer
+    }
+}
+
+impl Reader {
+    /// A reader of a rollout whose output items answer the calls `answered` names.
+    pub(super) fn new(answered: FxHashSet<String>) -> Reader {
+        let mut sessions = Threads::default();
+        sessions.push(Session {
+            name: None,
+            pairer: Pairer::new(responses::WHY_MISSING),
+            used: false,
+        });
+        Reader {
+            answered,
+            sessions,
+            by_name: FxHashMap::default(),
+            current: 0,
+        }
+    }
+
+    /// Reads one line, handing on what is final.
+    pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        let read = self.read(element, out);
+        self.sessions.after(read, element.site.doc, out);
+    }
+
+    /// The sessions, to make this a first pass or tell it where sessions end.
+    pub(super) fn threads(&mut self) -> &mut Threads<Session> {
+        &mut self.sessions
+    }
+
+    /// Reads one line; the session it read a record into, if any.
+    fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
+        let sessions = &mut self.sessions;
         let site = &element.site;
         let Value::Object(map) = element.value else {
             out.problem(
@@ -72,38 +127,41 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     describe(element.value)
                 ),
             );
-            continue;
+            return None;
         };
         let (Some(ty), Some(payload)) = (str_of(map, "type"), map.get("payload")) else {
             out.problem(site, "rollout line needs a string `type` and a `payload`");
-            continue;
+            return None;
         };
         match ty {
             "session_meta" => {
                 let Some(id) = payload.get("id").and_then(id_text) else {
                     out.problem(&site.child("payload"), "`session_meta` has no `id`");
-                    continue;
+                    return None;
                 };
-                current = match by_name.get(&id) {
+                let current = self.current;
+                let open = sessions.get_mut(current);
+                self.current = match self.by_name.get(&id) {
                     Some(&index) => index,
-                    None if !sessions[current].used && sessions[current].name.is_none() => {
-                        sessions[current].name = Some(id.clone());
-                        by_name.insert(id, current);
+                    None if !open.used && open.name.is_none() => {
+                        open.name = Some(id.clone());
+                        self.by_name.insert(id, current);
                         current
                     }
                     None => {
-                        sessions.push(Session {
+                        let index = sessions.push(Session {
                             name: Some(id.clone()),
                             pairer: Pairer::new(responses::WHY_MISSING),
                             used: false,
                         });
-                        by_name.insert(id, sessions.len() - 1);
-                        sessions.len() - 1
+                        self.by_name.insert(id, index);
+                        index
                     }
                 };
+                None
             }
             "response_item" => {
-                let session = &mut sessions[current];
+                let session = sessions.get_mut(self.current);
                 session.used = true;
                 let mut stamp = Map::new();
                 if let Some(time) = map.get("timestamp").filter(|t| !t.is_null()) {
@@ -114,14 +172,17 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
                     value: payload,
                     site: site.child("payload"),
                 };
-                responses::item(&item, &answered, &mut session.pairer);
+                responses::item(&item, &self.answered, &mut session.pairer);
+                Some(self.current)
             }
             // Terminal UI events, turn settings, compaction summaries.
-            _ => {}
+            _ => None,
         }
     }
-    for session in sessions {
-        session.pairer.finish_in(session.name.as_deref(), out);
+
+    /// Hands on the rest, session by session.
+    pub(super) fn finish(self, out: &mut Out) {
+        self.sessions.finish(out);
     }
 }
 

@@ -603,6 +603,15 @@ fn foreign<'e, 'v>(
     first
 }
 
+/// What is said of a transcript read as `forced` whose elements are clearly `other`.
+pub(super) fn foreign_message(forced: Format, other: Format) -> String {
+    format!(
+        "--format {forced} reads this transcript as {}, but its elements are {} (--format {other}): what {forced} does not know, such as their tool calls, is not read",
+        forced.describe(),
+        other.describe()
+    )
+}
+
 /// A file of one transcript element per line: one transcript of every line.
 fn element_lines<'v>(docs: &'v [Doc], options: &InputOptions) -> Found<'v> {
     let elements: Vec<Element<'_>> = docs
@@ -678,15 +687,7 @@ fn search_docs<'v>(
         if selected.is_empty() {
             problems.push(selects_nothing(doc, selector, many_docs));
         } else if found.len() == before {
-            problems.push(Problem {
-                kind: ProblemKind::UnknownFormat,
-                loc: doc.whole(),
-                message: format!(
-                    "what --select `{selector}` selects holds no transcript in {}",
-                    tried(options.format)
-                ),
-                hint: None,
-            });
+            problems.push(holds_nothing_at(doc.whole(), selector, options.format));
         }
     }
     match empty_docs.first() {
@@ -709,9 +710,31 @@ fn search_docs<'v>(
 }
 
 fn selects_nothing(doc: &Doc, selector: &Selector, many_docs: bool) -> Problem {
+    selects_nothing_at(doc.whole(), selector, many_docs)
+}
+
+/// What `--select` selects holds no transcript, in the document at `loc`.
+pub(super) fn holds_nothing_at(
+    loc: Location,
+    selector: &Selector,
+    format: Option<Format>,
+) -> Problem {
     Problem {
         kind: ProblemKind::UnknownFormat,
-        loc: doc.whole(),
+        loc,
+        message: format!(
+            "what --select `{selector}` selects holds no transcript in {}",
+            tried(format)
+        ),
+        hint: None,
+    }
+}
+
+/// `--select` selects nothing in the document (a line when `many_docs`) at `loc`.
+pub(super) fn selects_nothing_at(loc: Location, selector: &Selector, many_docs: bool) -> Problem {
+    Problem {
+        kind: ProblemKind::UnknownFormat,
+        loc,
         message: format!(
             "--select `{selector}` selects nothing in this {}",
             if many_docs { "line" } else { "file" }
@@ -751,14 +774,7 @@ pub(super) fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String,
         if let Some(forced) = forced
             && let Some((element, other)) = foreign(&transcript.elements, forced)
         {
-            out.problem(
-                &element.site,
-                format!(
-                    "--format {forced} reads this transcript as {}, but its elements are {} (--format {other}): what {forced} does not know, such as their tool calls, is not read",
-                    forced.describe(),
-                    other.describe()
-                ),
-            );
+            out.problem(&element.site, foreign_message(forced, other));
         }
         match transcript.format {
             Format::Otel => {

@@ -39,15 +39,14 @@ pub fn is_message(map: &Map) -> bool {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    read_messages(
-        elements,
-        out,
-        "no result before the next model turn",
-        message,
-    );
+    read_messages(elements, out, WHY_MISSING, message);
 }
 
-fn message(element: &Element<'_>, pairer: &mut Pairer) {
+/// Why a call gets a `missing` result at the next assistant message.
+pub(super) const WHY_MISSING: &str = "no result before the next model turn";
+
+/// Reads one message into `pairer`.
+pub(super) fn message(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
     let Some(map) = element_object(element, "message", pairer) else {
         return;

@@ -37,6 +37,7 @@ mod search;
 pub(crate) mod select;
 mod shared;
 mod stream;
+mod threads;
 pub(crate) mod toolbench;
 pub(crate) mod unanswered;
 
@@ -460,19 +461,17 @@ fn open_source(
     }
     if let Source::File(path) = source
         && stream
-        && streams(options)
     {
         match layout {
-            Layout::ElementLines if first_is_mcp(source, max_line_bytes)? => {
-                let file = std::fs::File::open(path)?;
-                let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
-                return Ok(Streamed::Stream(Box::new(Stream::mcp(
-                    input,
-                    max_line_bytes,
-                ))));
+            Layout::ElementLines => {
+                let plan = stream::plan_lines(source, options, max_line_bytes)?;
+                let explicit = options.format.is_some();
+                if let Some(stream) = Stream::lines_of_file(path, plan, explicit, max_line_bytes)? {
+                    return Ok(Streamed::Stream(Box::new(stream)));
+                }
             }
             Layout::Document => {
-                if let Some(stream) = Stream::runs(path)? {
+                if let Some(stream) = Stream::runs(path, options.format, options.select.as_ref())? {
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }
@@ -494,13 +493,6 @@ fn open_source(
 /// before it is read (`foreign`), and `--select` reads documents whole.
 fn streams(options: &InputOptions) -> bool {
     options.format.is_none() && options.select.is_none()
-}
-
-/// Whether the first JSON line of an element-per-line file is a JSON-RPC message: the
-/// first element with a format of its own decides the file's format.
-fn first_is_mcp(source: Source<'_>, max_line_bytes: usize) -> io::Result<bool> {
-    Ok(detect::first_value(source, max_line_bytes)?
-        .is_some_and(|(value, _)| detect::signal(&value) == detect::Signal::Strong(Format::Mcp)))
 }
 
 /// What native records read from `source` are, with the warning for a file none of
@@ -542,12 +534,18 @@ pub fn open_stream(
         let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
         return Ok(StreamOpened::Native(detected, input));
     }
-    if layout == Layout::ElementLines && streams(options) && first_is_mcp(source, max_line_bytes)? {
-        let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
-        return Ok(StreamOpened::Stream(Box::new(Stream::mcp(
-            input,
-            max_line_bytes,
-        ))));
+    if layout == Layout::ElementLines {
+        // The head must say all that reading the stream needs: what follows it is
+        // read once, as it comes.
+        let plan = stream::plan_lines(source, options, max_line_bytes)?;
+        if plan.enough && stream::lines_stream(plan.format) {
+            let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
+            let explicit = options.format.is_some();
+            if let Some(stream) = Stream::lines(input, plan, explicit, max_line_bytes) {
+                return Ok(StreamOpened::Stream(Box::new(stream)));
+            }
+            unreachable!("bug: a format whose lines stream read whole");
+        }
     }
     let mut bytes = head;
     let mut rest = rest;
@@ -557,7 +555,9 @@ pub fn open_stream(
 
 /// Whether the first line of `head`, a stream's first bytes, already decides how the
 /// stream is read, whatever follows: a complete native record with a `kind` (native
-/// records, no `untyped-records` warning) or a JSON-RPC message (an MCP log). A live
+/// records, no `untyped-records` warning), a JSON-RPC message (an MCP log), or an
+/// element that says its format and needs nothing read ahead (a Claude Code envelope,
+/// a chat message). A live
 /// stream whose writer sends a few records and waits is then checked at once, rather
 /// than after the 64 KiB that detection otherwise reads. Only for detected formats.
 ///
@@ -573,10 +573,11 @@ pub fn decided_by_first_line(head: &[u8], options: &InputOptions) -> Option<bool
         .find(|line| !line.trim_ascii().is_empty())
         .filter(|line| line.ends_with(b"\n"))?;
     Some(match serde_json::from_slice::<serde_json::Value>(line) {
-        Ok(value @ serde_json::Value::Object(_)) => matches!(
-            detect::signal(&value),
-            detect::Signal::Strong(Format::Native | Format::Mcp)
-        ),
+        Ok(value @ serde_json::Value::Object(_)) => match detect::signal(&value) {
+            detect::Signal::Strong(Format::Native) => true,
+            detect::Signal::Strong(format) => stream::lines_stream(format),
+            _ => false,
+        },
         _ => false,
     })
 }

@@ -28,15 +28,14 @@ use super::shared::{
 use super::{Element, Out};
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    read_messages(
-        elements,
-        out,
-        "no result before the next assistant message",
-        message,
-    );
+    read_messages(elements, out, WHY_MISSING, message);
 }
 
-fn message(element: &Element<'_>, pairer: &mut Pairer) {
+/// Why a call gets a `missing` result at the next assistant message.
+pub(super) const WHY_MISSING: &str = "no result before the next assistant message";
+
+/// Reads one message into `pairer`.
+pub(super) fn message(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
     let Some(map) = element_object(element, "message", pairer) else {
         return;

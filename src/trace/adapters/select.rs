@@ -88,6 +88,19 @@ impl Selector {
         })
     }
 
+    /// For a path that starts with `[*]`: the rest of it, which selects in each element
+    /// of a top-level array what the whole path selects there (a document streamed
+    /// element by element).
+    pub(super) fn after_each(&self) -> Option<Selector> {
+        match self.steps.first() {
+            Some(Step::Each) => Some(Selector {
+                steps: self.steps[1..].to_vec(),
+                text: self.text.clone(),
+            }),
+            _ => None,
+        }
+    }
+
     /// Every value the path selects in `root`, with its JSON pointer, in document order.
     pub fn select<'v>(&self, root: &'v Value) -> Vec<(String, &'v Value)> {
         let mut current = vec![(String::new(), root)];

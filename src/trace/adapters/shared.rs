@@ -335,6 +335,9 @@ struct Call {
     answered: bool,
     reported: bool,
     by_position: bool,
+    /// Whether its record was handed on: once it is also answered, nothing reads its
+    /// fields or site again, and they are dropped.
+    emitted: bool,
 }
 
 /// Pairs calls with results in a transcript whose turns are known, and places the
@@ -348,7 +351,17 @@ struct Call {
 /// where the format guarantees the reply can no longer come; one still open at the end
 /// is left to the checker, which synthesizes it at the end of the trace.
 pub struct Pairer {
-    events: Vec<Event>,
+    /// What is not handed on yet ([`Pairer::flush_in`] hands on what is final).
+    events: VecDeque<Event>,
+    /// Calls handed on without an answer yet, waiting for the next boundary.
+    pending: Vec<usize>,
+    /// Events at the end of `events`, and calls from this one on, whose sites are not
+    /// pinned yet ([`Pairer::pin_new`]).
+    unpinned_events: usize,
+    unpinned_calls: usize,
+    /// Whether a record (a call, a result, a message) was read: the transcript then
+    /// has a trace, whenever its records are handed on.
+    recorded: bool,
     calls: Vec<Call>,
     open_by_id: FxHashMap<String, VecDeque<usize>>,
     open_anonymous: Vec<usize>,
@@ -365,7 +378,11 @@ pub struct Pairer {
 impl Pairer {
     pub fn new(why_missing: &'static str) -> Pairer {
         Pairer {
-            events: Vec::new(),
+            events: VecDeque::new(),
+            pending: Vec::new(),
+            unpinned_events: 0,
+            unpinned_calls: 0,
+            recorded: false,
             calls: Vec::new(),
             open_by_id: FxHashMap::default(),
             open_anonymous: Vec::new(),
@@ -396,17 +413,29 @@ impl Pairer {
         fields
     }
 
+    /// Whether a record was read ([`Pairer::record`], [`Pairer::call`],
+    /// [`Pairer::result`]), handed on or not.
+    pub fn recorded(&self) -> bool {
+        self.recorded
+    }
+
+    fn push(&mut self, event: Event) {
+        self.recorded |= matches!(event, Event::Record(..) | Event::Call(_));
+        self.events.push_back(event);
+        self.unpinned_events += 1;
+    }
+
     pub fn boundary(&mut self) {
-        self.events.push(Event::Boundary);
+        self.push(Event::Boundary);
     }
 
     pub fn record(&mut self, site: Site, fields: Map) {
         let fields = self.stamped(fields, false);
-        self.events.push(Event::Record(site, fields));
+        self.push(Event::Record(site, fields));
     }
 
     pub fn problem(&mut self, site: Site, message: impl Into<String>) {
-        self.events.push(Event::Problem(site, message.into()));
+        self.push(Event::Problem(site, message.into()));
     }
 
     /// A call; `fields` has its `tool` and `args`. `id: None` pairs by position.
@@ -437,9 +466,10 @@ impl Pairer {
             fields,
             answered: false,
             reported: false,
+            emitted: false,
             by_position,
         });
-        self.events.push(Event::Call(number));
+        self.push(Event::Call(number));
     }
 
     /// A result of the call `target` names. The result gets the call's id and, when it
@@ -471,6 +501,10 @@ impl Pairer {
                 if by_position {
                     put(&mut fields, "paired_by", "position");
                 }
+                if call.emitted {
+                    call.fields = Map::new();
+                    call.site = Site::new(call.site.doc, String::new());
+                }
             }
             None => {
                 if let Some(id) = id {
@@ -478,7 +512,7 @@ impl Pairer {
                 }
             }
         }
-        self.events.push(Event::Record(site, fields));
+        self.push(Event::Record(site, fields));
     }
 
     fn take_by_id(&mut self, id: &str) -> Option<usize> {
@@ -497,13 +531,51 @@ impl Pairer {
 
     /// [`Pairer::finish`], with the records in the sub-trace `trace` of the transcript.
     pub fn finish_in(mut self, trace: Option<&str>, out: &mut Out) {
+        self.emit(trace, true, out);
+    }
+
+    /// Emits what is final so far, in order, so that a transcript read element by
+    /// element is handed on as it is read: everything before the first boundary at
+    /// which a call is still unanswered, as a later result may yet answer it (or it
+    /// gets its `missing` result there). What follows waits for that.
+    pub fn flush_in(&mut self, trace: Option<&str>, out: &mut Out) {
+        self.emit(trace, false, out);
+        self.pin_new(out);
+    }
+
+    /// Pins the sites of what was added since the last call and is not handed on yet
+    /// ([`Out::pin`]), so that it can be handed on after its document is gone.
+    pub fn pin_new(&mut self, out: &Out) {
+        let from = self.events.len() - self.unpinned_events.min(self.events.len());
+        for event in self.events.range_mut(from..) {
+            match event {
+                Event::Record(site, _) | Event::Problem(site, _) => *site = out.pin(site),
+                Event::Boundary | Event::Call(_) => {}
+            }
+        }
+        for call in &mut self.calls[self.unpinned_calls..] {
+            call.site = out.pin(&call.site);
+        }
+        self.unpinned_events = 0;
+        self.unpinned_calls = self.calls.len();
+    }
+
+    fn emit(&mut self, trace: Option<&str>, end: bool, out: &mut Out) {
         let trace = trace.map(str::to_string);
-        let events = std::mem::take(&mut self.events);
-        let mut pending: Vec<usize> = Vec::new();
-        for event in events {
+        while let Some(event) = self.events.front() {
+            if !end
+                && matches!(event, Event::Boundary)
+                && self.pending.iter().any(|&n| !self.calls[n].answered)
+            {
+                return;
+            }
+            let Some(event) = self.events.pop_front() else {
+                break;
+            };
+            self.unpinned_events = self.unpinned_events.min(self.events.len());
             match event {
                 Event::Boundary => {
-                    for number in pending.drain(..) {
+                    for number in self.pending.drain(..) {
                         let call = &mut self.calls[number];
                         if call.answered || call.reported {
                             continue;
@@ -526,10 +598,18 @@ impl Pairer {
                 Event::Record(site, fields) => out.record_in(trace.clone(), &site, fields),
                 Event::Problem(site, message) => out.problem(&site, message),
                 Event::Call(number) => {
-                    let call = &self.calls[number];
-                    out.record_in(trace.clone(), &call.site, call.fields.clone());
-                    if !call.answered {
-                        pending.push(number);
+                    let call = &mut self.calls[number];
+                    call.emitted = true;
+                    // An answered call's fields are not read again: its result took
+                    // what it needed.
+                    let fields = match call.answered {
+                        true => std::mem::take(&mut call.fields),
+                        false => call.fields.clone(),
+                    };
+                    out.record_in(trace.clone(), &call.site, fields);
+                    match call.answered {
+                        true => call.site = Site::new(call.site.doc, String::new()),
+                        false => self.pending.push(number),
                     }
                 }
             }

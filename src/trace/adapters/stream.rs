@@ -2,18 +2,38 @@
 //! never the whole input at once.
 //!
 //! Two shapes stream:
-//! - a log of one JSON-RPC / MCP message per line, read line by line through the MCP
-//!   adapter's [`mcp::Reader`], which holds only the requests still open;
+//! - a file of one transcript element per line (an MCP log, a Claude Code session
+//!   log, a Codex rollout, chat messages one per line), read line by line through
+//!   its format's incremental adapter ([`Lines`]), which holds only what it has not
+//!   handed on yet: an MCP log the requests still open; a turn-based transcript the
+//!   records after a call still unanswered at the next assistant message (whether it
+//!   gets a `missing` result there is known when the call is answered, or at the end).
+//!   A Claude Code log or a Codex rollout gives its records thread by thread (session,
+//!   sidechain), in the order the threads start, as reading the whole file does: the
+//!   first thread streams, and every later one is held, as records, until the end of
+//!   the file, since a later line may still belong to the first, unless a first pass
+//!   (below) found where each thread ends: then a thread is finished at its last line
+//!   and the next one streams, so a file of sessions one after the other holds only
+//!   the session being read.
+//!   What must be known before the first record is read in a first pass that keeps
+//!   nothing ([`plan_lines`]): the format (the first element that says it), with
+//!   `--format` whether an element is of the forced format, and for Codex rollouts and
+//!   Responses items the ids of the calls output items answer.
 //! - a document whose top level is an array of runs, read one run at a time: a
-//!   scanner finds each element's bytes, which are parsed, searched for transcripts and
-//!   adapted as the whole document would be, then dropped.
+//!   scanner finds each element's bytes, which are parsed, searched for transcripts (or
+//!   selected in, with a `--select` path that starts with `[*]`) and adapted as the
+//!   whole document would be, then dropped. Another `--select` path, an object-wrapped
+//!   document (`{"messages": [...]}`) and the other document formats are read whole.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
 //! whole input: whether it holds more than one trace, which decides whether records
 //! carry a `trace` field. Records are held back until a second trace shows up (from
-//! then on they stream) or the input ends, so a file of one transcript is held whole
-//! as records, and a file of many holds little more than its first trace.
+//! then on they stream) or the input ends. A file of lines still undecided after its
+//! first MiB (or a Claude Code or Codex log of that size) is read through once first,
+//! keeping nothing but its count of traces and where each thread ends
+//! ([`Stream::survey`]); from then on its records stream. A stream that cannot be read
+//! again (standard input, a pipe) of one transcript is held whole, as records.
 //!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
@@ -24,17 +44,18 @@ use std::collections::VecDeque;
 use std::io::{self, BufRead};
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::document::{
-    Current, Doc, adapt, line_doc, malformed, trace_name, unknown_format_at,
-    valid_without_duplicates,
+    Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
+    selects_nothing_at, trace_name, unknown_format_at, valid_without_duplicates,
 };
 use super::search::{Found, Search};
-use super::shared::Map;
+use super::shared::{Map, Pairer};
 use super::{
-    Detected, Element, Emit, Emitted, Entry, Format, Layout, Out, Problem, Site, mcp, otel,
+    Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
+    Site, Source, anthropic, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
@@ -50,7 +71,25 @@ pub struct Stream {
     /// An error that stopped reading, handed on after what came before it.
     failed: Option<io::Error>,
     ended: bool,
+    /// A problem of the transcript as a whole, handed on before its first record
+    /// (`--format` naming another format than its elements').
+    first: Option<Problem>,
+    /// For a file, which can be read again: a stream of it from its start, for a first
+    /// pass ([`Stream::survey`]).
+    reopen: Option<Reopen>,
+    /// Traces the first pass counted.
+    surveyed: usize,
+    /// Where in the input the last document read starts.
+    offset: u64,
 }
+
+type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
+
+/// Bytes of input after which a file whose records are still held back (it is not
+/// known yet whether it holds more than one trace) or given thread by thread is read
+/// through once first, so that its records stream from then on.
+/// (Unit tests use a small one, to read small files both ways.)
+const SURVEY_AFTER: u64 = if cfg!(test) { 2048 } else { 1 << 20 };
 
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -71,12 +110,249 @@ enum Docs {
 
 /// What turns documents into records.
 enum Reader {
-    Mcp(mcp::Reader),
+    Lines(Lines),
     Runs(Runs),
+}
+
+/// The adapter of a file of one transcript element per line, read one element at a
+/// time: the whole file is one transcript (one trace per session in a log of
+/// sessions), and each adapter holds only what it has not handed on yet.
+enum Lines {
+    Mcp(mcp::Reader),
+    ClaudeCode(claude_code::Reader),
+    Codex(codex::Reader),
+    /// Chat messages (OpenAI, Anthropic, Gemini CLI), each read by its format's
+    /// function.
+    Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
+    /// OpenAI Responses items, with the call ids output items answer.
+    Responses(Pairer, FxHashSet<String>),
+}
+
+impl Lines {
+    /// The adapter of `format` with what `plan` found; `None` for a format whose
+    /// adapter reads its transcript whole.
+    fn new(plan: LinePlan) -> Option<Lines> {
+        Some(match plan.format {
+            Format::Mcp => Lines::Mcp(mcp::Reader::default()),
+            Format::ClaudeCode => Lines::ClaudeCode(claude_code::Reader::default()),
+            Format::Codex => Lines::Codex(codex::Reader::new(plan.codex_answered)),
+            Format::OpenAi => Lines::Messages(Pairer::new(openai::WHY_MISSING), openai::message),
+            Format::Anthropic => {
+                Lines::Messages(Pairer::new(anthropic::WHY_MISSING), anthropic::message)
+            }
+            Format::Gemini => Lines::Messages(Pairer::new(gemini::WHY_MISSING), gemini::message),
+            Format::Responses => {
+                Lines::Responses(Pairer::new(responses::WHY_MISSING), plan.responses_answered)
+            }
+            Format::Native | Format::Otel | Format::Atif | Format::ToolBench => return None,
+        })
+    }
+
+    fn element(&mut self, element: &Element<'_>, out: &mut Out) {
+        match self {
+            Lines::Mcp(reader) => reader.element(element, out),
+            Lines::ClaudeCode(reader) => reader.element(element, out),
+            Lines::Codex(reader) => reader.element(element, out),
+            Lines::Messages(pairer, message) => {
+                message(element, pairer);
+                pairer.flush_in(None, out);
+            }
+            Lines::Responses(pairer, answered) => {
+                responses::item(element, answered, pairer);
+                pairer.flush_in(None, out);
+            }
+        }
+    }
+
+    /// Makes this the adapter of a first pass, which only counts.
+    fn survey(&mut self) {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().survey(),
+            Lines::Codex(reader) => reader.threads().survey(),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+        }
+    }
+
+    /// Whether records are given thread by thread, so that a first pass finding where
+    /// each thread ends lets the later ones stream.
+    fn by_thread(&self) -> bool {
+        matches!(self, Lines::ClaudeCode(_) | Lines::Codex(_))
+    }
+
+    /// Where each thread's last element is, found by a first pass.
+    fn ends(&mut self) -> Option<Vec<usize>> {
+        match self {
+            Lines::ClaudeCode(reader) => Some(reader.threads().ends()),
+            Lines::Codex(reader) => Some(reader.threads().ends()),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => None,
+        }
+    }
+
+    /// Traces known to be in the log so far, held or not: a log given thread by thread
+    /// holds a later thread's records, but its count is known as it is read.
+    fn traces(&mut self) -> usize {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().traces(),
+            Lines::Codex(reader) => reader.threads().traces(),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => 0,
+        }
+    }
+
+    fn set_ends(&mut self, ends: Vec<usize>) {
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().set_ends(ends),
+            Lines::Codex(reader) => reader.threads().set_ends(ends),
+            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+        }
+    }
+
+    fn finish(self, out: &mut Out) {
+        match self {
+            Lines::Mcp(_) => {}
+            Lines::ClaudeCode(reader) => reader.finish(out),
+            Lines::Codex(reader) => reader.finish(out),
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) => pairer.finish(out),
+        }
+    }
+}
+
+/// Whether a file of one element per line in `format` streams once its format is
+/// known, with nothing read ahead: not Codex rollouts and Responses items, whose
+/// built-in calls' pairing needs every output item's call id first, nor the formats
+/// whose adapters read a transcript whole.
+pub(super) fn lines_stream(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Mcp | Format::ClaudeCode | Format::OpenAi | Format::Anthropic | Format::Gemini
+    )
+}
+
+/// What streaming a file of one element per line needs to know before its first
+/// record, found by [`plan_lines`].
+#[derive(Clone)]
+pub(super) struct LinePlan {
+    /// The file's format: `--format`'s, or the first element's with a format of its
+    /// own (OpenAI when none has).
+    pub format: Format,
+    /// Whether an element said the format (or `--format` did), rather than the
+    /// default.
+    pub decided: bool,
+    /// With `--format`, the first element clearly of another format when none is
+    /// clearly of the forced one: it is reported before any record.
+    foreign: Option<Problem>,
+    /// The call ids output items answer, read as Codex rollout lines and as Responses
+    /// items: a built-in call answered later is not given its own outcome.
+    codex_answered: FxHashSet<String>,
+    responses_answered: FxHashSet<String>,
+    /// Whether the lines read were enough, before the end of the input: a stream's
+    /// head that is enough decides how the whole stream is read.
+    pub enough: bool,
+}
+
+/// Reads `source`, a file of one element per line, as far as needed to know what
+/// reading it needs ([`LinePlan`]), keeping no line: to the first element that says
+/// its format, on to the end for the call ids a Codex or Responses file answers, or to
+/// the first element of the `--format` given.
+pub(super) fn plan_lines(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<LinePlan> {
+    use super::detect::{Signal, signal};
+    let forced = options.format;
+    let mut plan = LinePlan {
+        format: forced.unwrap_or(Format::OpenAi),
+        decided: forced.is_some(),
+        foreign: None,
+        codex_answered: FxHashSet::default(),
+        responses_answered: FxHashSet::default(),
+        enough: false,
+    };
+    // With `--format`, whether an element of that format was met, and the first
+    // element clearly of another.
+    let mut own = forced.is_none();
+    let mut other: Option<(Location, Format)> = None;
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    while let Some(line) = reader.next_line()? {
+        let LineContent::Text(text) = line.content else {
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        // A line with a key twice is not read, but still says the file's format.
+        let (value, unique) = match parse_unique(text) {
+            Some(value) => (value, true),
+            None => match serde_json::from_str::<Value>(text) {
+                Ok(value) => (value, false),
+                Err(_) => continue,
+            },
+        };
+        let strong = match signal(&value) {
+            Signal::Strong(format) => Some(format),
+            _ => None,
+        };
+        if !plan.decided
+            && let Some(format) = strong
+        {
+            plan.format = format;
+            plan.decided = true;
+        }
+        if unique {
+            if !own {
+                match (strong, forced) {
+                    (Some(format), Some(forced)) if format == forced => {
+                        own = true;
+                        other = None;
+                    }
+                    (Some(format), Some(_)) if other.is_none() => {
+                        let loc = Location {
+                            line: line.number,
+                            offset: line.offset,
+                            len: text.len() as u64,
+                            pointer: Box::default(),
+                        };
+                        other = Some((loc, format));
+                    }
+                    _ => {}
+                }
+            }
+            // Until the format is known, as either; then only as the one it is.
+            if !plan.decided || plan.format == Format::Codex {
+                plan.codex_answered
+                    .extend(codex::answered(std::iter::once(&value)));
+            }
+            if !plan.decided || plan.format == Format::Responses {
+                plan.responses_answered
+                    .extend(responses::answered(std::iter::once(&value)));
+            }
+        }
+        let answers = matches!(plan.format, Format::Codex | Format::Responses);
+        if plan.decided && own && !answers {
+            plan.enough = true;
+            break;
+        }
+    }
+    if plan.format != Format::Codex {
+        plan.codex_answered = FxHashSet::default();
+    }
+    if plan.format != Format::Responses {
+        plan.responses_answered = FxHashSet::default();
+    }
+    if let (Some(forced), Some((loc, format))) = (forced, other) {
+        plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
+    }
+    Ok(plan)
 }
 
 #[derive(Default)]
 struct Runs {
+    /// `--format`'s format, if given.
+    format: Option<Format>,
+    /// With `--select [*]…`, what it selects in each run; and whether it selected
+    /// anything.
+    select: Option<(Selector, Selector)>,
+    selected: bool,
     /// Whether any run held a transcript.
     found: bool,
     /// Whether the array has any element.
@@ -90,23 +366,111 @@ struct Runs {
 }
 
 impl Stream {
-    /// Streams an MCP / JSON-RPC log, one message per line, from `input`.
-    pub(super) fn mcp(input: Box<dyn BufRead>, max_line_bytes: usize) -> Stream {
-        Stream::new(
+    /// Streams a file of one element per line from `input`, as `plan` says; `None`
+    /// for a format whose adapter reads its transcript whole.
+    pub(super) fn lines(
+        input: Box<dyn BufRead>,
+        mut plan: LinePlan,
+        explicit: bool,
+        max_line_bytes: usize,
+    ) -> Option<Stream> {
+        let format = plan.format;
+        let first = plan.foreign.take();
+        let mut stream = Stream::new(
             Docs::Lines {
                 reader: LineReader::with_max_line_bytes(input, max_line_bytes),
                 max_line_bytes,
             },
-            Reader::Mcp(mcp::Reader::default()),
+            Reader::Lines(Lines::new(plan)?),
             Layout::ElementLines,
-            vec![Format::Mcp],
-        )
+            vec![format],
+        );
+        stream.detected.explicit = explicit;
+        stream.first = first;
+        Some(stream)
+    }
+
+    /// [`Stream::lines`] of the file at `path`, which a first pass may read again.
+    pub(super) fn lines_of_file(
+        path: &std::path::Path,
+        plan: LinePlan,
+        explicit: bool,
+        max_line_bytes: usize,
+    ) -> io::Result<Option<Stream>> {
+        let open = |plan| -> io::Result<Option<Stream>> {
+            let file = std::fs::File::open(path)?;
+            let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+            Ok(Stream::lines(input, plan, explicit, max_line_bytes))
+        };
+        let again = plan.clone();
+        let Some(mut stream) = open(plan)? else {
+            return Ok(None);
+        };
+        let path = path.to_path_buf();
+        stream.reopen = Some(Box::new(move || {
+            Stream::lines_of_file(&path, again, explicit, max_line_bytes)
+        }));
+        Ok(Some(stream))
+    }
+
+    /// Reads the file through once, keeping nothing but the count of its traces and
+    /// where each thread ends, so that what is held back can be handed on and what
+    /// follows streams: on a file of one trace, or of threads given one by one. A
+    /// first pass that fails leaves things as they were.
+    fn survey(&mut self) {
+        let Reader::Lines(lines) = &mut self.reader else {
+            return;
+        };
+        if self.finisher.decided && !lines.by_thread() {
+            return;
+        }
+        let Some(reopen) = self.reopen.take() else {
+            return;
+        };
+        let Ok(Some(mut survey)) = reopen() else {
+            return;
+        };
+        survey.reopen = None;
+        survey.finisher.count_only = true;
+        if let Reader::Lines(theirs) = &mut survey.reader {
+            theirs.survey();
+        }
+        loop {
+            match survey.read_doc() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(_) => return,
+            }
+        }
+        if let Reader::Lines(theirs) = &mut survey.reader
+            && let Some(ends) = theirs.ends()
+        {
+            lines.set_ends(ends);
+        }
+        survey.end();
+        self.surveyed = survey.traces();
+        if !self.finisher.decided {
+            self.finisher.many = self.surveyed > 1;
+            self.finisher.flush();
+        }
     }
 
     /// Streams the document at `path`, whose top level is an array of runs, one run
     /// at a time; `None` when it is not such a document or not valid (it is then read
     /// whole, which reports its errors).
-    pub(super) fn runs(path: &std::path::Path) -> io::Result<Option<Stream>> {
+    pub(super) fn runs(
+        path: &std::path::Path,
+        format: Option<Format>,
+        select: Option<&Selector>,
+    ) -> io::Result<Option<Stream>> {
+        let select = match select {
+            None => None,
+            Some(selector) => match selector.after_each() {
+                Some(rest) => Some((selector.clone(), rest)),
+                // A path into the document's top level reads it whole.
+                None => return Ok(None),
+            },
+        };
         let open = || -> io::Result<Box<dyn BufRead>> {
             Ok(Box::new(io::BufReader::with_capacity(
                 1 << 16,
@@ -132,7 +496,7 @@ impl Stream {
                 // A first element that is a message, not a run: the array may be a
                 // message list, which is decided over all its elements.
                 let run = serde_json::from_slice::<Value>(&text).is_ok_and(|value| {
-                    value.is_object() && !super::detect::element_like(&value, None)
+                    value.is_object() && !super::detect::element_like(&value, format)
                 });
                 if !run {
                     return Ok(None);
@@ -151,15 +515,26 @@ impl Stream {
             len: len - elements.skip,
             pointer: Box::default(),
         };
-        Ok(Some(Stream::new(
-            Docs::Array(elements),
-            Reader::Runs(Runs {
-                whole,
-                ..Runs::default()
-            }),
-            Layout::Document,
-            Vec::new(),
-        )))
+        Ok(Some(
+            Stream::new(
+                Docs::Array(elements),
+                Reader::Runs(Runs {
+                    whole,
+                    format,
+                    select,
+                    ..Runs::default()
+                }),
+                Layout::Document,
+                Vec::new(),
+            )
+            .explicit(format.is_some()),
+        ))
+    }
+
+    /// This stream, read with `--format` when `explicit`.
+    fn explicit(mut self, explicit: bool) -> Stream {
+        self.detected.explicit = explicit;
+        self
     }
 
     fn new(docs: Docs, reader: Reader, layout: Layout, formats: Vec<Format>) -> Stream {
@@ -177,6 +552,10 @@ impl Stream {
             next_doc: 0,
             failed: None,
             ended: false,
+            first: None,
+            reopen: None,
+            surveyed: 0,
+            offset: 0,
         }
     }
 
@@ -190,7 +569,7 @@ impl Stream {
     /// Distinct traces among the records so far: final once the input is read, and
     /// more than one as soon as [`Stream::decide`] has returned if it will be.
     pub fn traces(&self) -> usize {
-        self.finisher.names.len()
+        self.finisher.names.len().max(self.surveyed)
     }
 
     /// What was recognized in the input so far (final once it is read).
@@ -217,6 +596,7 @@ impl Stream {
     /// Reads one document, or ends the input.
     fn read_one(&mut self) {
         match self.read_doc() {
+            Ok(true) if self.reopen.is_some() && self.offset >= SURVEY_AFTER => self.survey(),
             Ok(true) => {}
             Ok(false) => self.end(),
             Err(err) => {
@@ -231,10 +611,22 @@ impl Stream {
             return;
         }
         self.ended = true;
-        if let Reader::Runs(runs) = &mut self.reader {
-            let runs = std::mem::take(runs);
-            runs.finish(&mut self.finisher);
+        match &mut self.reader {
+            Reader::Runs(runs) => {
+                let runs = std::mem::take(runs);
+                runs.finish(&mut self.finisher);
+            }
+            Reader::Lines(lines) => {
+                let lines = std::mem::replace(lines, Lines::Mcp(mcp::Reader::default()));
+                let mut out = Out::default();
+                lines.finish(&mut out);
+                self.hand_on(&mut out, None);
+            }
         }
+        if let Some(problem) = self.first.take() {
+            self.finisher.item_problem(problem);
+        }
+        self.finisher.drain_early(None);
         self.finisher.flush();
     }
 
@@ -247,50 +639,47 @@ impl Stream {
                     reader,
                     max_line_bytes,
                 },
-                Reader::Mcp(mcp),
+                Reader::Lines(lines),
             ) => {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
                 // The common line is read from its text; any other from its document.
-                if let LineContent::Text(text) = line.content {
+                if let (LineContent::Text(text), Lines::Mcp(mcp)) = (line.content, &mut *lines) {
                     let mut out = Out::default();
                     if mcp.line(text, index, &line.location(), &mut out) {
                         self.next_doc += 1;
-                        for item in out.items {
-                            self.finisher.emitted("", item, |site| {
-                                Location::clone(
-                                    site.pinned.as_ref().expect(
-                                        "bug: a message read from its line is located there",
-                                    ),
-                                )
-                            });
-                        }
+                        self.offset = line.offset;
+                        self.hand_on(&mut out, None);
                         return Ok(true);
                     }
                 }
                 let mut problems = Vec::new();
                 let doc = line_doc(line, *max_line_bytes, &mut problems);
-                for problem in problems {
-                    self.finisher.problem(problem);
-                }
+                self.finisher.early.extend(problems);
                 let Some(doc) = doc else { return Ok(true) };
                 self.next_doc += 1;
+                self.offset = doc.offset;
                 let doc = Rc::new(doc);
                 let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) else {
                     return Ok(true);
                 };
                 let mut out = current(index, &doc);
-                mcp.element(
+                lines.element(
                     &Element {
                         value,
                         site: Site::new(index, String::new()),
                     },
                     &mut out,
                 );
-                for item in out.items {
-                    self.finisher
-                        .emitted("", item, |site| locate(&doc, index, site));
+                let known = lines.traces();
+                self.hand_on(&mut out, Some((&doc, index)));
+                if !self.finisher.decided && known > 1 {
+                    // A second thread with records: more than one trace, though its
+                    // records wait for the first thread's.
+                    self.surveyed = self.surveyed.max(known);
+                    self.finisher.many = true;
+                    self.finisher.flush();
                 }
                 Ok(true)
             }
@@ -333,6 +722,30 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Hands on what an adapter of lines emitted, while the line it read, document
+    /// `index`, is at hand (`None` at the end, when every site is pinned).
+    fn hand_on(&mut self, out: &mut Out, doc: Option<(&Doc, usize)>) {
+        if out.items.is_empty() {
+            return;
+        }
+        if let Some(problem) = self.first.take() {
+            self.finisher.item_problem(problem);
+        }
+        for item in out.items.drain(..) {
+            self.finisher
+                .emitted("", item, |site| match (&site.pinned, doc) {
+                    (Some(loc), _) => Location::clone(loc),
+                    (None, Some((doc, index))) => locate(doc, index, site),
+                    (None, None) => {
+                        debug_assert!(false, "bug: a site of a line gone, not pinned");
+                        Location::default()
+                    }
+                });
+        }
+    }
+}
+
 /// An `Out` for adapting document `index`.
 fn current(index: usize, doc: &Rc<Doc>) -> Out {
     Out {
@@ -366,14 +779,27 @@ impl Runs {
     ) {
         let Some(value) = &doc.value else { return };
         let mut found: Vec<Found<'_>> = Vec::new();
-        // As the search of the whole array goes: each element, one level down.
-        Search {
+        let mut search = Search {
             doc: index,
-            format: None,
+            format: self.format,
             prefix: "",
             found: &mut found,
+        };
+        match &self.select {
+            // As the search of the whole array goes: each element, one level down.
+            None => search.find(value, &doc.base, None, 1),
+            Some((_, rest)) => {
+                for (pointer, selected) in rest.select(value) {
+                    self.selected = true;
+                    // The object holding a selected list names its run.
+                    let parent = pointer
+                        .rfind('/')
+                        .and_then(|end| value.pointer(&pointer[..end]))
+                        .and_then(Value::as_object);
+                    search.selected(selected, &format!("{}{pointer}", doc.base), parent);
+                }
+            }
         }
-        .find(value, &doc.base, None, 1);
         for transcript in &found {
             if !detected.formats.contains(&transcript.format) {
                 detected.formats.push(transcript.format);
@@ -389,7 +815,7 @@ impl Runs {
                 .collect();
             self.otel.push((index, doc.clone(), pointers));
         }
-        for (name, item) in adapt(&found, None) {
+        for (name, item) in adapt(&found, self.format) {
             finisher.emitted(&name, item, |site| locate(doc, index, site));
         }
     }
@@ -423,8 +849,18 @@ impl Runs {
                 });
             }
         }
-        if !self.found && self.any {
-            finisher.problem(unknown_format_at(self.whole, None));
+        match &self.select {
+            None if !self.found && self.any => {
+                finisher.problem(unknown_format_at(self.whole, self.format));
+            }
+            None => {}
+            Some((selector, _)) if !self.selected => {
+                finisher.problem(selects_nothing_at(self.whole, selector, false));
+            }
+            Some((selector, _)) if !self.found => {
+                finisher.problem(holds_nothing_at(self.whole, selector, self.format));
+            }
+            Some(_) => {}
         }
     }
 }
@@ -443,6 +879,13 @@ struct Finisher {
     first: Option<String>,
     decided: bool,
     many: bool,
+    /// Whether records are only counted, by trace, and nothing is handed on (a first
+    /// pass).
+    count_only: bool,
+    /// Problems of lines read (not JSON, a key twice), waiting for the first item
+    /// emitted at or after their place, before which reading the whole input puts
+    /// them: an adapter may still hold records from before them.
+    early: VecDeque<Problem>,
 }
 
 enum Pending {
@@ -459,16 +902,38 @@ impl Finisher {
     }
 
     fn problem(&mut self, problem: Problem) {
+        if self.count_only {
+            return;
+        }
         match self.hold() {
             Some(pending) => pending.push(Pending::Problem(problem)),
             None => self.ready.push_back(Entry::Problem(problem)),
         }
     }
 
+    /// Hands on the problems of lines read up to `offset` (all with `None`).
+    fn drain_early(&mut self, offset: Option<u64>) {
+        while self
+            .early
+            .front()
+            .is_some_and(|p| offset.is_none_or(|offset| p.loc.offset <= offset))
+        {
+            let problem = self.early.pop_front().expect("bug: a problem just seen");
+            self.problem(problem);
+        }
+    }
+
+    /// A problem an adapter found, in its place among the records.
+    fn item_problem(&mut self, problem: Problem) {
+        self.drain_early(Some(problem.loc.offset));
+        self.problem(problem);
+    }
+
     /// An item an adapter emitted for the transcript named `transcript`, located by
     /// `locate`.
     fn emitted(&mut self, transcript: &str, mut item: Emitted, locate: impl Fn(&Site) -> Location) {
         let loc = locate(&item.site);
+        self.drain_early(Some(loc.offset));
         let name = match item.what {
             // The sub-trace's name is the trace's: moved, not copied.
             Emit::Record(_) if transcript.is_empty() => item.trace.take().unwrap_or_default(),
@@ -477,6 +942,9 @@ impl Finisher {
         };
         match item.what {
             Emit::Problem(message) => self.problem(malformed(loc, message)),
+            Emit::Record(_) if self.count_only => {
+                self.names.entry(name).or_insert(0);
+            }
             Emit::Record(fields) => {
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);

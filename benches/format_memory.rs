@@ -1,0 +1,328 @@
+//! Peak memory and throughput of `check` on each transcript format, against the size of
+//! the file and of its largest transcript.
+//!
+//! Run with `cargo bench --bench format_memory` (add `-- --quick` for one timed run,
+//! `-- --small` for inputs a tenth the size, and a word to run only the workloads whose
+//! name holds it). Each workload is written to the system's temporary directory and
+//! checked from its file, as `tracegate check` does, with the `--format` / `--select`
+//! it names. For each it prints the file's size, its largest transcript's size, the
+//! peak heap `check` held, and records/s.
+//!
+//! The target: no format needs more memory than a small multiple of its largest
+//! transcript, plus 32 MB.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracegate::check::{CheckOptions, check_path};
+use tracegate::machine::SpecSource;
+use tracegate::trace::adapters::{Format, InputOptions, Selector};
+
+#[path = "support/counting.rs"]
+mod counting;
+
+/// One instance per request id: a create must be answered before the next create of
+/// the same id.
+const SPEC: &str = r#"spec bench_format_memory
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == "ok"
+event failed  = result create_record where status == "error"
+initial idle
+accept idle, done
+idle    -> pending on create
+pending -> done    on created
+pending -> idle    on failed
+done    -> pending on create
+"#;
+
+/// A generated input: its text, and the size of its largest transcript.
+struct Input {
+    text: String,
+    largest: usize,
+}
+
+/// Writes `sessions` transcripts of about `bytes / sessions` bytes each, one after the
+/// other, each by `open` (its first part), `op` (one call and its result, by number)
+/// and `close`.
+fn transcripts(
+    bytes: usize,
+    sessions: usize,
+    mut open: impl FnMut(&mut String, usize),
+    mut op: impl FnMut(&mut String, usize, usize),
+    mut close: impl FnMut(&mut String, usize),
+    between: &str,
+) -> Input {
+    let mut text = String::with_capacity(bytes + 4096);
+    let per = bytes / sessions;
+    let mut largest = 0;
+    for session in 0..sessions {
+        if session > 0 {
+            text.push_str(between);
+        }
+        let start = text.len();
+        open(&mut text, session);
+        let mut n = 0;
+        while text.len() - start < per {
+            op(&mut text, session, n);
+            n += 1;
+        }
+        close(&mut text, session);
+        largest = largest.max(text.len() - start);
+    }
+    Input { text, largest }
+}
+
+/// A Claude Code session log: one envelope per line, an assistant `tool_use` and the
+/// user's `tool_result` per call.
+fn claude_code(bytes: usize, sessions: usize) -> Input {
+    transcripts(
+        bytes,
+        sessions,
+        |out, s| {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"user","sessionId":"s{s}","uuid":"u{s}","parentUuid":null,"isSidechain":false,"timestamp":"2025-01-01T00:00:00Z","message":{{"role":"user","content":"Create the invoices of batch {s}."}}}}"#
+            );
+        },
+        |out, s, n| {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"assistant","sessionId":"s{s}","uuid":"a{s}-{n}","parentUuid":"u{s}","isSidechain":false,"timestamp":"2025-01-01T00:00:01Z","message":{{"id":"msg_{s}_{n}","role":"assistant","content":[{{"type":"tool_use","id":"toolu_{s}_{n}","name":"create_record","input":{{"request_id":"req-{s}-{n}","title":"Invoice {n}","amount":{amount}}}}}]}}}}"#,
+                amount = 100 + n % 900
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"type":"user","sessionId":"s{s}","uuid":"r{s}-{n}","parentUuid":"a{s}-{n}","isSidechain":false,"timestamp":"2025-01-01T00:00:02Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{s}_{n}","content":"created rec_{s}_{n}"}}]}},"toolUseResult":{{"stdout":"rec_{s}_{n}","stderr":"","interrupted":false}}}}"#
+            );
+        },
+        |_, _| {},
+        "",
+    )
+}
+
+/// A Codex CLI rollout: a `session_meta` line, then a `function_call` and its
+/// `function_call_output` per call.
+fn codex(bytes: usize, sessions: usize) -> Input {
+    transcripts(
+        bytes,
+        sessions,
+        |out, s| {
+            let _ = writeln!(
+                out,
+                r#"{{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{{"id":"s{s}","cwd":"/repo"}}}}"#
+            );
+        },
+        |out, s, n| {
+            let _ = writeln!(
+                out,
+                r#"{{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{{"type":"function_call","name":"create_record","call_id":"call_{s}_{n}","arguments":"{{\"request_id\": \"req-{s}-{n}\", \"title\": \"Invoice {n}\", \"amount\": {amount}}}"}}}}"#,
+                amount = 100 + n % 900
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{{"type":"function_call_output","call_id":"call_{s}_{n}","output":"{{\"id\": \"rec_{s}_{n}\"}}"}}}}"#
+            );
+        },
+        |_, _| {},
+        "",
+    )
+}
+
+/// One OpenAI Chat Completions call (an assistant message) and its tool message,
+/// separated by `sep`.
+fn openai_op(out: &mut String, s: usize, n: usize, sep: &str) {
+    let _ = write!(
+        out,
+        r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "call_{s}_{n}", "type": "function", "function": {{"name": "create_record", "arguments": "{{\"request_id\": \"req-{s}-{n}\", \"title\": \"Invoice {n}\", \"amount\": {amount}}}"}}}}]}}{sep}{{"role": "tool", "tool_call_id": "call_{s}_{n}", "content": "{{\"id\": \"rec_{s}_{n}\", \"created\": true}}"}}"#,
+        amount = 100 + n % 900
+    );
+}
+
+/// OpenAI Chat Completions messages, one per line: one transcript.
+fn openai_lines(bytes: usize) -> Input {
+    transcripts(
+        bytes,
+        1,
+        |out, _| out.push_str("{\"role\": \"user\", \"content\": \"Create the invoices.\"}\n"),
+        |out, s, n| {
+            openai_op(out, s, n, "\n");
+            out.push('\n');
+        },
+        |_, _| {},
+        "",
+    )
+}
+
+/// An object-wrapped OpenAI document, `{"id", "messages": [...]}`: one transcript.
+fn openai_object(bytes: usize) -> Input {
+    transcripts(
+        bytes,
+        1,
+        |out, _| {
+            out.push_str("{\"id\": \"run-0\", \"model\": \"gpt-4o\", \"messages\": [\n  {\"role\": \"user\", \"content\": \"Create the invoices.\"}")
+        },
+        |out, s, n| {
+            out.push_str(",\n  ");
+            openai_op(out, s, n, ",\n  ");
+        },
+        |out, _| out.push_str("\n]}\n"),
+        "",
+    )
+}
+
+/// An OpenAI run-array document, `[{"id", "messages": [...]}, …]`, of `runs` runs.
+fn openai_runs(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            if s == 0 {
+                out.push_str("[\n");
+            }
+            let _ = write!(
+                out,
+                "  {{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            out.push_str(", ");
+            openai_op(out, s, n, ", ");
+        },
+        |out, _| out.push_str("]}"),
+        ",\n",
+    );
+    input.text.push_str("\n]\n");
+    input
+}
+
+struct Figures {
+    seconds: f64,
+    peak_bytes: usize,
+}
+
+/// Runs `f` `runs` times and keeps the fastest, then once more with allocation
+/// counting on, for the most heap it held at once.
+fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
+    let mut best = Duration::MAX;
+    for _ in 0..runs {
+        let start = Instant::now();
+        f();
+        best = best.min(start.elapsed());
+    }
+    Figures {
+        seconds: best.as_secs_f64(),
+        peak_bytes: counting::peak(f),
+    }
+}
+
+fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    let mut file = std::fs::File::create(&path).expect("the temporary directory is writable");
+    file.write_all(bytes)
+        .expect("the temporary file is written");
+    path
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let small = args.iter().any(|a| a == "--small");
+    let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let runs = if quick { 1 } else { 3 };
+    let mb = if small { 10_000_000 } else { 100_000_000 };
+    let source = Arc::new(SpecSource {
+        path: "bench_format_memory.tg".into(),
+        text: SPEC.to_string(),
+    });
+    let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
+    let dir = std::env::temp_dir().join(format!(
+        "tracegate-bench-format-memory-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("the temporary directory can be made");
+    let select = |path: &str| Some(Selector::parse(path).expect("the selector parses"));
+    let detected = InputOptions::default();
+    let forced = |format| InputOptions {
+        format: Some(format),
+        select: None,
+    };
+
+    type Workload = (&'static str, fn(usize) -> Input, InputOptions);
+    let workloads: Vec<Workload> = vec![
+        (
+            "claude-code 1 session",
+            |b| claude_code(b, 1),
+            detected.clone(),
+        ),
+        (
+            "claude-code 100 sessions",
+            |b| claude_code(b, 100),
+            detected.clone(),
+        ),
+        ("codex 1 session", |b| codex(b, 1), detected.clone()),
+        ("codex 100 sessions", |b| codex(b, 100), detected.clone()),
+        ("openai lines", openai_lines, detected.clone()),
+        ("openai object", openai_object, detected.clone()),
+        ("openai runs", |b| openai_runs(b, 1000), detected.clone()),
+        (
+            "openai runs --select",
+            |b| openai_runs(b, 1000),
+            InputOptions {
+                format: None,
+                select: select("[*].messages"),
+            },
+        ),
+        (
+            "openai runs --format",
+            |b| openai_runs(b, 1000),
+            forced(Format::OpenAi),
+        ),
+        (
+            "claude-code --format",
+            |b| claude_code(b, 1),
+            forced(Format::ClaudeCode),
+        ),
+    ];
+
+    println!(
+        "{:<26} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
+        "workload", "file MB", "largest MB", "records", "s", "records/s", "peak MB", "peak/lg"
+    );
+    for (name, generate, input_options) in workloads {
+        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
+        let input = generate(mb);
+        let path = write_file(&dir, "input.json", input.text.as_bytes());
+        let file_mb = input.text.len() as f64 / 1e6;
+        let largest_mb = input.largest as f64 / 1e6;
+        drop(input);
+        let mut read = (0, 0);
+        let figures = measure(runs, || {
+            let checked = check_path(&specs, &path, &CheckOptions::default(), &input_options);
+            read = (checked.outcome.records, checked.outcome.diagnostics.len());
+        });
+        assert_eq!(read.1, 0, "{name}: the generated input conforms");
+        let peak_mb = figures.peak_bytes as f64 / 1e6;
+        println!(
+            "{:<26} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+            name,
+            file_mb,
+            largest_mb,
+            read.0,
+            figures.seconds,
+            read.0 as f64 / figures.seconds,
+            peak_mb,
+            peak_mb / largest_mb,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "\nlargest = the largest transcript's bytes; peak = most heap `check` held at once \
+         (counted); records/s best of {runs}."
+    );
+}
