@@ -1182,6 +1182,7 @@ impl<'s> Monitor<'s> {
         if let Some(Cow::Owned(args)) = record.inherited_args.take() {
             self.traces[trace].calls.recycle(args);
         }
+        crate::trace::native::recycle(record.fields);
     }
 
     /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the
