@@ -699,7 +699,17 @@ struct OpenCalls {
     /// Calls without an id, per tool: they pair with the next result for that tool.
     anonymous: FxHashMap<Option<Arc<str>>, VecDeque<OpenCall>>,
     seen: u64,
+    /// Emptied buffers of closed calls' arguments, for the next calls': a call's
+    /// arguments are copied out of its line, and a reused buffer makes that copy
+    /// allocate nothing.
+    spare: Vec<String>,
 }
+
+/// How many argument buffers [`OpenCalls::spare`] keeps at most, and the largest it
+/// keeps: enough for the calls in flight of a busy trace, never a large buffer held
+/// for nothing.
+const SPARE_BUFFERS: usize = 1024;
+const SPARE_BYTES: usize = 1024;
 
 /// A call id as the key of [`OpenCalls::by_id`]. An id of up to 15 bytes (most ids)
 /// is held in the key itself, so finding it reads no other memory and keeping it
@@ -761,6 +771,21 @@ impl CallId {
 }
 
 impl OpenCalls {
+    /// A buffer holding `text`, a spare one when there is one.
+    fn args_buffer(&mut self, text: &str) -> String {
+        let mut buffer = self.spare.pop().unwrap_or_default();
+        buffer.push_str(text);
+        buffer
+    }
+
+    /// Keeps a call's arguments buffer, emptied, for a later call.
+    fn recycle(&mut self, mut buffer: String) {
+        if buffer.capacity() <= SPARE_BYTES && self.spare.len() < SPARE_BUFFERS {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
+    }
+
     fn open(&mut self, id: Option<&str>, mut call: OpenCall) {
         call.order = self.seen;
         self.seen += 1;
@@ -847,7 +872,8 @@ struct OpenCall {
     file: Option<Arc<Path>>,
     /// Interned: a trace has few tools and many calls.
     tool: Option<Arc<str>>,
-    args: Option<Arc<str>>,
+    /// The call's `args` as raw JSON text, which a result without its own inherits.
+    args: Option<String>,
     loc: Location,
     /// The instance the call went to, in a spec whose key is read from `args` alone:
     /// its result, reading the same `args`, goes to the same instance.
@@ -1038,7 +1064,7 @@ impl<'s> Monitor<'s> {
                     record.tool = tool.map(|tool| Cow::Owned(tool.to_string()));
                 }
                 if !record.has_field("args") {
-                    record.inherited_args = args;
+                    record.inherited_args = args.map(Cow::Owned);
                 }
             }
         }
@@ -1153,6 +1179,10 @@ impl<'s> Monitor<'s> {
         if self.traces[trace].seen.is_some() {
             self.remember_and_warn(trace, &record);
         }
+        if let Some(Cow::Owned(args)) = record.inherited_args.take() {
+            self.traces[trace].calls.recycle(args);
+        }
+        crate::trace::native::recycle(record.fields);
     }
 
     /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the
@@ -1248,20 +1278,21 @@ impl<'s> Monitor<'s> {
 
     fn open_call(&mut self, trace: usize, record: &Record<'_>, routed: Option<Routed>) {
         let tool = record.tool.as_deref().map(|tool| self.intern(tool));
+        let file = self.joined.then(|| self.file.clone());
+        let calls = &mut self.traces[trace].calls;
+        let args = record
+            .fields
+            .raw_text("args")
+            .map(|text| calls.args_buffer(&text));
         let call = OpenCall {
             order: 0,
-            file: self.joined.then(|| self.file.clone()),
+            file,
             tool,
-            args: record
-                .fields
-                .raw_text("args")
-                .map(|text| Arc::from(text.as_ref())),
+            args,
             loc: record.loc.clone(),
             routed,
         };
-        self.traces[trace]
-            .calls
-            .open(record.call_id.as_deref(), call);
+        calls.open(record.call_id.as_deref(), call);
     }
 
     /// Pairs a result with its call, and lets it inherit the call's tool and args.
@@ -1273,9 +1304,12 @@ impl<'s> Monitor<'s> {
             record.tool = call.tool.map(|tool| Cow::Owned(tool.to_string()));
         }
         if record.has_field("args") {
+            if let Some(args) = call.args {
+                calls.recycle(args);
+            }
             return None;
         }
-        record.inherited_args = call.args;
+        record.inherited_args = call.args.map(Cow::Owned);
         call.routed
     }
 
@@ -1685,7 +1719,7 @@ impl<'s> Monitor<'s> {
                 let mut record = Record::new(Fields::Owned(fields), call.loc)
                     .expect("bug: a synthesized result is a valid record");
                 debug_assert_eq!(record.status, Some(Status::Missing));
-                record.inherited_args = call.args;
+                record.inherited_args = call.args.map(Cow::Owned);
                 self.synthesized += 1;
                 self.dispatch(trace, &record, call.routed);
             }
@@ -2031,6 +2065,29 @@ mod tests {
             codes,
             [(Code::UnexpectedEvent, 4), (Code::UnacceptedEnd, 2)]
         );
+    }
+
+    #[test]
+    fn a_result_reads_its_own_calls_args_when_buffers_are_reused() {
+        // The second call's arguments are copied into the buffer the first call's
+        // held, which is longer: the second result must read only its call's.
+        let spec = "spec t\nevent go = call go\n\
+            event long = result go where args.id == \"long-id-aaaa\"\n\
+            event short = result go where args.id == \"b\"\n\
+            initial a\naccept e\na -> b on go\nb -> c on long\nc -> d on go\nd -> e on short\n";
+        let lines = [
+            r#"{"kind":"call","tool":"go","call_id":"1","args":{"id":"long-id-aaaa"}}"#,
+            r#"{"kind":"result","tool":"go","call_id":"1"}"#,
+            r#"{"kind":"call","tool":"go","call_id":"2","args":{"id":"b"}}"#,
+            r#"{"kind":"result","tool":"go","call_id":"2"}"#,
+        ];
+        let (codes, moves) = watched(spec, &lines);
+        let moves: Vec<String> = moves
+            .iter()
+            .map(|(_, from, event, line)| format!("{from} {event} {line}"))
+            .collect();
+        assert_eq!(moves, ["a go 1", "b long 2", "c go 3", "d short 4"]);
+        assert!(codes.is_empty(), "{codes:?}");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Each instance is an [`Entry`] (its key, its state, whether it is live) in creation
 //! order, which is the order end-of-trace reports and records lacking the key follow.
 //! Keys are stored once, back to back in one string, and found through a hash table of
-//! entry numbers. What only a live instance needs (its path, the last record it saw,
+//! entry numbers, each beside 32 bits of its key's hash: growing the table, and most
+//! mismatches, then read no key. What only a live instance needs (its path, the last record it saw,
 //! its variables) is a [`Body`] in a slab, freed when the instance finishes: when it
 //! stopped after a violation, or reached a sink state (accepting, and no event can
 //! move it out or be a violation there). A finished instance is a tombstone that
@@ -103,6 +104,32 @@ fn key_at(keys: &[u8], start: usize) -> &[u8] {
     length.copy_from_slice(&keys[start..start + 4]);
     let start = start + 4;
     &keys[start..start + u32::from_le_bytes(length) as usize]
+}
+
+/// An entry number in [`SpecRun::index`], with 32 bits of its key's hash ([`KeyHash`]).
+#[derive(Clone, Copy)]
+struct Slot {
+    entry: u32,
+    hash: u32,
+}
+
+/// The hash of an instance key, in the two forms [`SpecRun::index`] uses: the 32 bits
+/// each [`Slot`] keeps, and the table's 64-bit hash, computed from those 32 bits alone
+/// so that the table grows without reading any key again.
+#[derive(Clone, Copy)]
+struct KeyHash(u32);
+
+impl KeyHash {
+    fn of(key: &[u8]) -> KeyHash {
+        let full = FxBuildHasher.hash_one(key);
+        KeyHash((full ^ (full >> 32)) as u32)
+    }
+
+    /// Spreads the 32 bits over 64: the table takes its bucket from the low bits and
+    /// its tag from the top ones.
+    fn table(self) -> u64 {
+        u64::from(self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
 }
 
 /// One instance, live or finished.
@@ -332,7 +359,7 @@ pub(super) struct SpecRun {
     /// Every instance's key, back to back, each after its length (4 bytes).
     keys: Vec<u8>,
     /// Entry numbers, hashed by their key.
-    index: HashTable<u32>,
+    index: HashTable<Slot>,
     entries: Chunks<Entry>,
     bodies: Chunks<Body>,
     /// Body slots freed by finished instances, for the next new ones.
@@ -379,12 +406,13 @@ impl SpecRun {
 
     /// The instance whose key is `key` (for a spec without a `per` key, `""`).
     pub(super) fn find(&self, key: &str) -> Option<usize> {
-        let hash = FxBuildHasher.hash_one(key.as_bytes());
+        let hash = KeyHash::of(key.as_bytes());
         self.index
-            .find(hash, |&entry| {
-                self.key_bytes(self.entries.get(entry as usize)) == key.as_bytes()
+            .find(hash.table(), |slot| {
+                slot.hash == hash.0
+                    && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes()
             })
-            .map(|&entry| entry as usize)
+            .map(|slot| slot.entry as usize)
     }
 
     /// The instance whose key is `key`, made (see [`SpecRun::create`]) if there is
@@ -396,20 +424,26 @@ impl SpecRun {
         key: &str,
         loc: &Location,
     ) -> usize {
-        let hash = FxBuildHasher.hash_one(key.as_bytes());
+        let hash = KeyHash::of(key.as_bytes());
         let (keys, entries) = (&self.keys, &self.entries);
         let entry = self.index.entry(
-            hash,
-            |&entry| key_at(keys, entries.get(entry as usize).key_start) == key.as_bytes(),
-            |&entry| FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start)),
+            hash.table(),
+            |slot| {
+                slot.hash == hash.0
+                    && key_at(keys, entries.get(slot.entry as usize).key_start) == key.as_bytes()
+            },
+            |slot| KeyHash(slot.hash).table(),
         );
         match entry {
-            hashbrown::hash_table::Entry::Occupied(found) => *found.get() as usize,
+            hashbrown::hash_table::Entry::Occupied(found) => found.get().entry as usize,
             hashbrown::hash_table::Entry::Vacant(vacant) => {
                 // The entry this number names is pushed right after.
-                let number =
+                let entry =
                     u32::try_from(self.entries.len).expect("bug: more than 4 billion instances");
-                vacant.insert(number);
+                vacant.insert(Slot {
+                    entry,
+                    hash: hash.0,
+                });
                 self.push(machine, sinks, key, loc)
             }
         }
@@ -425,12 +459,16 @@ impl SpecRun {
         loc: &Location,
     ) -> usize {
         let index = self.push(machine, sinks, key, loc);
-        let number = u32::try_from(index).expect("bug: more than 4 billion instances");
-        let hash = FxBuildHasher.hash_one(key.as_bytes());
-        let (keys, entries) = (&self.keys, &self.entries);
-        self.index.insert_unique(hash, number, |&entry| {
-            FxBuildHasher.hash_one(key_at(keys, entries.get(entry as usize).key_start))
-        });
+        let entry = u32::try_from(index).expect("bug: more than 4 billion instances");
+        let hash = KeyHash::of(key.as_bytes());
+        self.index.insert_unique(
+            hash.table(),
+            Slot {
+                entry,
+                hash: hash.0,
+            },
+            |slot| KeyHash(slot.hash).table(),
+        );
         index
     }
 

@@ -6,7 +6,6 @@
 //! every record (`kind`, `tool`, `call_id`, `status`) are validated and extracted once.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -221,7 +220,7 @@ pub struct Record<'a> {
     pub fields: Fields<'a>,
     /// A result's call arguments as raw JSON text, when the result itself carries no
     /// `args`. Kept as text so a call's arguments are decoded only if a spec reads them.
-    pub inherited_args: Option<Arc<str>>,
+    pub inherited_args: Option<Cow<'a, str>>,
 }
 
 impl<'a> Record<'a> {
@@ -759,7 +758,7 @@ mod tests {
     fn results_read_inherited_args() {
         let mut record = owned(serde_json::json!({"kind": "result", "tool": "t"}));
         assert!(!record.has_field("args"));
-        record.inherited_args = Some(Arc::from(r#"{"request_id": "r1"}"#));
+        record.inherited_args = Some(Cow::Borrowed(r#"{"request_id": "r1"}"#));
         assert!(record.has_field("args"));
         assert_eq!(
             record.get(&[key("args"), key("request_id")]).as_deref(),
