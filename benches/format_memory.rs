@@ -10,6 +10,12 @@
 //!
 //! The target: no format needs more memory than a small multiple of its largest
 //! transcript, plus 32 MB.
+//!
+//! Then `check --join` of two witnesses in two formats (a Claude Code log and a Codex
+//! rollout whose records interleave in time), each input streamed through its adapter
+//! as `check --join` reads it, beside the same join with each input read whole by its
+//! adapter first (how the join read a transcript format before it streamed them), in
+//! the same run (workload names start with `join`).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,6 +26,8 @@ use std::time::{Duration, Instant};
 use tracegate::check::{CheckOptions, check_path};
 use tracegate::machine::SpecSource;
 use tracegate::trace::adapters::{Format, InputOptions, Selector};
+use tracegate::trace::input::TraceInput;
+use tracegate::trace::join::{JoinInput, TimeField};
 
 #[path = "support/counting.rs"]
 mod counting;
@@ -199,6 +207,75 @@ fn openai_runs(bytes: usize, runs: usize) -> Input {
     input
 }
 
+/// `seconds` after 2025-01-01T00:00:00Z, in RFC 3339 (up to 27 days on).
+fn stamp(seconds: usize) -> String {
+    let (day, h, m, s) = (
+        1 + seconds / 86_400,
+        seconds / 3600 % 24,
+        seconds / 60 % 60,
+        seconds % 60,
+    );
+    format!("2025-01-{day:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+/// Two witnesses of `sessions` sessions each, about `bytes` each, for a join: a Claude
+/// Code log and a Codex rollout, each in time order, whose records interleave in time
+/// (the log's call `k` at second `4k`, its result at `4k + 1`; the rollout's at
+/// `4k + 2` and `4k + 3`). Request ids differ between them.
+fn join_inputs(bytes: usize, sessions: usize) -> (Input, Input) {
+    let mut k = 0;
+    let log = transcripts(
+        bytes,
+        sessions,
+        |_, _| {},
+        |out, s, n| {
+            let (call, result) = (stamp(4 * k), stamp(4 * k + 1));
+            k += 1;
+            let _ = writeln!(
+                out,
+                r#"{{"type":"assistant","sessionId":"s{s}","uuid":"a{s}-{n}","parentUuid":null,"isSidechain":false,"timestamp":"{call}","message":{{"id":"msg_{s}_{n}","role":"assistant","content":[{{"type":"tool_use","id":"toolu_{s}_{n}","name":"create_record","input":{{"request_id":"cc-{s}-{n}","title":"Invoice {n}","amount":{amount}}}}}]}}}}"#,
+                amount = 100 + n % 900
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"type":"user","sessionId":"s{s}","uuid":"r{s}-{n}","parentUuid":"a{s}-{n}","isSidechain":false,"timestamp":"{result}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{s}_{n}","content":"created rec_{s}_{n}"}}]}},"toolUseResult":{{"stdout":"rec_{s}_{n}","stderr":"","interrupted":false}}}}"#
+            );
+        },
+        |_, _| {},
+        "",
+    );
+    let mut k = 0;
+    let mut opened = usize::MAX;
+    let rollout = transcripts(
+        bytes,
+        sessions,
+        |_, _| {},
+        |out, s, n| {
+            let (call, result) = (stamp(4 * k + 2), stamp(4 * k + 3));
+            k += 1;
+            if opened != s {
+                opened = s;
+                let _ = writeln!(
+                    out,
+                    r#"{{"timestamp":"{call}","type":"session_meta","payload":{{"id":"cx{s}","cwd":"/repo"}}}}"#
+                );
+            }
+            let _ = writeln!(
+                out,
+                r#"{{"timestamp":"{call}","type":"response_item","payload":{{"type":"function_call","name":"create_record","call_id":"call_{s}_{n}","arguments":"{{\"request_id\": \"cx-{s}-{n}\", \"title\": \"Invoice {n}\", \"amount\": {amount}}}"}}}}"#,
+                amount = 100 + n % 900
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"timestamp":"{result}","type":"response_item","payload":{{"type":"function_call_output","call_id":"call_{s}_{n}","output":"{{\"id\": \"rec_{s}_{n}\"}}"}}}}"#
+            );
+        },
+        |_, _| {},
+        "",
+    );
+    (log, rollout)
+}
+
 struct Figures {
     seconds: f64,
     peak_bytes: usize,
@@ -320,9 +397,83 @@ fn main() {
             peak_mb / largest_mb,
         );
     }
+    if only.is_empty() || only.iter().any(|o| "join".contains(o.as_str())) {
+        join(&dir, &specs, mb, runs);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     println!(
         "\nlargest = the largest transcript's bytes; peak = most heap `check` held at once \
          (counted); records/s best of {runs}."
     );
+}
+
+/// A joined check of a Claude Code log and a Codex rollout, streamed as `check --join`
+/// reads them, and with each read whole by its adapter first.
+fn join(dir: &Path, specs: &[tracegate::machine::Machine], mb: usize, runs: usize) {
+    let (log, rollout) = join_inputs(mb, 100);
+    let file_mb = (log.text.len() + rollout.text.len()) as f64 / 1e6;
+    let largest_mb = log.largest.max(rollout.largest) as f64 / 1e6;
+    let paths = [
+        write_file(dir, "log.jsonl", log.text.as_bytes()),
+        write_file(dir, "rollout.jsonl", rollout.text.as_bytes()),
+    ];
+    drop((log, rollout));
+    let options = InputOptions::default();
+    type Inputs = Vec<(Arc<Path>, JoinInput<Box<dyn std::io::BufRead + Send>>)>;
+    let streamed = || -> Inputs {
+        paths
+            .iter()
+            .map(|path| {
+                let input =
+                    tracegate::trace::join::open(path, &options, None).expect("the input opens");
+                assert!(matches!(input, JoinInput::Stream(_)), "{input:?}");
+                (Arc::from(path.as_path()), input)
+            })
+            .collect()
+    };
+    let whole = || -> Inputs {
+        paths
+            .iter()
+            .map(|path| {
+                let reading = TraceInput::open(path, &options, None)
+                    .expect("the input opens")
+                    .into_reading()
+                    .expect("a transcript is read by its adapter");
+                (
+                    Arc::from(path.as_path()),
+                    JoinInput::Read(Box::new(reading)),
+                )
+            })
+            .collect()
+    };
+    let check = |inputs| {
+        let outcome = tracegate::joined::check_joined(
+            specs,
+            inputs,
+            TimeField::default(),
+            &CheckOptions::default(),
+        );
+        assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
+        outcome.records
+    };
+    let mut records = 0;
+    let stream = measure(runs, || records = check(streamed()));
+    let read = measure(runs, || assert_eq!(check(whole()), records));
+    for (name, figures) in [
+        ("join streamed", stream),
+        ("join read whole (before)", read),
+    ] {
+        let peak_mb = figures.peak_bytes as f64 / 1e6;
+        println!(
+            "{:<26} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+            name,
+            file_mb,
+            largest_mb,
+            records,
+            figures.seconds,
+            records as f64 / figures.seconds,
+            peak_mb,
+            peak_mb / largest_mb,
+        );
+    }
 }

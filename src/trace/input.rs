@@ -132,6 +132,29 @@ pub enum Item<'r> {
     Stopped(io::Error),
 }
 
+/// What an adapter reads from a transcript input ([`TraceInput::into_adapted`]).
+#[derive(Debug)]
+pub enum Adapted {
+    /// A transcript read as it streams: [`Stream::next_entry`] hands on its records
+    /// and problems, in the order reading it whole gives them.
+    Stream(Box<Stream>),
+    /// What an adapter read from the whole input.
+    Read(Box<Reading>),
+}
+
+/// An entry a [`Stream`] handed on, or, when reading failed part-way, a problem saying
+/// so (nothing follows it).
+pub fn entry_or_stopped(next: io::Result<Entry>) -> Entry {
+    next.unwrap_or_else(|err| {
+        Entry::Problem(Problem {
+            kind: ProblemKind::Malformed,
+            loc: Default::default(),
+            message: format!("reading stopped: {err}"),
+            hint: None,
+        })
+    })
+}
+
 impl std::fmt::Debug for TraceInput<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TraceInput")
@@ -320,37 +343,38 @@ impl<'a> TraceInput<'a> {
         }
     }
 
+    /// What the adapter reads, taken out of the input as it is: a streamed transcript
+    /// still to be read ([`Adapted::Stream`]), or what an adapter read whole; `None`
+    /// for native JSONL.
+    pub fn into_adapted(self) -> Option<Adapted> {
+        match self.body {
+            Body::Lines { .. } => None,
+            Body::Stream(stream) => Some(Adapted::Stream(stream)),
+            Body::Read(reading) => Some(Adapted::Read(Box::new(reading))),
+        }
+    }
+
     /// What the adapter read, taken out of the input; `None` for native JSONL, which
     /// is streamed rather than read whole. A streamed transcript is read to its end
     /// here (without the elements `shrink` cuts, which only a whole reading finds); a
     /// read that fails part-way ends it with a problem saying so.
     pub fn into_reading(self) -> Option<Reading> {
-        match self.body {
-            Body::Lines { .. } => None,
-            Body::Stream(mut stream) => {
-                let mut entries = Vec::new();
-                while let Some(next) = stream.next_entry() {
-                    match next {
-                        Ok(entry) => entries.push(entry),
-                        Err(err) => entries.push(Entry::Problem(Problem {
-                            kind: ProblemKind::Malformed,
-                            loc: Default::default(),
-                            message: format!("reading stopped: {err}"),
-                            hint: None,
-                        })),
-                    }
-                }
+        Some(match self.into_adapted()? {
+            Adapted::Stream(mut stream) => {
+                let entries = std::iter::from_fn(|| stream.next_entry())
+                    .map(entry_or_stopped)
+                    .collect();
                 let detected = stream.detected();
-                Some(Reading {
+                Reading {
                     traces: detected.traces,
                     detected,
                     entries,
                     pieces: Vec::new(),
                     arrays: Vec::new(),
-                })
+                }
             }
-            Body::Read(reading) => Some(reading),
-        }
+            Adapted::Read(reading) => *reading,
+        })
     }
 
     /// Hands every record and problem to `visit`, in input order. A record lends its

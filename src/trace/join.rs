@@ -7,16 +7,29 @@
 //! equal times keep the order of the inputs, then of the records. Every record keeps
 //! its own file and location.
 //!
-//! An input may be in any format [`TraceInput`] reads ([`open`]): native JSON Lines are
-//! streamed, one pending line per input, so memory does not grow with the logs; what an
-//! adapter reads (Claude Code, Codex, OpenAI chats, …) is read whole by it, and its
-//! normalized records, which carry the envelope's timestamp as `time`, are merged the
-//! same way. The merge is exact when each input is in time order. An input that is not
-//! is reported once, at the first record whose time goes back
+//! An input may be in any format [`TraceInput`] reads ([`open`]), and is read as the
+//! merge goes, so memory does not grow with the logs: native JSON Lines one pending
+//! line per input; a transcript whose adapter streams it ([`Stream`]: Claude Code logs,
+//! Codex rollouts, MCP logs, chat messages one per line, arrays of runs) one pending
+//! record per input, beside what the adapter holds until it is final. Formats an
+//! adapter reads whole (OpenTelemetry exports, ATIF, ToolBench, a document that is
+//! not an array of runs) and standard input are read before the merge. An adapter's
+//! normalized records carry the envelope's timestamp as `time` and are merged like
+//! native ones.
+//!
+//! The merge is exact when each input is in time order. An input that is not is
+//! reported once, at the first record whose time goes back
 //! ([`ProblemKind::OutOfOrder`]); its records are still merged as they come, so records
 //! around that point may be checked out of order (sort the file, e.g. by its `time`,
 //! and join again). A record without a usable time cannot be placed: it is a problem,
 //! and left out.
+//!
+//! "As they come" is in the order the adapter hands records on, which is the order
+//! reading the whole input gives, not always the file's: a log of several threads (a
+//! Claude Code session and its sidechains, the sessions of a Codex rollout) gives its
+//! records thread by thread, so a thread that starts before the one before it ends
+//! goes back in time, and is reported so. A streamed input is therefore joined exactly
+//! as it would be read whole: the same records, problems, order and locations.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -26,8 +39,8 @@ use std::sync::Arc;
 
 use crate::json::Segment;
 use crate::trace::Record;
-use crate::trace::adapters::{self, Entry, InputOptions, Reading};
-use crate::trace::input::{TraceInput, read_input};
+use crate::trace::adapters::{self, Entry, InputOptions, Reading, Stream};
+use crate::trace::input::{Adapted, TraceInput, entry_or_stopped, read_input};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 use crate::trace::native::{decode_line, unreadable_line};
 use crate::trace::reader::{LineContent, LineReader};
@@ -116,6 +129,9 @@ pub enum Item<'j> {
 pub enum JoinInput<R> {
     /// Native JSON Lines, streamed.
     Lines(R),
+    /// A transcript its adapter streams ([`Stream`]): records are taken as it hands
+    /// them on.
+    Stream(Box<Stream>),
     /// What an adapter read from the whole input.
     Read(Box<Reading>),
 }
@@ -124,14 +140,16 @@ impl<R> std::fmt::Debug for JoinInput<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             JoinInput::Lines(_) => f.write_str("JoinInput::Lines"),
+            JoinInput::Stream(stream) => f.debug_tuple("JoinInput::Stream").field(stream).finish(),
             JoinInput::Read(reading) => f.debug_tuple("JoinInput::Read").field(reading).finish(),
         }
     }
 }
 
 /// Opens the trace input at `path` for a join, recognizing its format as every other
-/// command does ([`TraceInput`]): native JSON Lines stay a stream, anything else is
-/// read by its adapter. `-` is standard input.
+/// command does ([`TraceInput`]): native JSON Lines and the transcript formats that
+/// stream stay streams; anything else is read by its adapter. `-` is standard input,
+/// read whole.
 pub fn open(
     path: &Path,
     options: &InputOptions,
@@ -140,8 +158,9 @@ pub fn open(
     let regular = !crate::trace::input::is_stdin(path) && std::fs::metadata(path)?.is_file();
     if regular {
         return Ok(
-            match TraceInput::open(path, options, max_line_bytes)?.into_reading() {
-                Some(reading) => JoinInput::Read(Box::new(reading)),
+            match TraceInput::open(path, options, max_line_bytes)?.into_adapted() {
+                Some(Adapted::Stream(stream)) => JoinInput::Stream(stream),
+                Some(Adapted::Read(reading)) => JoinInput::Read(reading),
                 // Detected as native lines: stream the file from its start.
                 None => JoinInput::Lines(Box::new(BufReader::with_capacity(
                     1 << 16,
@@ -167,10 +186,28 @@ enum Feed<R> {
         loc: Location,
     },
     Records {
-        entries: std::vec::IntoIter<Entry>,
+        entries: Entries,
         /// The pending record, while it waits its turn.
         pending: Option<Record<'static>>,
     },
+}
+
+/// The records and problems of an input an adapter reads, taken one at a time.
+enum Entries {
+    /// Read as the adapter hands them on, which it does in the order of reading the
+    /// whole input.
+    Stream(Box<Stream>),
+    /// Read whole before the join.
+    Read(std::vec::IntoIter<Entry>),
+}
+
+impl Entries {
+    fn next(&mut self) -> Option<Entry> {
+        match self {
+            Entries::Stream(stream) => stream.next_entry().map(entry_or_stopped),
+            Entries::Read(entries) => entries.next(),
+        }
+    }
 }
 
 struct Source<R> {
@@ -212,8 +249,12 @@ impl<R: BufRead> Join<R> {
                         text: String::new(),
                         loc: Location::default(),
                     },
+                    JoinInput::Stream(stream) => Feed::Records {
+                        entries: Entries::Stream(stream),
+                        pending: None,
+                    },
                     JoinInput::Read(reading) => Feed::Records {
-                        entries: reading.entries.into_iter(),
+                        entries: Entries::Read(reading.entries.into_iter()),
                         pending: None,
                     },
                 },
@@ -387,7 +428,7 @@ fn next_line<R: BufRead>(
 /// answered) has no time of its own: it keeps its place after the record before it,
 /// `last`.
 fn next_record(
-    entries: &mut std::vec::IntoIter<Entry>,
+    entries: &mut Entries,
     pending: &mut Option<Record<'static>>,
     time: &TimeField,
     last: Option<Timestamp>,
@@ -545,6 +586,7 @@ fn names(raw: &str, key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
 
     fn at(text: &str) -> i128 {
         Timestamp::parse(text)
@@ -676,6 +718,232 @@ mod tests {
                 "UnusableTime a:3 field `meta.at[0]` is \"x\", not an RFC 3339 date-time such as \"2025-04-12T10:18:03Z\"",
             ]
         );
+    }
+
+    type Opened = JoinInput<Box<dyn BufRead + Send>>;
+
+    /// Everything a join of `inputs` yields, in full: each record's file and all of it
+    /// (fields, location), each problem's kind, file, location, message and hint.
+    fn everything(inputs: Vec<(Arc<Path>, Opened)>) -> Vec<String> {
+        let mut join = Join::new(inputs, TimeField::default(), DEFAULT_MAX_LINE_BYTES);
+        let mut seen = Vec::new();
+        while let Some(item) = join.next() {
+            seen.push(match item {
+                Item::Record { file, record } => format!("{} {record:?}", file.display()),
+                Item::Problem(p) => format!(
+                    "{:?} {} at {:?}: {} ({:?})",
+                    p.kind,
+                    p.file.display(),
+                    p.loc,
+                    p.message,
+                    p.hint
+                ),
+            });
+        }
+        seen
+    }
+
+    /// The input at `path` as the join read it before it streamed transcripts: what
+    /// its adapter read, taken whole from the streamed reading.
+    fn read_before(path: &Path) -> Opened {
+        match TraceInput::open(path, &InputOptions::default(), None)
+            .unwrap()
+            .into_reading()
+        {
+            Some(reading) => JoinInput::Read(Box::new(reading)),
+            None => JoinInput::Lines(Box::new(io::Cursor::new(std::fs::read(path).unwrap()))),
+        }
+    }
+
+    /// The input at `path` read whole from memory by its adapter.
+    fn read_whole(path: &Path) -> Opened {
+        let bytes = std::fs::read(path).unwrap();
+        match TraceInput::from_bytes(&bytes, &InputOptions::default(), None).into_reading() {
+            Some(reading) => JoinInput::Read(Box::new(reading)),
+            None => JoinInput::Lines(Box::new(io::Cursor::new(bytes))),
+        }
+    }
+
+    fn opened(path: &Path) -> Opened {
+        open(path, &InputOptions::default(), None).unwrap()
+    }
+
+    /// Asserts that a join of `paths` (each opened by `open`, which streams what
+    /// streams) yields exactly what it yields with each input read whole, and what it
+    /// yielded when it read every input whole. Returns how many inputs streamed.
+    #[track_caller]
+    fn joins_as_read_whole(paths: &[&Path]) -> usize {
+        let name = |path: &Path| Arc::from(path);
+        let streamed: Vec<_> = paths.iter().map(|p| (name(p), opened(p))).collect();
+        let count = streamed
+            .iter()
+            .filter(|(_, input)| matches!(input, JoinInput::Stream(_)))
+            .count();
+        let streamed = everything(streamed);
+        let before = everything(paths.iter().map(|p| (name(p), read_before(p))).collect());
+        let whole = everything(paths.iter().map(|p| (name(p), read_whole(p))).collect());
+        assert_eq!(streamed, before, "{paths:?}");
+        assert_eq!(streamed, whole, "{paths:?}");
+        count
+    }
+
+    /// Every trace file of the repository in a transcript format: the examples, the
+    /// real recorded transcripts and the coding agents' logs.
+    fn corpus() -> Vec<std::path::PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut dirs: Vec<_> = [
+            "traces",
+            "tests/fixtures/realdata",
+            "tests/fixtures/coding_agents",
+        ]
+        .iter()
+        .map(|dir| root.join(dir))
+        .collect();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|ext| ext == "json" || ext == "jsonl")
+                {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn every_example_joins_streamed_as_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        // A witness whose records fall among the examples' times, before and after.
+        let witness = dir.path().join("witness.jsonl");
+        let times = [
+            "2024-01-01T00:00:00Z",
+            "2025-04-12T10:18:03Z",
+            "2025-11-07T09:01:30Z",
+            "2025-11-07T09:01:30Z",
+            "2026-01-01T00:00:00Z",
+        ];
+        let text: String = times
+            .iter()
+            .map(|time| format!("{{\"time\":\"{time}\",\"event\":\"seen\"}}\n"))
+            .collect();
+        std::fs::write(&witness, text).unwrap();
+        let files = corpus();
+        assert!(files.len() > 50, "{files:?}");
+        let mut streamed = 0;
+        for (index, file) in files.iter().enumerate() {
+            // Each alone, with the witness, and with the next one.
+            streamed += joins_as_read_whole(&[file]);
+            joins_as_read_whole(&[&witness, file]);
+            if let Some(next) = files.get(index + 1) {
+                joins_as_read_whole(&[file, next]);
+            }
+        }
+        // The Claude Code and Codex logs, MCP logs and arrays of runs among them.
+        assert!(streamed >= 10, "{streamed} of {} streamed", files.len());
+    }
+
+    /// A Claude Code session whose sidechain's records fall between its main thread's,
+    /// with `padding` more messages at the end of the main thread.
+    fn threads_log(padding: usize) -> String {
+        let line = |uuid: &str, side: bool, ty: &str, second: u32, message: &str| {
+            format!(
+                "{{\"type\":\"{ty}\",\"sessionId\":\"s1\",\"uuid\":\"{uuid}\",\"isSidechain\":{side},\"timestamp\":\"2025-01-01T00:00:{second:02}Z\",\"message\":{message}}}\n"
+            )
+        };
+        let call = |id: &str| {
+            format!(
+                r#"{{"id":"m-{id}","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"create","input":{{}}}}]}}"#
+            )
+        };
+        let result = |id: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"ok"}}]}}"#
+            )
+        };
+        let mut text = String::new();
+        text += &line("u1", false, "user", 1, r#"{"role":"user","content":"go"}"#);
+        text += &line("u2", false, "assistant", 2, &call("a"));
+        text += &line("x1", true, "assistant", 3, &call("x"));
+        text += &line("u3", false, "user", 4, &result("a"));
+        text += &line("x2", true, "user", 5, &result("x"));
+        text += &line(
+            "u4",
+            false,
+            "assistant",
+            6,
+            r#"{"id":"m-done","role":"assistant","content":[{"type":"text","text":"done"}]}"#,
+        );
+        for n in 0..padding {
+            text += &line(
+                &format!("p{n}"),
+                false,
+                "user",
+                7 + (n % 50) as u32,
+                r#"{"role":"user","content":"and one more thing, to make the log longer"}"#,
+            );
+        }
+        text
+    }
+
+    #[test]
+    fn a_log_given_thread_by_thread_joins_in_that_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let witness = dir.path().join("witness");
+        std::fs::write(&log, threads_log(0)).unwrap();
+        std::fs::write(
+            &witness,
+            "{\"time\":\"2025-01-01T00:00:03.5Z\"}\n{\"time\":\"2025-01-01T00:01:00Z\"}\n",
+        )
+        .unwrap();
+        let inputs = vec![
+            (Arc::from(Path::new("log")), opened(&log)),
+            (Arc::from(Path::new("witness")), opened(&witness)),
+        ];
+        assert!(
+            matches!(inputs[0].1, JoinInput::Stream(_)),
+            "{:?}",
+            inputs[0].1
+        );
+        let mut join = Join::new(inputs, TimeField::default(), 1 << 20);
+        let mut seen = Vec::new();
+        while let Some(item) = join.next() {
+            seen.push(match item {
+                Item::Record { file, record } => format!("{}:{}", file.display(), record.loc.line),
+                Item::Problem(p) => format!("{:?} {}:{}", p.kind, p.file.display(), p.loc.line),
+            });
+        }
+        // The main thread first, then the sidechain, whose first record goes back in
+        // time: reported once, and merged as it comes.
+        assert_eq!(
+            seen,
+            [
+                "log:1",
+                "log:2",
+                "witness:1",
+                "log:4",
+                "log:6",
+                "OutOfOrder log:3",
+                "log:3",
+                "log:5",
+                "witness:2",
+            ]
+        );
+        assert_eq!(joins_as_read_whole(&[&log, &witness]), 1);
+        // Longer than what is read before a first pass: the threads' ends are found
+        // first, and the records stream from then on.
+        let long = threads_log(40);
+        assert!(long.len() > 4 * 2048);
+        std::fs::write(&log, long).unwrap();
+        assert_eq!(joins_as_read_whole(&[&log, &witness]), 1);
+        assert_eq!(joins_as_read_whole(&[&witness, &log]), 1);
     }
 
     #[test]
