@@ -337,17 +337,10 @@ fn duplicate_objects(text: &str) -> Vec<String> {
     found
 }
 
-/// Whether `text` is one valid JSON value without a key twice, walked without keeping
-/// it: a document whose every element passes is safe to stream element by element, as
-/// nothing later in it can turn it into an error.
-pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
-    use serde::de::DeserializeSeed;
-    let mut deserializer = serde_json::Deserializer::from_slice(text);
-    Distinct { keep: false }
-        .deserialize(&mut deserializer)
-        .is_ok()
-        && deserializer.end().is_ok()
-}
+/// Whether `text` is one valid JSON value without a key twice, scanned without keeping
+/// anything of it ([`super::unique`]): a document whose every element passes is safe to
+/// stream element by element, as nothing later in it can turn it into an error.
+pub(super) use super::unique::valid_without_duplicates;
 
 /// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
 /// otherwise, and the slower reading that says what is wrong, and where, is left to
@@ -355,19 +348,15 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
 pub(super) fn parse_unique(text: &str) -> Option<Value> {
     use serde::de::DeserializeSeed;
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Distinct { keep: true }
-        .deserialize(&mut deserializer)
-        .ok()?;
+    let value = Distinct.deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
     Some(value)
 }
 
-/// A visitor that builds a JSON value as `serde_json::Value` does (or, without `keep`,
-/// only walks it) and fails on an object with a key twice, where `Value` would keep
-/// the last. It says nothing of where: [`Unique`] does, on the rare text it fails.
-struct Distinct {
-    keep: bool,
-}
+/// A visitor that builds a JSON value as `serde_json::Value` does and fails on an
+/// object with a key twice, where `Value` would keep the last. It says nothing of
+/// where: [`Unique`] does, on the rare text it fails.
+struct Distinct;
 
 impl<'de> serde::de::DeserializeSeed<'de> for Distinct {
     type Value = Value;
@@ -397,10 +386,7 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(match self.keep {
-            true => Value::String(v.to_owned()),
-            false => Value::Null,
-        })
+        Ok(Value::String(v.to_owned()))
     }
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
         Ok(Value::String(v))
@@ -414,10 +400,8 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Distinct { keep: self.keep })? {
-            if self.keep {
-                items.push(item);
-            }
+        while let Some(item) = seq.next_element_seed(Distinct)? {
+            items.push(item);
         }
         Ok(Value::Array(items))
     }
@@ -425,24 +409,12 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let twice = || serde::de::Error::custom("duplicate key");
         let mut members = serde_json::Map::new();
-        if !self.keep {
-            // Only walked: keys are compared where they are in the text, not copied.
-            let mut keys: Vec<std::borrow::Cow<'de, str>> = Vec::new();
-            while let Some(super::shared::RawKey(key)) = map.next_key()? {
-                if keys.contains(&key) {
-                    return Err(twice());
-                }
-                map.next_value_seed(Distinct { keep: false })?;
-                keys.push(key);
-            }
-            return Ok(Value::Object(members));
-        }
         while let Some(key) = map.next_key::<String>()? {
             // One search of the members for both the check and the insertion.
             match members.entry(key) {
                 serde_json::map::Entry::Occupied(_) => return Err(twice()),
                 serde_json::map::Entry::Vacant(slot) => {
-                    slot.insert(map.next_value_seed(Distinct { keep: true })?);
+                    slot.insert(map.next_value_seed(Distinct)?);
                 }
             }
         }

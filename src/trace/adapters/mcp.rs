@@ -226,7 +226,12 @@ impl Reader {
             let Some(Value::Object(message)) = parse_unique(raw.get()) else {
                 return false;
             };
-            let site = at(&format!("/{key}"), offset_in(text, raw), raw.get().len());
+            let pointer = if key == "message" {
+                "/message"
+            } else {
+                "/payload"
+            };
+            let site = at(pointer, offset_in(text, raw), raw.get().len());
             (
                 message,
                 Context {
@@ -535,10 +540,11 @@ fn reply(
         }
     };
     let is_tool_call = request.as_ref().is_some_and(|r| r.method == "tools/call");
-    if let Some(request) = &request {
-        put(&mut record, "tool", request.tool.clone());
-        put(&mut record, "call_id", request.call_id.clone());
-        put(&mut record, "method", request.method.clone());
+    // The request is answered and dropped: its strings move into the reply's record.
+    if let Some(request) = request {
+        put(&mut record, "tool", request.tool);
+        put(&mut record, "call_id", request.call_id);
+        put(&mut record, "method", request.method);
     }
 
     let reason = reply_problem(map, invalid, reason, is_tool_call);
@@ -649,7 +655,7 @@ fn tool_output(record: &mut Map, key: &str, result: &Value) {
             if let Some(Value::Array(parts)) = content {
                 let (text, _) = super::shared::parts_text(parts);
                 if !text.is_empty() {
-                    put(record, &format!("{key}_text"), text);
+                    put(record, &super::shared::text_key(key), text);
                 }
             }
         }

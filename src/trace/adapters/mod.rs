@@ -40,6 +40,7 @@ mod stream;
 mod threads;
 pub(crate) mod toolbench;
 pub(crate) mod unanswered;
+mod unique;
 
 use std::fmt;
 use std::io::{self, Read as _};

@@ -179,7 +179,7 @@ pub fn text_value(text: &str) -> Value {
 /// text parts in `{key}_text`. Any other value, `null` included, is kept as it is.
 /// Absent content sets nothing.
 pub fn put_content(map: &mut Map, key: &str, content: Option<&Value>) {
-    let text_key = format!("{key}_text");
+    let text_key = text_key(key);
     match content {
         None => {}
         Some(Value::String(text)) => {
@@ -199,6 +199,16 @@ pub fn put_content(map: &mut Map, key: &str, content: Option<&Value>) {
             }
         },
         Some(other) => put(map, key, other.clone()),
+    }
+}
+
+/// The key of the text beside a `key` that may hold decoded text: `output_text`,
+/// `error_text` (named without formatting, as nearly every result has one).
+pub fn text_key(key: &str) -> Cow<'static, str> {
+    match key {
+        "output" => Cow::Borrowed("output_text"),
+        "error" => Cow::Borrowed("error_text"),
+        other => Cow::Owned(format!("{other}_text")),
     }
 }
 
