@@ -276,6 +276,89 @@ fn join_inputs(bytes: usize, sessions: usize) -> (Input, Input) {
     (log, rollout)
 }
 
+/// A top-level list of OpenAI Chat Completions messages, `[{"role": …}, …]`: one
+/// transcript.
+fn openai_list(bytes: usize) -> Input {
+    transcripts(
+        bytes,
+        1,
+        |out, _| out.push_str("[\n  {\"role\": \"user\", \"content\": \"Create the invoices.\"}"),
+        |out, s, n| {
+            out.push_str(",\n  ");
+            openai_op(out, s, n, ",\n  ");
+        },
+        |out, _| out.push_str("\n]\n"),
+        "",
+    )
+}
+
+/// An object of OpenAI runs, `{"runs": [{"id", "messages": [...]}, …]}`, of `runs`
+/// runs.
+fn openai_object_runs(bytes: usize, runs: usize) -> Input {
+    let mut input = openai_runs(bytes, runs);
+    input.text = format!(
+        "{{\"model\": \"gpt-4o\", \"runs\": {}}}\n",
+        input.text.trim_end()
+    );
+    input
+}
+
+/// A Gemini CLI session, `{"sessionId", …, "messages": [...]}`: a model turn with one
+/// tool call and its result per call.
+fn gemini(bytes: usize) -> Input {
+    transcripts(
+        bytes,
+        1,
+        |out, _| {
+            out.push_str("{\"sessionId\": \"s0\", \"projectHash\": \"p\", \"startTime\": \"2025-01-01T00:00:00Z\", \"messages\": [\n  {\"id\": \"m0\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"type\": \"user\", \"content\": \"Create the invoices.\"}")
+        },
+        |out, _, n| {
+            let _ = write!(
+                out,
+                r#",
+  {{"id": "g{n}", "timestamp": "2025-01-01T00:00:01Z", "type": "gemini", "content": "", "toolCalls": [{{"id": "call_{n}", "name": "create_record", "args": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}, "status": "success", "timestamp": "2025-01-01T00:00:02Z", "result": [{{"functionResponse": {{"id": "call_{n}", "name": "create_record", "response": {{"output": "{{\"id\": \"rec_{n}\"}}"}}}}}}]}}]}}"#,
+                amount = 100 + n % 900
+            );
+        },
+        |out, _| out.push_str("\n]}\n"),
+        "",
+    )
+}
+
+/// An ATIF trajectory, `{"schema_version", "session_id", "steps": [...]}`: an agent step
+/// with one call and its observation per call.
+fn atif(bytes: usize) -> Input {
+    transcripts(
+        bytes,
+        1,
+        |out, _| {
+            out.push_str("{\"schema_version\": \"ATIF-v1.6\", \"session_id\": \"s0\", \"agent\": {\"name\": \"a\", \"version\": \"1\"}, \"steps\": [\n  {\"step_id\": 0, \"source\": \"user\", \"message\": \"Create the invoices.\"}")
+        },
+        |out, _, n| {
+            let _ = write!(
+                out,
+                r#",
+  {{"step_id": {step}, "source": "agent", "message": "", "tool_calls": [{{"tool_call_id": "call_{n}", "function_name": "create_record", "arguments": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}}}], "observation": {{"results": [{{"source_call_id": "call_{n}", "content": "{{\"id\": \"rec_{n}\"}}"}}]}}}}"#,
+                step = n + 1,
+                amount = 100 + n % 900
+            );
+        },
+        |out, _| out.push_str("\n]}\n"),
+        "",
+    )
+}
+
+/// A Claude Code export, `{"loglines": [...]}`: the envelopes of one session.
+fn claude_code_export(bytes: usize) -> Input {
+    let lines = claude_code(bytes, 1);
+    let envelopes: Vec<&str> = lines.text.lines().collect();
+    let text = format!("{{\"loglines\": [\n  {}\n]}}\n", envelopes.join(",\n  "));
+    Input {
+        largest: text.len(),
+        text,
+    }
+}
+
 struct Figures {
     seconds: f64,
     peak_bytes: usize,
@@ -358,6 +441,23 @@ fn main() {
             |b| openai_runs(b, 1000),
             forced(Format::OpenAi),
         ),
+        ("openai list", openai_list, detected.clone()),
+        (
+            "openai object runs",
+            |b| openai_object_runs(b, 1000),
+            detected.clone(),
+        ),
+        (
+            "openai object runs --select",
+            |b| openai_object_runs(b, 1000),
+            InputOptions {
+                format: None,
+                select: select("runs[*].messages"),
+            },
+        ),
+        ("gemini session", gemini, detected.clone()),
+        ("atif trajectory", atif, detected.clone()),
+        ("claude-code export", claude_code_export, detected.clone()),
         (
             "claude-code --format",
             |b| claude_code(b, 1),
@@ -366,7 +466,7 @@ fn main() {
     ];
 
     println!(
-        "{:<26} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
+        "{:<28} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
         "workload", "file MB", "largest MB", "records", "s", "records/s", "peak MB", "peak/lg"
     );
     for (name, generate, input_options) in workloads {
@@ -386,7 +486,7 @@ fn main() {
         assert_eq!(read.1, 0, "{name}: the generated input conforms");
         let peak_mb = figures.peak_bytes as f64 / 1e6;
         println!(
-            "{:<26} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+            "{:<28} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
             name,
             file_mb,
             largest_mb,

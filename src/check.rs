@@ -29,7 +29,7 @@ use crate::json::Segment;
 use crate::machine::Otherwise;
 use crate::machine::{EventId, Machine, Move, StateId};
 use crate::source::Span;
-use crate::trace::adapters::{Detected, InputOptions, Layout, Problem, ProblemKind};
+use crate::trace::adapters::{Detected, InputOptions, Problem, ProblemKind};
 use crate::trace::input::{Item, RecentBytes, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 use instances::SpecRun;
@@ -346,14 +346,8 @@ fn drive(
         .clone()
         .or_else(|| (input.traces() > 1).then(|| vec![Segment::Key("trace".into())]));
     let own_problems = shard.as_ref().is_none_or(|(s, _)| s.is_first());
-    // Native JSONL and files of one element per line have no problem of the file as
-    // a whole once records come (their problems are each a line's), so their findings
-    // are final as they are made. A document may find one anywhere (a `--select` that
-    // selects nothing in a later document): its findings wait for the end of the file.
-    let streams = matches!(
-        input.detected().layout,
-        Layout::NativeLines | Layout::ElementLines
-    );
+    // Whether findings are final as they are made, or wait for the end of the file.
+    let streams = input.findings_final();
     let mut monitor = Monitor::new(specs, file.clone(), trace_by.clone());
     monitor.observer = observer;
     if let Some(limit) = options.provenance_limit {

@@ -9,6 +9,7 @@ mod coding_agents;
 mod corpus;
 mod coverage;
 mod data_gaps;
+mod documents;
 mod editor;
 mod explain_examples;
 mod explore;

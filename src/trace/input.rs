@@ -334,6 +334,22 @@ impl<'a> TraceInput<'a> {
         }
     }
 
+    /// Whether each finding is final as soon as it is made: nothing is said of the
+    /// input as a whole once its records come. So it is of native JSONL and a file of
+    /// one element per line (their problems are each a line's), and of a streamed
+    /// document, whose first pass found what it holds; a document read whole may find
+    /// a problem of the file anywhere (a `--select` that selects nothing in a later
+    /// line), so its findings wait for the end of the file.
+    pub fn findings_final(&self) -> bool {
+        match &self.body {
+            Body::Stream(stream) => stream.findings_final(),
+            Body::Lines { .. } | Body::Read(_) => matches!(
+                self.detected.layout,
+                Layout::NativeLines | Layout::ElementLines
+            ),
+        }
+    }
+
     /// What the adapter read, for a consumer that needs the input's structure
     /// (`shrink` cuts elements out of it); `None` for streamed native JSONL.
     pub fn reading(&self) -> Option<&Reading> {
@@ -997,6 +1013,179 @@ mod tests {
         ));
         assert_eq!(streamed, whole);
         assert!(streamed.0[0].contains("UnknownFormat"), "{streamed:?}");
+    }
+
+    /// OpenAI chat messages: a call answered, one never answered, and an element that
+    /// is no message.
+    fn chat_messages() -> Vec<String> {
+        [
+            r#"{"role": "user", "content": "hi"}"#,
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "create", "arguments": "{\"request_id\": \"r-1\"}"}}]}"#,
+            r#"{"role": "tool", "tool_call_id": "c1", "content": "{\"ok\": true}"}"#,
+            "[1, 2]",
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "create", "arguments": "{}"}}]}"#,
+            r#"{"role": "assistant", "content": "done"}"#,
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// `elements` as a pretty JSON array.
+    fn array(elements: &[String]) -> String {
+        format!("[\n  {}\n]", elements.join(",\n  "))
+    }
+
+    #[test]
+    fn documents_of_every_shape_stream_as_they_read_whole() {
+        let chat = array(&chat_messages());
+        // A message list, alone or in an object with the run's id and metadata before
+        // and after it.
+        streams_as_read_whole(&format!("{chat}\n"), 1);
+        let object = format!(
+            "{{\n  \"id\": \"run-1\",\n  \"messages\": {chat},\n  \"model\": \"m\", \"usage\": {{\"total\": 3}}\n}}\n"
+        );
+        streams_as_read_whole(&object, 1);
+        let run = |id: usize| {
+            format!("{{\"id\": \"run-{id}\", \"messages\": {chat}, \"tags\": [\"a\"]}}")
+        };
+        // An object of runs, with members that hold no transcript around them.
+        let runs = format!(
+            "{{\"model\": \"m\", \"runs\": {}, \"tools\": [{{\"name\": \"create\"}}], \"version\": 2}}",
+            array(&[run(1), run(2), run(3)])
+        );
+        streams_as_read_whole(&runs, 3);
+        for (path, traces) in [
+            ("runs[*].messages", 3),
+            ("runs[*].nothing", 0),
+            ("/runs/*", 3),
+        ] {
+            let select = InputOptions {
+                format: None,
+                select: Some(Selector::parse(path).unwrap()),
+            };
+            streams_as_read_whole_with(&runs, traces, &select);
+        }
+        let nested = format!(
+            "{{\"data\": {{\"id\": 7, \"runs\": {}}}, \"n\": 1}}",
+            array(&[run(1), run(2)])
+        );
+        let select = InputOptions {
+            format: None,
+            select: Some(Selector::parse("data.runs[*].messages").unwrap()),
+        };
+        streams_as_read_whole_with(&nested, 2, &select);
+        // --format: the list's own, and another one, which is said before any record.
+        for format in [Format::OpenAi, Format::Anthropic] {
+            let forced = InputOptions {
+                format: Some(format),
+                select: None,
+            };
+            streams_as_read_whole_with(&object, 1, &forced);
+            streams_as_read_whole_with(&runs, 3, &forced);
+        }
+        // A Gemini CLI session.
+        let gemini = r#"{
+  "sessionId": "g-1", "projectHash": "p", "startTime": "t",
+  "messages": [
+    {"id": "m0", "timestamp": "t0", "type": "user", "content": "go"},
+    {"id": "m1", "timestamp": "t1", "type": "gemini", "content": "", "toolCalls": [{"id": "c1", "name": "create", "args": {"request_id": "r-1"}, "status": "success", "timestamp": "t2", "result": [{"functionResponse": {"id": "c1", "name": "create", "response": {"output": "ok"}}}]}]},
+    {"id": "m2", "timestamp": "t3", "type": "gemini", "content": "", "toolCalls": [{"id": "c2", "name": "create", "args": {}, "status": "executing", "timestamp": "t4"}]},
+    {"id": "m3", "timestamp": "t5", "type": "info", "content": "note"}
+  ],
+  "lastUpdated": "t9"
+}"#;
+        streams_as_read_whole(gemini, 1);
+        // An ATIF trajectory: results by id and by position, a call never answered.
+        let atif = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "agent": {"name": "a"}, "steps": [
+  {"step_id": 1, "source": "user", "message": "go"},
+  {"step_id": 2, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {"request_id": "r-1"}}, {"tool_call_id": "c2", "function_name": "lookup", "arguments": "{}"}], "observation": {"results": [{"content": "{\"id\": 1}"}]}},
+  {"step_id": 3, "source": "agent", "message": "done", "observation": {"results": [{"source_call_id": "c2", "content": "late"}, {"content": "feedback"}]}},
+  {"step_id": 4, "source": "system"}
+]}"#;
+        streams_as_read_whole(atif, 1);
+        // A Claude Code export of two sessions, one with a sidechain; and one long
+        // enough to be read through first.
+        let envelopes = |log: String| -> Vec<String> {
+            log.lines()
+                .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+                .map(String::from)
+                .collect()
+        };
+        let export = format!("{{\"loglines\": {}}}", array(&envelopes(claude_code_log())));
+        streams_as_read_whole(&export, 4);
+        let mut long = String::new();
+        for session in 0..6 {
+            long += &claude_code_log()
+                .replace("\"s1\"", &format!("\"s1-{session}\""))
+                .replace("\"s2\"", "\"s1-0\"");
+        }
+        let export = format!("{{\"loglines\": {}}}", array(&envelopes(long)));
+        assert!(export.len() > 4 * 2048);
+        streams_as_read_whole(&export, 18);
+        // A Codex rollout and Responses items held in a document.
+        let codex = [
+            r#"{"timestamp": "t", "type": "session_meta", "payload": {"id": "r1"}}"#,
+            r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "local_shell_call", "call_id": "l1", "status": "completed", "action": {"command": ["ls"]}}}"#,
+            r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "create", "call_id": "f1", "arguments": "{}"}}"#,
+            r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "local_shell_call_output", "call_id": "l1", "output": "a"}}"#,
+        ]
+        .map(String::from);
+        streams_as_read_whole(&format!("{{\"rollout\": {}}}", array(&codex)), 1);
+        let responses = [
+            r#"{"role": "user", "content": "go"}"#,
+            r#"{"type": "function_call", "call_id": "f1", "name": "create", "arguments": "{}"}"#,
+            r#"{"type": "web_search_call", "id": "w1", "status": "completed"}"#,
+            r#"{"type": "function_call_output", "call_id": "f1", "output": "ok"}"#,
+        ]
+        .map(String::from);
+        streams_as_read_whole(&array(&responses), 1);
+        // Native records in an array.
+        let native = array(&[
+            r#"{"kind": "call", "tool": "create"}"#.to_string(),
+            "3".to_string(),
+            r#"{"kind": "result", "tool": "create", "status": "ok"}"#.to_string(),
+        ]);
+        streams_as_read_whole(&native, 1);
+    }
+
+    #[test]
+    fn minified_documents_stream_as_they_read_whole() {
+        let chat = chat_messages().join(",");
+        // On a line of its own: a document per line, of one line.
+        streams_as_read_whole(&format!("{{\"id\": \"r\", \"messages\": [{chat}]}}\n"), 1);
+        let runs: Vec<String> = (0..3)
+            .map(|i| format!("{{\"id\": {i}, \"messages\": [{chat}]}}"))
+            .collect();
+        streams_as_read_whole(&format!("\n\n{{\"runs\": [{}]}}", runs.join(",")), 3);
+        streams_as_read_whole(&format!("[{}]\n", runs.join(",")), 3);
+        // Two lines: each a document, read whole.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.json");
+        let two = format!("[{}]\n[{}]\n", runs[0], runs[1]);
+        std::fs::write(&path, &two).unwrap();
+        let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+        assert!(input.reading().is_some(), "read whole");
+    }
+
+    #[test]
+    fn documents_that_stream_only_whole_are_read_whole() {
+        let chat = array(&chat_messages());
+        for text in [
+            // Transcripts in two members.
+            format!("{{\"a\": {chat}, \"b\": {chat}}}"),
+            // A transcript in an object member.
+            format!("{{\"run\": {{\"messages\": {chat}}}}}"),
+            // A key twice.
+            format!("{{\"id\": 1, \"messages\": {chat}, \"id\": 2}}"),
+            // An OpenTelemetry export.
+            "{\"resourceSpans\": []}".to_string(),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("doc.json");
+            std::fs::write(&path, &text).unwrap();
+            let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+            assert!(input.reading().is_some(), "read whole: {text}");
+        }
     }
 
     #[test]

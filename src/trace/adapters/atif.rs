@@ -23,8 +23,11 @@ use super::shared::{
 };
 use super::{Element, Out, Site};
 
+/// Why a call gets a `missing` result at the end of its step.
+pub(super) const WHY_MISSING: &str = "no result in its step's observation";
+
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut pairer = Pairer::new("no result in its step's observation");
+    let mut pairer = Pairer::new(WHY_MISSING);
     for element in elements {
         // The step before is over: its unanswered calls will not be answered.
         pairer.boundary();
@@ -34,7 +37,7 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
     pairer.finish(out);
 }
 
-fn step(element: &Element<'_>, pairer: &mut Pairer) {
+pub(super) fn step(element: &Element<'_>, pairer: &mut Pairer) {
     let site = &element.site;
     let Some(map) = element_object(element, "step", pairer) else {
         return;

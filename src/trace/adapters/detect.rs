@@ -258,17 +258,43 @@ pub(super) fn element_like(value: &Value, format: Option<Format>) -> bool {
 /// given). The first element with a
 /// format of its own decides; a list of plain chat messages is read as OpenAI's.
 pub(super) fn list_format(items: &[&Value], format: Option<Format>) -> Option<Format> {
-    if items.is_empty() {
-        return None;
-    }
-    let mut like = 0;
-    let mut first_strong = None;
+    let mut tally = ListTally::new(format);
     for item in items {
-        match signal(item) {
+        tally.add(signal(item));
+    }
+    tally.format()
+}
+
+/// [`list_format`] of a list met one element at a time, from each element's
+/// [`signal`].
+#[derive(Debug, Clone)]
+pub(super) struct ListTally {
+    /// `--format`'s format, if given.
+    format: Option<Format>,
+    len: usize,
+    /// Elements that look like transcript elements (of `format`, when given).
+    like: usize,
+    first_strong: Option<Format>,
+}
+
+impl ListTally {
+    pub(super) fn new(format: Option<Format>) -> ListTally {
+        ListTally {
+            format,
+            len: 0,
+            like: 0,
+            first_strong: None,
+        }
+    }
+
+    pub(super) fn add(&mut self, signal: Signal) {
+        self.len += 1;
+        let format = self.format;
+        match signal {
             Signal::Strong(found) => {
                 if format.is_none_or(|wanted| wanted == found) {
-                    like += 1;
-                    first_strong.get_or_insert(found);
+                    self.like += 1;
+                    self.first_strong.get_or_insert(found);
                 }
             }
             Signal::Chat => {
@@ -278,17 +304,26 @@ pub(super) fn list_format(items: &[&Value], format: Option<Format>) -> Option<Fo
                         Format::OpenAi | Format::Responses | Format::Anthropic
                     )
                 }) {
-                    like += 1;
+                    self.like += 1;
                 }
             }
             Signal::None => {}
         }
     }
-    // Given the format, one element of it is enough; else, most elements must be.
-    if like == 0 || (format.is_none() && like * 2 < items.len()) {
-        return None;
+
+    /// `--format`'s format, if given.
+    pub(super) fn wanted(&self) -> Option<Format> {
+        self.format
     }
-    Some(format.or(first_strong).unwrap_or(Format::OpenAi))
+
+    /// The list's format, if it is a transcript.
+    pub(super) fn format(&self) -> Option<Format> {
+        // Given the format, one element of it is enough; else, most elements must be.
+        if self.like == 0 || (self.format.is_none() && self.like * 2 < self.len) {
+            return None;
+        }
+        Some(self.format.or(self.first_strong).unwrap_or(Format::OpenAi))
+    }
 }
 
 /// Whether no line of a file read as native records names a `kind` or a `tool`: the

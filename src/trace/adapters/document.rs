@@ -902,7 +902,7 @@ fn tried(format: Option<Format>) -> String {
 }
 
 /// Native records held in a JSON array: each element is a record as it is.
-fn native_list(elements: &[Element<'_>], out: &mut Out) {
+pub(super) fn native_list(elements: &[Element<'_>], out: &mut Out) {
     for element in elements {
         match element.value {
             Value::Object(map) => out.record(&element.site, map.clone()),

@@ -471,12 +471,13 @@ fn open_source(
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }
-            Layout::Document => {
-                if let Some(stream) = Stream::runs(path, options.format, options.select.as_ref())? {
+            Layout::Document | Layout::DocumentLines => {
+                if let Some(plan) = stream::doc_plan::plan(path, options, layout)? {
+                    let stream = Stream::document(path, plan, options.format)?;
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
             }
-            _ => {}
+            Layout::NativeLines => {}
         }
     }
     let mut problems = Vec::new();

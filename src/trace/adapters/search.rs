@@ -185,29 +185,34 @@ impl<'v> Search<'_, 'v> {
         });
     }
 
-    /// `line 3 /runs/0/messages (task_id t-1)`.
     fn name(&self, pointer: &str, parent: Option<&Map>) -> String {
-        let mut name = self.prefix.to_string();
-        if !pointer.is_empty() {
-            if !name.is_empty() {
-                name.push(' ');
-            }
-            name.push_str(pointer);
-        }
-        let id = parent.and_then(|map| {
-            ID_KEYS.iter().find_map(|key| {
-                let value = map.get(*key)?;
-                shared::id_text(value).map(|id| (*key, id))
-            })
-        });
-        if let Some((key, id)) = id {
-            if !name.is_empty() {
-                name.push(' ');
-            }
-            name.push_str(&format!("({key} {id})"));
-        }
-        name
+        name(self.prefix, pointer, parent)
     }
+}
+
+/// The name of the list at `pointer`, whose parent object is `parent`, in a document
+/// whose names start with `prefix`: `line 3 /runs/0/messages (task_id t-1)`.
+pub(super) fn name(prefix: &str, pointer: &str, parent: Option<&Map>) -> String {
+    let mut name = prefix.to_string();
+    if !pointer.is_empty() {
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        name.push_str(pointer);
+    }
+    let id = parent.and_then(|map| {
+        ID_KEYS.iter().find_map(|key| {
+            let value = map.get(*key)?;
+            shared::id_text(value).map(|id| (*key, id))
+        })
+    });
+    if let Some((key, id)) = id {
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        name.push_str(&format!("({key} {id})"));
+    }
+    name
 }
 
 #[cfg(test)]

@@ -88,17 +88,25 @@ impl Selector {
         })
     }
 
-    /// For a path that starts with `[*]`: the rest of it, which selects in each element
-    /// of a top-level array what the whole path selects there (a document streamed
-    /// element by element).
-    pub(super) fn after_each(&self) -> Option<Selector> {
-        match self.steps.first() {
-            Some(Step::Each) => Some(Selector {
-                steps: self.steps[1..].to_vec(),
-                text: self.text.clone(),
-            }),
-            _ => None,
+    /// For a path of keys then `[*]` (`runs[*].messages`, `[*].traj`): the keys, and
+    /// the rest of the path, which selects in each element of the array the keys lead
+    /// to what the whole path selects there (a document streamed element by element).
+    pub(super) fn split_each(&self) -> Option<(Vec<String>, Selector)> {
+        let mut keys = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Key(key) => keys.push(key.clone()),
+                Step::Each => {
+                    let rest = Selector {
+                        steps: self.steps[i + 1..].to_vec(),
+                        text: self.text.clone(),
+                    };
+                    return Some((keys, rest));
+                }
+                Step::Index(_) => return None,
+            }
         }
+        None
     }
 
     /// Every value the path selects in `root`, with its JSON pointer, in document order.

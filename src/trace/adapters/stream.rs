@@ -40,6 +40,9 @@
 //! an error anywhere would make the whole file an error, which must be known before
 //! any record of it is handed on.
 
+pub(super) mod doc_plan;
+mod scan;
+
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 use std::rc::Rc;
@@ -49,16 +52,19 @@ use serde_json::Value;
 
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
-    selects_nothing_at, trace_name, unknown_format_at, valid_without_duplicates,
+    selects_nothing_at, trace_name, unknown_format_at,
 };
 use super::search::{Found, Search};
 use super::shared::{Map, Pairer};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
-    Site, Source, anthropic, claude_code, codex, gemini, mcp, openai, otel, responses,
+    Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
+use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::{Fields, Location, Record};
+use doc_plan::{DocPlan, What};
+use scan::{Scanner, changed};
 
 /// A transcript input being streamed.
 pub struct Stream {
@@ -81,6 +87,11 @@ pub struct Stream {
     surveyed: usize,
     /// Where in the input the last document read starts.
     offset: u64,
+    /// The name of the transcript a streamed document's array is (empty for a file of
+    /// lines, whose traces the adapter names).
+    transcript: String,
+    /// Whether a problem of the whole document comes at its end.
+    late: bool,
 }
 
 type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
@@ -126,25 +137,44 @@ enum Lines {
     Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
     /// OpenAI Responses items, with the call ids output items answer.
     Responses(Pairer, FxHashSet<String>),
+    /// ATIF steps (of a trajectory's `steps`).
+    Atif(Pairer),
+    /// Native records (of a document's array).
+    Native,
 }
 
 impl Lines {
-    /// The adapter of `format` with what `plan` found; `None` for a format whose
-    /// adapter reads its transcript whole.
+    /// The adapter of a file of lines with what `plan` found; `None` for a format
+    /// whose adapter reads its transcript whole.
     fn new(plan: LinePlan) -> Option<Lines> {
-        Some(match plan.format {
+        match plan.format {
+            Format::Atif | Format::Native => None,
+            format => Lines::of(format, plan.codex_answered, plan.responses_answered),
+        }
+    }
+
+    /// The adapter of a transcript in `format`, given the call ids output items
+    /// answer in it; `None` for a format whose adapter reads its transcript whole.
+    fn of(
+        format: Format,
+        codex_answered: FxHashSet<String>,
+        responses_answered: FxHashSet<String>,
+    ) -> Option<Lines> {
+        Some(match format {
             Format::Mcp => Lines::Mcp(mcp::Reader::default()),
             Format::ClaudeCode => Lines::ClaudeCode(claude_code::Reader::default()),
-            Format::Codex => Lines::Codex(codex::Reader::new(plan.codex_answered)),
+            Format::Codex => Lines::Codex(codex::Reader::new(codex_answered)),
             Format::OpenAi => Lines::Messages(Pairer::new(openai::WHY_MISSING), openai::message),
             Format::Anthropic => {
                 Lines::Messages(Pairer::new(anthropic::WHY_MISSING), anthropic::message)
             }
             Format::Gemini => Lines::Messages(Pairer::new(gemini::WHY_MISSING), gemini::message),
             Format::Responses => {
-                Lines::Responses(Pairer::new(responses::WHY_MISSING), plan.responses_answered)
+                Lines::Responses(Pairer::new(responses::WHY_MISSING), responses_answered)
             }
-            Format::Native | Format::Otel | Format::Atif | Format::ToolBench => return None,
+            Format::Atif => Lines::Atif(Pairer::new(atif::WHY_MISSING)),
+            Format::Native => Lines::Native,
+            Format::Otel | Format::ToolBench => return None,
         })
     }
 
@@ -161,6 +191,13 @@ impl Lines {
                 responses::item(element, answered, pairer);
                 pairer.flush_in(None, out);
             }
+            Lines::Atif(pairer) => {
+                // The step before is over: its unanswered calls will not be answered.
+                pairer.boundary();
+                atif::step(element, pairer);
+                pairer.flush_in(None, out);
+            }
+            Lines::Native => super::document::native_list(std::slice::from_ref(element), out),
         }
     }
 
@@ -169,7 +206,11 @@ impl Lines {
         match self {
             Lines::ClaudeCode(reader) => reader.threads().survey(),
             Lines::Codex(reader) => reader.threads().survey(),
-            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+            Lines::Mcp(_)
+            | Lines::Messages(..)
+            | Lines::Responses(..)
+            | Lines::Atif(_)
+            | Lines::Native => {}
         }
     }
 
@@ -184,7 +225,11 @@ impl Lines {
         match self {
             Lines::ClaudeCode(reader) => Some(reader.threads().ends()),
             Lines::Codex(reader) => Some(reader.threads().ends()),
-            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => None,
+            Lines::Mcp(_)
+            | Lines::Messages(..)
+            | Lines::Responses(..)
+            | Lines::Atif(_)
+            | Lines::Native => None,
         }
     }
 
@@ -194,7 +239,11 @@ impl Lines {
         match self {
             Lines::ClaudeCode(reader) => reader.threads().traces(),
             Lines::Codex(reader) => reader.threads().traces(),
-            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => 0,
+            Lines::Mcp(_)
+            | Lines::Messages(..)
+            | Lines::Responses(..)
+            | Lines::Atif(_)
+            | Lines::Native => 0,
         }
     }
 
@@ -202,16 +251,24 @@ impl Lines {
         match self {
             Lines::ClaudeCode(reader) => reader.threads().set_ends(ends),
             Lines::Codex(reader) => reader.threads().set_ends(ends),
-            Lines::Mcp(_) | Lines::Messages(..) | Lines::Responses(..) => {}
+            Lines::Mcp(_)
+            | Lines::Messages(..)
+            | Lines::Responses(..)
+            | Lines::Atif(_)
+            | Lines::Native => {}
         }
     }
 
     fn finish(self, out: &mut Out) {
         match self {
-            Lines::Mcp(_) => {}
+            Lines::Mcp(_) | Lines::Native => {}
             Lines::ClaudeCode(reader) => reader.finish(out),
             Lines::Codex(reader) => reader.finish(out),
             Lines::Messages(pairer, _) | Lines::Responses(pairer, _) => pairer.finish(out),
+            Lines::Atif(mut pairer) => {
+                pairer.boundary();
+                pairer.finish(out);
+            }
         }
     }
 }
@@ -349,6 +406,11 @@ pub(super) fn plan_lines(
 struct Runs {
     /// `--format`'s format, if given.
     format: Option<Format>,
+    /// How deep in the document the runs are (1 for the elements of a top-level
+    /// array), for the search.
+    depth: usize,
+    /// What names of transcripts start with (`line 3` for a document on one line).
+    prefix: String,
     /// With `--select [*]…`, what it selects in each run; and whether it selected
     /// anything.
     select: Option<(Selector, Selector)>,
@@ -455,86 +517,66 @@ impl Stream {
         }
     }
 
-    /// Streams the document at `path`, whose top level is an array of runs, one run
-    /// at a time; `None` when it is not such a document or not valid (it is then read
-    /// whole, which reports its errors).
-    pub(super) fn runs(
+    /// Streams the document at `path` as `plan`, its first pass, says: the elements
+    /// of its array one at a time.
+    pub(super) fn document(
         path: &std::path::Path,
+        plan: DocPlan,
         format: Option<Format>,
-        select: Option<&Selector>,
-    ) -> io::Result<Option<Stream>> {
-        let select = match select {
-            None => None,
-            Some(selector) => match selector.after_each() {
-                Some(rest) => Some((selector.clone(), rest)),
-                // A path into the document's top level reads it whole.
-                None => return Ok(None),
-            },
-        };
+    ) -> io::Result<Stream> {
         let open = || -> io::Result<Box<dyn BufRead>> {
             Ok(Box::new(io::BufReader::with_capacity(
                 1 << 16,
                 std::fs::File::open(path)?,
             )))
         };
-        // Read through once: every element must be valid JSON without a key twice, and
-        // nothing but white space may follow the array. Each element is held only
-        // while it is checked.
-        let mut check = Elements::new(open()?)?;
-        let mut first = true;
-        // One buffer for every element: each is only checked, then dropped.
-        let mut text = Vec::new();
-        loop {
-            match check.next_into(&mut text) {
-                Ok(true) => {}
-                Ok(false) if !first && check.rest_is_blank()? => break,
-                // Not an array, an empty one, or not valid: read whole, which reports
-                // what is wrong.
-                Ok(false) | Err(_) => return Ok(None),
-            };
-            if first {
-                // A first element that is a message, not a run: the array may be a
-                // message list, which is decided over all its elements.
-                let run = serde_json::from_slice::<Value>(&text).is_ok_and(|value| {
-                    value.is_object() && !super::detect::element_like(&value, format)
-                });
-                if !run {
-                    return Ok(None);
-                }
-                first = false;
+        let elements = Elements::at(open()?, &plan.keys, plan.pointer.clone())?;
+        let docs = Docs::Array(elements);
+        let again = plan.clone();
+        let mut stream = match plan.what {
+            What::List {
+                format: list,
+                name,
+                foreign,
+                codex_answered,
+                responses_answered,
+            } => {
+                let lines = Lines::of(list, codex_answered, responses_answered)
+                    .expect("bug: a document's list planned in a format read whole");
+                let mut stream = Stream::new(docs, Reader::Lines(lines), plan.layout, vec![list]);
+                stream.first = foreign;
+                stream.transcript = name;
+                // A first pass may read it again, as a file of lines is.
+                let path = path.to_path_buf();
+                stream.reopen = Some(Box::new(move || {
+                    Stream::document(&path, again, format).map(Some)
+                }));
+                stream
             }
-            if std::str::from_utf8(&text).is_err() || !valid_without_duplicates(&text) {
-                return Ok(None);
-            }
-        }
-        let elements = Elements::new(open()?)?;
-        let len = std::fs::metadata(path)?.len();
-        let whole = Location {
-            line: 1,
-            offset: elements.skip,
-            len: len - elements.skip,
-            pointer: Box::default(),
-        };
-        Ok(Some(
-            Stream::new(
-                Docs::Array(elements),
+            What::Runs { depth, select } => Stream::new(
+                docs,
                 Reader::Runs(Runs {
-                    whole,
+                    whole: plan.whole,
                     format,
                     select,
+                    depth,
+                    prefix: plan.prefix,
                     ..Runs::default()
                 }),
-                Layout::Document,
+                plan.layout,
                 Vec::new(),
-            )
-            .explicit(format.is_some()),
-        ))
+            ),
+        };
+        stream.detected.explicit = format.is_some();
+        stream.late = plan.late;
+        Ok(stream)
     }
 
-    /// This stream, read with `--format` when `explicit`.
-    fn explicit(mut self, explicit: bool) -> Stream {
-        self.detected.explicit = explicit;
-        self
+    /// Whether each record's findings are final as soon as it is checked: nothing is
+    /// said of a streamed input as a whole after its first record, as its first pass
+    /// (for a document) or its lines' own problems (for a file of lines) tell.
+    pub fn findings_final(&self) -> bool {
+        !self.late
     }
 
     fn new(docs: Docs, reader: Reader, layout: Layout, formats: Vec<Format>) -> Stream {
@@ -556,6 +598,8 @@ impl Stream {
             reopen: None,
             surveyed: 0,
             offset: 0,
+            transcript: String::new(),
+            late: false,
         }
     }
 
@@ -661,26 +705,21 @@ impl Stream {
                 self.next_doc += 1;
                 self.offset = doc.offset;
                 let doc = Rc::new(doc);
-                let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) else {
+                if doc.hides("") {
                     return Ok(true);
-                };
-                let mut out = current(index, &doc);
-                lines.element(
-                    &Element {
-                        value,
-                        site: Site::new(index, String::new()),
-                    },
-                    &mut out,
-                );
-                let known = lines.traces();
-                self.hand_on(&mut out, Some((&doc, index)));
-                if !self.finisher.decided && known > 1 {
-                    // A second thread with records: more than one trace, though its
-                    // records wait for the first thread's.
-                    self.surveyed = self.surveyed.max(known);
-                    self.finisher.many = true;
-                    self.finisher.flush();
                 }
+                self.element(index, &doc);
+                Ok(true)
+            }
+            (Docs::Array(elements), Reader::Lines(_)) => {
+                let Some(element) = elements.next()? else {
+                    return Ok(false);
+                };
+                self.next_doc += 1;
+                self.offset = element.offset;
+                let base = child_pointer(&elements.pointer, element.index);
+                let doc = Rc::new(self.element_doc(element, base));
+                self.element(index, &doc);
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {
@@ -689,31 +728,8 @@ impl Stream {
                 };
                 self.next_doc += 1;
                 runs.any = true;
-                let base = format!("/{}", element.index);
-                let value = match serde_json::from_str::<Value>(&element.text) {
-                    Ok(value) => Some(value),
-                    // Read through before streaming, so only a file changed since.
-                    Err(err) => {
-                        let loc = Location {
-                            line: element.line,
-                            offset: element.offset,
-                            len: element.text.len() as u64,
-                            pointer: base.clone().into(),
-                        };
-                        let message = format!("the file is not valid JSON: {err}");
-                        self.finisher.problem(malformed(loc, message));
-                        None
-                    }
-                };
-                let doc = Rc::new(Doc {
-                    text: element.text,
-                    offset: element.offset,
-                    line: element.line,
-                    value,
-                    index: Default::default(),
-                    duplicates: Vec::new(),
-                    base,
-                });
+                let base = child_pointer(&elements.pointer, element.index);
+                let doc = Rc::new(element_doc(&mut self.finisher, element, base));
                 runs.read(index, &doc, &mut self.detected, &mut self.finisher);
                 Ok(true)
             }
@@ -723,6 +739,35 @@ impl Stream {
 }
 
 impl Stream {
+    /// Reads document `index`, one transcript element, through the adapter of lines.
+    fn element(&mut self, index: usize, doc: &Rc<Doc>) {
+        let Reader::Lines(lines) = &mut self.reader else {
+            unreachable!("bug: an element read without an adapter of lines")
+        };
+        let Some(value) = &doc.value else { return };
+        let mut out = current(index, doc);
+        lines.element(
+            &Element {
+                value,
+                site: Site::new(index, doc.base.clone()),
+            },
+            &mut out,
+        );
+        let known = lines.traces();
+        self.hand_on(&mut out, Some((doc, index)));
+        if !self.finisher.decided && known > 1 {
+            // A second thread with records: more than one trace, though its records
+            // wait for the first thread's.
+            self.surveyed = self.surveyed.max(known);
+            self.finisher.many = true;
+            self.finisher.flush();
+        }
+    }
+
+    fn element_doc(&mut self, element: Scanned, base: String) -> Doc {
+        element_doc(&mut self.finisher, element, base)
+    }
+
     /// Hands on what an adapter of lines emitted, while the line it read, document
     /// `index`, is at hand (`None` at the end, when every site is pinned).
     fn hand_on(&mut self, out: &mut Out, doc: Option<(&Doc, usize)>) {
@@ -734,7 +779,7 @@ impl Stream {
         }
         for item in out.items.drain(..) {
             self.finisher
-                .emitted("", item, |site| match (&site.pinned, doc) {
+                .emitted(&self.transcript, item, |site| match (&site.pinned, doc) {
                     (Some(loc), _) => Location::clone(loc),
                     (None, Some((doc, index))) => locate(doc, index, site),
                     (None, None) => {
@@ -743,6 +788,34 @@ impl Stream {
                     }
                 });
         }
+    }
+}
+
+/// An array element read from a document, at `base`, as a document of its own.
+fn element_doc(finisher: &mut Finisher, element: Scanned, base: String) -> Doc {
+    let value = match serde_json::from_str::<Value>(&element.text) {
+        Ok(value) => Some(value),
+        // Read through before streaming, so only a file changed since.
+        Err(err) => {
+            let loc = Location {
+                line: element.line,
+                offset: element.offset,
+                len: element.text.len() as u64,
+                pointer: base.clone().into(),
+            };
+            let message = format!("the file is not valid JSON: {err}");
+            finisher.problem(malformed(loc, message));
+            None
+        }
+    };
+    Doc {
+        text: element.text,
+        offset: element.offset,
+        line: element.line,
+        value,
+        index: Default::default(),
+        duplicates: Vec::new(),
+        base,
     }
 }
 
@@ -782,12 +855,12 @@ impl Runs {
         let mut search = Search {
             doc: index,
             format: self.format,
-            prefix: "",
+            prefix: &self.prefix,
             found: &mut found,
         };
         match &self.select {
             // As the search of the whole array goes: each element, one level down.
-            None => search.find(value, &doc.base, None, 1),
+            None => search.find(value, &doc.base, None, self.depth),
             Some((_, rest)) => {
                 for (pointer, selected) in rest.select(value) {
                     self.selected = true;
@@ -999,18 +1072,14 @@ impl Finisher {
     }
 }
 
-/// The elements of a top-level JSON array, read one at a time from a reader, each
-/// with its place in the file.
+/// The elements of a JSON array, read one at a time from a reader, each with its
+/// place in the file.
 struct Elements {
-    input: Box<dyn BufRead>,
-    /// Byte offset of the next unread byte.
-    offset: u64,
-    /// Line of the next unread byte.
-    line: u64,
+    scan: Scanner,
+    /// The JSON pointer of the array.
+    pointer: String,
     /// Elements read so far.
     count: usize,
-    /// Bytes of BOM before the document.
-    skip: u64,
     done: bool,
     /// Where the last element read starts, and its length.
     last_offset: u64,
@@ -1026,95 +1095,57 @@ struct Scanned {
     index: usize,
 }
 
-fn skip_bom(input: &mut dyn BufRead) -> io::Result<u64> {
-    let head = input.fill_buf()?;
-    if head.starts_with(b"\xEF\xBB\xBF") {
-        input.consume(3);
-        return Ok(3);
-    }
-    Ok(0)
-}
-
-fn invalid(what: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("the document changed while it was read: {what}"),
-    )
-}
-
 impl Elements {
-    /// Starts reading the array `input` holds (a BOM and white space may come first).
-    fn new(mut input: Box<dyn BufRead>) -> io::Result<Elements> {
-        let skip = skip_bom(&mut input)?;
-        let mut elements = Elements {
-            input,
-            offset: skip,
-            line: 1,
+    /// Starts reading the array that `keys` lead to from the top level of the
+    /// document `input` holds (the top level itself with no key), which a first pass
+    /// found there.
+    fn at(input: Box<dyn BufRead>, keys: &[String], pointer: String) -> io::Result<Elements> {
+        let mut scan = Scanner::new(input)?;
+        let mut bytes = Vec::new();
+        for wanted in keys {
+            if !scan.eat(b'{')? {
+                return Err(changed("expected an object"));
+            }
+            loop {
+                let key = scan
+                    .key(&mut bytes)?
+                    .ok_or_else(|| changed("expected a key"))?;
+                if !scan.eat(b':')? {
+                    return Err(changed("expected `:`"));
+                }
+                if key == *wanted {
+                    break;
+                }
+                scan.skip_ws()?;
+                scan.value(None)?;
+                if !scan.eat(b',')? {
+                    return Err(changed("expected `,`"));
+                }
+            }
+        }
+        if !scan.eat(b'[')? {
+            return Err(changed("expected an array"));
+        }
+        Ok(Elements {
+            scan,
+            pointer,
             count: 0,
-            skip,
             done: false,
             last_offset: 0,
             last_line: 0,
             last_len: 0,
-        };
-        elements.skip_ws()?;
-        if elements.peek()? != Some(b'[') {
-            elements.done = true;
-        } else {
-            elements.advance(1);
-        }
-        Ok(elements)
-    }
-
-    /// Whether nothing but white space is left.
-    fn rest_is_blank(&mut self) -> io::Result<bool> {
-        self.skip_ws()?;
-        Ok(self.peek()?.is_none())
-    }
-
-    fn peek(&mut self) -> io::Result<Option<u8>> {
-        Ok(self.input.fill_buf()?.first().copied())
-    }
-
-    fn advance(&mut self, n: usize) {
-        self.input.consume(n);
-        self.offset += n as u64;
-    }
-
-    fn skip_ws(&mut self) -> io::Result<()> {
-        loop {
-            let buf = self.input.fill_buf()?;
-            if buf.is_empty() {
-                return Ok(());
-            }
-            let mut n = 0;
-            let mut lines = 0;
-            for &b in buf {
-                match b {
-                    b'\n' => lines += 1,
-                    b' ' | b'\t' | b'\r' => {}
-                    _ => break,
-                }
-                n += 1;
-            }
-            let all = n == buf.len();
-            self.line += lines;
-            self.advance(n);
-            if !all {
-                return Ok(());
-            }
-        }
+        })
     }
 
     /// The next element, or `None` after the last.
     fn next(&mut self) -> io::Result<Option<Scanned>> {
-        // Sized as the last element was: runs are alike, so one allocation each.
+        // Sized as the last element was: elements are alike, so one allocation each.
         let mut bytes = Vec::with_capacity(self.last_len);
         if !self.next_into(&mut bytes)? {
             return Ok(None);
         }
         self.last_len = bytes.len();
-        let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8"))?;
+        let text = String::from_utf8(bytes).map_err(|_| changed("not UTF-8"))?;
         Ok(Some(Scanned {
             text,
             offset: self.last_offset,
@@ -1130,83 +1161,22 @@ impl Elements {
         if self.done {
             return Ok(false);
         }
-        self.skip_ws()?;
-        match self.peek()? {
+        match self.scan.next_byte()? {
             Some(b']') => {
                 self.done = true;
-                self.advance(1);
+                self.scan.advance(1);
                 return Ok(false);
             }
             Some(b',') if self.count > 0 => {
-                self.advance(1);
-                self.skip_ws()?;
+                self.scan.advance(1);
+                self.scan.skip_ws()?;
             }
             Some(_) if self.count == 0 => {}
-            _ => return Err(invalid("expected `,` or `]`")),
+            _ => return Err(changed("expected `,` or `]`")),
         }
-        (self.last_offset, self.last_line) = (self.offset, self.line);
-        self.value(bytes)?;
+        (self.last_offset, self.last_line) = (self.scan.offset, self.scan.line);
+        self.scan.value(Some(bytes))?;
         self.count += 1;
         Ok(true)
-    }
-
-    /// Reads one JSON value's bytes into `out`: a string, a container by its
-    /// brackets (strings inside skipped), or a scalar up to its delimiter.
-    fn value(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
-        let mut depth = 0usize;
-        let mut in_string = false;
-        let mut escape = false;
-        let mut scalar = false;
-        loop {
-            let buf = self.input.fill_buf()?;
-            if buf.is_empty() {
-                return Err(invalid("it ends inside an element"));
-            }
-            let mut end = None;
-            for (i, &b) in buf.iter().enumerate() {
-                if in_string {
-                    if escape {
-                        escape = false;
-                    } else if b == b'\\' {
-                        escape = true;
-                    } else if b == b'"' {
-                        in_string = false;
-                        if depth == 0 {
-                            end = Some(i + 1);
-                            break;
-                        }
-                    }
-                    continue;
-                }
-                if scalar {
-                    if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
-                        end = Some(i);
-                        break;
-                    }
-                    continue;
-                }
-                match b {
-                    b'"' => in_string = true,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            end = Some(i + 1);
-                            break;
-                        }
-                    }
-                    _ if depth == 0 => scalar = true,
-                    _ => {}
-                }
-            }
-            let take = end.unwrap_or(buf.len());
-            let chunk = &buf[..take];
-            self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-            out.extend_from_slice(chunk);
-            self.advance(take);
-            if end.is_some() {
-                return Ok(());
-            }
-        }
     }
 }

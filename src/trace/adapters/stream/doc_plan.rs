@@ -1,0 +1,542 @@
+//! The first pass over a JSON document that is to be streamed: it reads the document
+//! through once, holding one array element (or one small member) at a time, and
+//! decides which array's elements the second pass reads one at a time, and as what.
+//!
+//! It streams what a search of the whole document ([`super::super::search`]) would
+//! find in one array: the document itself when it is an array (a message list, or runs
+//! each holding transcripts), or one array member of its top-level object (a
+//! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata),
+//! or, with a `--select` path of keys then `[*]` (`runs[*].messages`), the array the
+//! keys lead to. The other members of the top-level object are kept (the small ones
+//! whole, an array as what the search needs of it), so that the search's decisions
+//! about the object, and the name of the transcript (its run's id), are those of the
+//! whole reading. Anything else (transcripts in two members, an OpenTelemetry export,
+//! a ToolBench tree, a document that is one message, nothing found) is left to the
+//! whole reading, as is a document that is not valid JSON or has a key twice: an error
+//! anywhere makes the whole file an error, which must be known before any record is
+//! handed on.
+
+use std::io;
+use std::path::Path;
+
+use rustc_hash::FxHashSet;
+use serde_json::Value;
+
+use super::super::detect::{ListTally, Signal, signal};
+use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
+use super::super::search::{self, Search};
+use super::super::shared::{Map, str_of};
+use super::super::{
+    Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
+};
+use super::scan::Scanner;
+use crate::trace::Location;
+use crate::trace::json_index::child_pointer;
+
+/// How a document is streamed.
+#[derive(Clone)]
+pub(in super::super) struct DocPlan {
+    /// The keys that lead from the top level to the streamed array (none: the top
+    /// level is the array).
+    pub(super) keys: Vec<String>,
+    /// The array's JSON pointer.
+    pub(super) pointer: String,
+    pub(super) what: What,
+    /// How the file is laid out: one document, or one line holding one.
+    pub(super) layout: Layout,
+    /// What names of transcripts start with: `line 3` for a document on one line of a
+    /// file read as documents per line.
+    pub(super) prefix: String,
+    /// Where the whole document is, for a problem about all of it.
+    pub(super) whole: Location,
+    /// Whether a problem of the whole document comes at its end (a `--select` path
+    /// that selects nothing, or no transcript): the findings of its records wait.
+    pub(super) late: bool,
+}
+
+/// What the streamed array's elements are.
+#[derive(Clone)]
+pub(super) enum What {
+    /// The elements of one transcript.
+    List {
+        format: Format,
+        /// The transcript's name, as the search names it.
+        name: String,
+        /// With `--format`, the first element clearly of another format when none is
+        /// clearly of the forced one: it is reported before any record.
+        foreign: Option<Problem>,
+        /// The call ids output items answer (Codex rollouts, Responses items).
+        codex_answered: FxHashSet<String>,
+        responses_answered: FxHashSet<String>,
+    },
+    /// Runs: each element is searched for transcripts (at `depth` in the document),
+    /// or selected in by the rest of a `--select` path (the path and its rest).
+    Runs {
+        depth: usize,
+        select: Option<(Selector, Selector)>,
+    },
+}
+
+/// What the first pass learned of one array, element by element.
+struct Tally {
+    list: ListTally,
+    /// Whether an element is clearly an ATIF step.
+    atif_step: bool,
+    /// With `--format`: whether an element is clearly of it, and else the first
+    /// element clearly of another format.
+    own: bool,
+    other: Option<(Location, Format)>,
+    codex_answered: FxHashSet<String>,
+    responses_answered: FxHashSet<String>,
+    /// Whether a search of an element, as a run, finds a transcript.
+    finds: bool,
+    /// With `--select`: whether the rest of the path selects anything in an element.
+    selected: bool,
+}
+
+/// What each element of an array is read for.
+#[derive(Clone, Copy)]
+enum Purpose<'a> {
+    /// Only checked: valid JSON without a key twice.
+    Check,
+    /// Tallied, as a transcript or as runs searched at `depth`.
+    Search { depth: usize },
+    /// Tallied as runs the rest of a `--select` path selects in.
+    Select(&'a Selector),
+}
+
+impl Tally {
+    fn new(format: Option<Format>) -> Tally {
+        Tally {
+            list: ListTally::new(format),
+            atif_step: false,
+            own: false,
+            other: None,
+            codex_answered: FxHashSet::default(),
+            responses_answered: FxHashSet::default(),
+            finds: false,
+            selected: false,
+        }
+    }
+
+    /// Tallies the element `value`, at `loc`.
+    fn add(&mut self, value: &Value, loc: impl FnOnce() -> Location, purpose: Purpose<'_>) {
+        let format = self.list.wanted();
+        let signal = signal(value);
+        self.list.add(signal);
+        self.atif_step |= signal == Signal::Strong(Format::Atif);
+        if let (Some(forced), false, Signal::Strong(found)) = (format, self.own, signal) {
+            if found == forced {
+                self.own = true;
+                self.other = None;
+            } else if self.other.is_none() {
+                self.other = Some((loc(), found));
+            }
+        }
+        self.codex_answered
+            .extend(codex::answered(std::iter::once(value)));
+        self.responses_answered
+            .extend(responses::answered(std::iter::once(value)));
+        let mut found = Vec::new();
+        let mut search = Search {
+            doc: 0,
+            format,
+            prefix: "",
+            found: &mut found,
+        };
+        match purpose {
+            Purpose::Check => {}
+            Purpose::Search { depth } => {
+                if !self.finds {
+                    search.find(value, "", None, depth);
+                }
+            }
+            Purpose::Select(rest) => {
+                for (pointer, selected) in rest.select(value) {
+                    self.selected = true;
+                    search.selected(selected, &pointer, None);
+                }
+            }
+        }
+        self.finds |= !found.is_empty();
+    }
+}
+
+/// Reads the document at `path` through once and decides how it streams; `None` when
+/// it is read whole (the reasons are in the module doc). `layout` is how detection
+/// found the file laid out: one document, or one line holding one.
+pub(in super::super) fn plan(
+    path: &Path,
+    options: &InputOptions,
+    layout: Layout,
+) -> io::Result<Option<DocPlan>> {
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+    let mut pass = Pass {
+        scan: Scanner::new(input)?,
+        options,
+        bytes: Vec::new(),
+    };
+    // A document the scanner cannot follow is not valid JSON: it is read whole, which
+    // says what is wrong and where.
+    match pass.plan(layout, len) {
+        Ok(plan) => Ok(plan),
+        Err(err) if err.kind() == io::ErrorKind::InvalidData => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// The keys to the streamed array, what its elements are, and whether a problem of
+/// the whole document comes at its end.
+type Planned = (Vec<String>, What, bool);
+
+struct Pass<'o> {
+    scan: Scanner,
+    options: &'o InputOptions,
+    /// A buffer for keys, members and elements.
+    bytes: Vec<u8>,
+}
+
+impl Pass<'_> {
+    fn plan(&mut self, layout: Layout, len: u64) -> io::Result<Option<DocPlan>> {
+        self.scan.skip_ws()?;
+        let line = self.scan.line;
+        let prefix = match layout {
+            Layout::Document => String::new(),
+            // A line of a file read line by line, whose BOM it would read as text.
+            Layout::DocumentLines if self.scan.bom == 0 => format!("line {line}"),
+            _ => return Ok(None),
+        };
+        let whole = Location {
+            line: 1,
+            offset: self.scan.bom,
+            len: len - self.scan.bom,
+            pointer: Box::default(),
+        };
+        let found = match &self.options.select {
+            Some(selector) => match selector.split_each() {
+                Some((keys, rest)) => self.selected(keys, selector, rest)?,
+                // A path into the document's top level reads it whole.
+                None => None,
+            },
+            None => match self.scan.next_byte()? {
+                Some(b'[') => self.top_array(&prefix)?,
+                Some(b'{') => self.top_object(&prefix)?,
+                _ => None,
+            },
+        };
+        let Some((keys, what, late)) = found else {
+            return Ok(None);
+        };
+        // Nothing may follow the document; a document on one line of a file read line
+        // by line must be that line, alone.
+        let one_line = self.scan.line == line;
+        if !self.scan.rest_is_blank()? || (layout == Layout::DocumentLines && !one_line) {
+            return Ok(None);
+        }
+        let mut pointer = String::new();
+        for key in &keys {
+            pointer = child_pointer(&pointer, key);
+        }
+        Ok(Some(DocPlan {
+            keys,
+            pointer,
+            what,
+            layout,
+            prefix,
+            whole,
+            late,
+        }))
+    }
+
+    /// A document that is an array: a transcript, or runs.
+    fn top_array(&mut self, prefix: &str) -> io::Result<Option<Planned>> {
+        let Some(tally) = self.array("", Purpose::Search { depth: 1 })? else {
+            return Ok(None);
+        };
+        let what = self.list_or_runs(&tally, prefix, "", None, 1);
+        Ok(what.map(|what| (Vec::new(), self.foreign(what, &tally), false)))
+    }
+
+    /// A document that is an object: one of its array members holds all that the
+    /// search of the whole document finds, or it is read whole.
+    fn top_object(&mut self, prefix: &str) -> io::Result<Option<Planned>> {
+        self.scan.advance(1);
+        // The object with each array member an empty one, and the arrays' tallies.
+        let mut skeleton = Map::new();
+        let mut arrays: Vec<(String, Tally)> = Vec::new();
+        if !self.scan.eat(b'}')? {
+            loop {
+                let Some(key) = self.scan.key(&mut self.bytes)? else {
+                    return Ok(None);
+                };
+                if skeleton.contains_key(&key) || !self.scan.eat(b':')? {
+                    return Ok(None);
+                }
+                if self.scan.next_byte()? == Some(b'[') {
+                    let pointer = child_pointer("", &key);
+                    let Some(tally) = self.array(&pointer, Purpose::Search { depth: 2 })? else {
+                        return Ok(None);
+                    };
+                    skeleton.insert(key.clone(), Value::Array(Vec::new()));
+                    arrays.push((key, tally));
+                } else {
+                    let Some(value) = self.member()? else {
+                        return Ok(None);
+                    };
+                    skeleton.insert(key, value);
+                }
+                if self.scan.eat(b'}')? {
+                    break;
+                }
+                if !self.scan.eat(b',')? {
+                    return Ok(None);
+                }
+            }
+        }
+        let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
+        // As the search of the object goes (`Search::find` at depth 0). An empty array
+        // stands for each array member: what is asked of them is only that they are
+        // arrays, but for an ATIF trajectory's steps.
+        if otel::is_export(&skeleton) || toolbench::is_tree(&skeleton) {
+            return Ok(None);
+        }
+        if let Some((_, steps)) = arrays.iter().find(|(key, _)| key == "steps") {
+            let atif = str_of(&skeleton, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
+                || steps.atif_step;
+            if atif && wants(Format::Atif) {
+                let what = What::List {
+                    format: Format::Atif,
+                    name: search::name(prefix, "/steps", Some(&skeleton)),
+                    foreign: None,
+                    codex_answered: FxHashSet::default(),
+                    responses_answered: FxHashSet::default(),
+                };
+                let what = self.foreign(what, steps);
+                return Ok(Some((vec!["steps".to_string()], what, false)));
+            }
+        }
+        // A document that is one message: read whole (its content is no list).
+        if signal(&Value::Object(skeleton.clone())) != Signal::None {
+            return Ok(None);
+        }
+        let skip_tree =
+            self.options.format.is_none() && toolbench::is_answer_with_messages(&skeleton);
+        let mut streamed = None;
+        // The members in the order the search meets them: the map's.
+        for (key, value) in &skeleton {
+            if skip_tree && key == "tree" {
+                continue;
+            }
+            let pointer = child_pointer("", key);
+            match arrays.iter().position(|(k, _)| k == key) {
+                Some(i) => {
+                    let Some(what) =
+                        self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(&skeleton), 2)
+                    else {
+                        continue;
+                    };
+                    if streamed.is_some() {
+                        // Transcripts in two members: read whole.
+                        return Ok(None);
+                    }
+                    streamed = Some((i, what));
+                }
+                None => {
+                    let mut found = Vec::new();
+                    Search {
+                        doc: 0,
+                        format: self.options.format,
+                        prefix,
+                        found: &mut found,
+                    }
+                    .find(value, &pointer, Some(&skeleton), 1);
+                    if !found.is_empty() {
+                        // A transcript outside the arrays: read whole.
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        let Some((i, what)) = streamed else {
+            return Ok(None);
+        };
+        let (key, tally) = arrays.swap_remove(i);
+        let what = self.foreign(what, &tally);
+        Ok(Some((vec![key], what, false)))
+    }
+
+    /// What the search of an array (its elements at `depth`) at `pointer` finds: a
+    /// transcript of a format read element by element, or runs that hold one; `None`
+    /// for anything else.
+    fn list_or_runs(
+        &self,
+        tally: &Tally,
+        prefix: &str,
+        pointer: &str,
+        parent: Option<&Map>,
+        depth: usize,
+    ) -> Option<What> {
+        match tally.list.format() {
+            Some(Format::Otel | Format::ToolBench) => None,
+            Some(format) => Some(What::List {
+                format,
+                name: search::name(prefix, pointer, parent),
+                foreign: None,
+                codex_answered: match format {
+                    Format::Codex => tally.codex_answered.clone(),
+                    _ => FxHashSet::default(),
+                },
+                responses_answered: match format {
+                    Format::Responses => tally.responses_answered.clone(),
+                    _ => FxHashSet::default(),
+                },
+            }),
+            None if tally.finds => Some(What::Runs {
+                depth,
+                select: None,
+            }),
+            None => None,
+        }
+    }
+
+    /// `what`, with the problem of a `--format` its transcript's elements are not of.
+    fn foreign(&self, mut what: What, tally: &Tally) -> What {
+        if let (What::List { foreign, .. }, Some(forced), false, Some((loc, other))) =
+            (&mut what, self.options.format, tally.own, &tally.other)
+        {
+            *foreign = Some(malformed(loc.clone(), foreign_message(forced, *other)));
+        }
+        what
+    }
+
+    /// With `--select` `keys[*]rest`: the array the keys lead to, as runs the rest
+    /// selects in; the rest of the document is only checked.
+    fn selected(
+        &mut self,
+        keys: Vec<String>,
+        selector: &Selector,
+        rest: Selector,
+    ) -> io::Result<Option<Planned>> {
+        let mut pointer = String::new();
+        // The keys met in each object on the way, whose later members are checked
+        // once the array is read.
+        let mut open: Vec<FxHashSet<String>> = Vec::new();
+        for wanted in &keys {
+            if !self.scan.eat(b'{')? {
+                return Ok(None);
+            }
+            let mut seen = FxHashSet::default();
+            loop {
+                let Some(key) = self.scan.key(&mut self.bytes)? else {
+                    return Ok(None);
+                };
+                if !seen.insert(key.clone()) || !self.scan.eat(b':')? {
+                    return Ok(None);
+                }
+                if key == *wanted {
+                    break;
+                }
+                if !self.check_member()? || !self.scan.eat(b',')? {
+                    return Ok(None);
+                }
+            }
+            pointer = child_pointer(&pointer, wanted);
+            open.push(seen);
+        }
+        if self.scan.next_byte()? != Some(b'[') {
+            return Ok(None);
+        }
+        let Some(tally) = self.array(&pointer, Purpose::Select(&rest))? else {
+            return Ok(None);
+        };
+        while let Some(mut seen) = open.pop() {
+            loop {
+                if self.scan.eat(b'}')? {
+                    break;
+                }
+                if !self.scan.eat(b',')? {
+                    return Ok(None);
+                }
+                let Some(key) = self.scan.key(&mut self.bytes)? else {
+                    return Ok(None);
+                };
+                if !seen.insert(key) || !self.scan.eat(b':')? || !self.check_member()? {
+                    return Ok(None);
+                }
+            }
+        }
+        let what = What::Runs {
+            depth: keys.len() + 1,
+            select: Some((selector.clone(), rest)),
+        };
+        // Nothing selected, or no transcript in it, is said of the whole file at its end.
+        let late = !tally.selected || !tally.finds;
+        Ok(Some((keys, what, late)))
+    }
+
+    /// The array at the next byte, at `pointer`, read element by element for
+    /// `purpose`; `None` when an element is not valid JSON or has a key twice.
+    fn array(&mut self, pointer: &str, purpose: Purpose<'_>) -> io::Result<Option<Tally>> {
+        self.scan.advance(1);
+        let mut tally = Tally::new(self.options.format);
+        let mut index = 0;
+        loop {
+            match self.scan.next_byte()? {
+                Some(b']') => {
+                    self.scan.advance(1);
+                    return Ok(Some(tally));
+                }
+                Some(b',') if index > 0 => {
+                    self.scan.advance(1);
+                    self.scan.skip_ws()?;
+                }
+                Some(_) if index == 0 => {}
+                _ => return Ok(None),
+            }
+            let (offset, line) = (self.scan.offset, self.scan.line);
+            self.bytes.clear();
+            self.scan.value(Some(&mut self.bytes))?;
+            if let Purpose::Check = purpose {
+                if !valid_without_duplicates(&self.bytes) {
+                    return Ok(None);
+                }
+            } else {
+                let Some(value) = std::str::from_utf8(&self.bytes).ok().and_then(parse_unique)
+                else {
+                    return Ok(None);
+                };
+                let len = self.bytes.len() as u64;
+                let loc = || Location {
+                    line,
+                    offset,
+                    len,
+                    pointer: child_pointer(pointer, index).into(),
+                };
+                tally.add(&value, loc, purpose);
+            }
+            index += 1;
+        }
+    }
+
+    /// The member value at the next byte, parsed; `None` when it is not valid JSON or
+    /// has a key twice.
+    fn member(&mut self) -> io::Result<Option<Value>> {
+        self.bytes.clear();
+        self.scan.skip_ws()?;
+        self.scan.value(Some(&mut self.bytes))?;
+        Ok(std::str::from_utf8(&self.bytes).ok().and_then(parse_unique))
+    }
+
+    /// Checks the member value at the next byte: valid JSON without a key twice (an
+    /// array element by element).
+    fn check_member(&mut self) -> io::Result<bool> {
+        if self.scan.next_byte()? == Some(b'[') {
+            return Ok(self.array("", Purpose::Check)?.is_some());
+        }
+        self.bytes.clear();
+        self.scan.value(Some(&mut self.bytes))?;
+        Ok(valid_without_duplicates(&self.bytes))
+    }
+}

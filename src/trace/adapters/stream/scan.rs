@@ -1,0 +1,179 @@
+//! A byte scanner over JSON text read from a reader: it finds where values, keys and
+//! separators are, and what line and byte offset each starts at, without parsing
+//! anything. A value's bytes are handed to the caller (or skipped), so that a document
+//! is read one piece at a time and held only a piece at a time.
+//!
+//! It trusts brackets and quotes; whether the pieces are valid JSON is for the parser
+//! the caller hands them to.
+
+use std::io::{self, BufRead};
+
+pub(super) struct Scanner {
+    input: Box<dyn BufRead>,
+    /// Byte offset of the next unread byte.
+    pub(super) offset: u64,
+    /// Line of the next unread byte.
+    pub(super) line: u64,
+    /// Bytes of BOM before the document.
+    pub(super) bom: u64,
+}
+
+/// An error of a document read again after a first pass found it valid: it changed.
+pub(super) fn changed(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the document changed while it was read: {what}"),
+    )
+}
+
+impl Scanner {
+    /// Starts reading `input`, past a BOM if it has one.
+    pub(super) fn new(mut input: Box<dyn BufRead>) -> io::Result<Scanner> {
+        let bom = if input.fill_buf()?.starts_with(b"\xEF\xBB\xBF") {
+            input.consume(3);
+            3
+        } else {
+            0
+        };
+        Ok(Scanner {
+            input,
+            offset: bom,
+            line: 1,
+            bom,
+        })
+    }
+
+    pub(super) fn peek(&mut self) -> io::Result<Option<u8>> {
+        Ok(self.input.fill_buf()?.first().copied())
+    }
+
+    pub(super) fn advance(&mut self, n: usize) {
+        self.input.consume(n);
+        self.offset += n as u64;
+    }
+
+    /// Skips white space, then the byte `byte` if it comes next: whether it did.
+    pub(super) fn eat(&mut self, byte: u8) -> io::Result<bool> {
+        self.skip_ws()?;
+        if self.peek()? == Some(byte) {
+            self.advance(1);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// The next non-blank byte, not consumed.
+    pub(super) fn next_byte(&mut self) -> io::Result<Option<u8>> {
+        self.skip_ws()?;
+        self.peek()
+    }
+
+    /// Whether nothing but white space is left.
+    pub(super) fn rest_is_blank(&mut self) -> io::Result<bool> {
+        Ok(self.next_byte()?.is_none())
+    }
+
+    pub(super) fn skip_ws(&mut self) -> io::Result<()> {
+        loop {
+            let buf = self.input.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(());
+            }
+            let mut n = 0;
+            let mut lines = 0;
+            for &b in buf {
+                match b {
+                    b'\n' => lines += 1,
+                    b' ' | b'\t' | b'\r' => {}
+                    _ => break,
+                }
+                n += 1;
+            }
+            let all = n == buf.len();
+            self.line += lines;
+            self.advance(n);
+            if !all {
+                return Ok(());
+            }
+        }
+    }
+
+    /// An object key (or any string) at the next non-blank byte, decoded.
+    pub(super) fn key(&mut self, bytes: &mut Vec<u8>) -> io::Result<Option<String>> {
+        if self.next_byte()? != Some(b'"') {
+            return Ok(None);
+        }
+        bytes.clear();
+        self.value(Some(bytes))?;
+        Ok(serde_json::from_slice::<String>(bytes).ok())
+    }
+
+    /// Reads one JSON value's bytes into `out` (or past them, without `out`): a
+    /// string, a container by its brackets (strings inside skipped), or a scalar up to
+    /// its delimiter.
+    pub(super) fn value(&mut self, mut out: Option<&mut Vec<u8>>) -> io::Result<()> {
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escape = false;
+        let mut scalar = false;
+        loop {
+            let buf = self.input.fill_buf()?;
+            if buf.is_empty() {
+                if scalar && depth == 0 {
+                    return Ok(());
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the document ends inside a value",
+                ));
+            }
+            let mut end = None;
+            for (i, &b) in buf.iter().enumerate() {
+                if in_string {
+                    if escape {
+                        escape = false;
+                    } else if b == b'\\' {
+                        escape = true;
+                    } else if b == b'"' {
+                        in_string = false;
+                        if depth == 0 {
+                            end = Some(i + 1);
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                if scalar {
+                    if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
+                        end = Some(i);
+                        break;
+                    }
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            end = Some(i + 1);
+                            break;
+                        }
+                    }
+                    _ if depth == 0 => scalar = true,
+                    _ => {}
+                }
+            }
+            let take = end.unwrap_or(buf.len());
+            let chunk = &buf[..take];
+            self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            if let Some(out) = out.as_deref_mut() {
+                out.extend_from_slice(chunk);
+            }
+            self.advance(take);
+            if end.is_some() {
+                return Ok(());
+            }
+        }
+    }
+}
