@@ -19,11 +19,20 @@
 //!   nothing ([`plan_lines`]): the format (the first element that says it), with
 //!   `--format` whether an element is of the forced format, and for Codex rollouts and
 //!   Responses items the ids of the calls output items answer.
-//! - a document whose top level is an array of runs, read one run at a time: a
-//!   scanner finds each element's bytes, which are parsed, searched for transcripts (or
-//!   selected in, with a `--select` path that starts with `[*]`) and adapted as the
-//!   whole document would be, then dropped. Another `--select` path, an object-wrapped
-//!   document (`{"messages": [...]}`) and the other document formats are read whole.
+//! - a JSON document, read one element of one array at a time. A first pass that keeps
+//!   nothing but the small members of the top-level object ([`doc_plan`]) finds the
+//!   array: a top-level list of messages or of runs; the one array member of the
+//!   top-level object that holds the transcript (`messages` of an OpenAI or Anthropic
+//!   chat, a Gemini CLI session; `steps` of an ATIF trajectory; `loglines` of a Claude
+//!   Code export; `runs`, a Codex or Responses list); or, with a `--select` path of keys
+//!   then `[*]` (`runs[*].messages`), the array its keys lead to. A scanner finds each
+//!   element's bytes, which are parsed and then either fed to the format's incremental
+//!   adapter (a message list, as a file of lines is) or searched for transcripts (or
+//!   selected in) and adapted as the whole document would be (runs), then dropped. A
+//!   minified document on one line streams the same way. Still read whole: OpenTelemetry
+//!   exports, ToolBench trees, an object of sessions keyed by id, transcripts in two
+//!   members or nested below one without `--select`, and key-only or indexed `--select`
+//!   paths.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
