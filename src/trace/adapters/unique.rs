@@ -10,8 +10,13 @@
 
 use std::borrow::Cow;
 
+use rustc_hash::FxHashSet;
+
 /// How deep serde_json nests containers: the 128th is an error.
 const MAX_DEPTH: usize = 128;
+
+/// How many keys of one object are searched in a list; more go into a set.
+const LISTED: usize = 16;
 
 /// Whether `text` is one valid JSON value (with white space around it) in which no
 /// object has a key twice. Strings must be valid UTF-8; elsewhere only ASCII is valid.
@@ -81,15 +86,30 @@ impl<'t> Scan<'t> {
             return Some(());
         }
         let first = self.keys.len();
+        // An object of more than `LISTED` keys moves them into a set, so that a wide
+        // object costs a hash per key rather than a search of all the keys before it.
+        let mut many: Option<FxHashSet<Cow<'t, [u8]>>> = None;
         loop {
             if self.peek()? != b'"' {
                 return None;
             }
             let key = self.string(true)?;
-            if self.keys[first..].contains(&key) {
-                return None;
+            match &mut many {
+                Some(set) => {
+                    if !set.insert(key) {
+                        return None;
+                    }
+                }
+                None => {
+                    if self.keys[first..].contains(&key) {
+                        return None;
+                    }
+                    self.keys.push(key);
+                    if self.keys.len() - first > LISTED {
+                        many = Some(self.keys.drain(first..).collect());
+                    }
+                }
             }
-            self.keys.push(key);
             self.space();
             if self.peek()? != b':' {
                 return None;
@@ -365,6 +385,25 @@ mod tests {
             let objects = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
             agrees(&objects);
         }
+        // Wide objects: keys past the listed ones are found in a set, at any place.
+        let wide = |keys: &[usize]| {
+            let members: Vec<String> = keys
+                .iter()
+                .map(|k| format!(r#""k{k}": {{"a": 1, "a2": [{k}]}}"#))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        };
+        let distinct: Vec<usize> = (0..100_000).collect();
+        assert!(valid_without_duplicates(wide(&distinct).as_bytes()));
+        for (early, late) in [(0, 5), (3, 16), (16, 17), (2, 99_999), (50_000, 99_999)] {
+            let mut keys = distinct.clone();
+            keys[late] = early;
+            assert!(
+                !valid_without_duplicates(wide(&keys).as_bytes()),
+                "k{early} again at {late}"
+            );
+        }
+        agrees(&wide(&(0..40).chain([7]).collect::<Vec<_>>()));
         // Not UTF-8 inside a string, and outside one.
         assert!(!valid_without_duplicates(b"[\"\xff\"]"));
         assert!(!valid_without_duplicates(b"[\"\xc3\"]"));
