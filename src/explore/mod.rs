@@ -28,6 +28,7 @@ pub(crate) mod build;
 pub mod coverage;
 pub(crate) mod emit;
 pub(crate) mod fit;
+pub mod merge;
 pub mod paths;
 pub(crate) mod render;
 pub mod shrink;

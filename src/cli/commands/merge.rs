@@ -1,7 +1,7 @@
 //! `tracegate merge`: the reports of a run split with `check --shard K/N` (or
 //! `coverage --shard K/N`), merged into the one report a single run would have written
 //! (see
-//! [`crate::diagnostic::render::merge`]).
+//! [`crate::diagnostic::render::merge`] and [`crate::explore::merge`]).
 
 use std::io;
 
@@ -11,6 +11,7 @@ use crate::cli::config::MergeConfig;
 use crate::cli::output::Output;
 use crate::diagnostic::Diagnostic;
 use crate::diagnostic::render::merge::{self, Part};
+use crate::explore;
 
 pub fn run(config: MergeConfig, out: &mut Output<'_>) -> io::Result<()> {
     let mut texts = Vec::with_capacity(config.files.len());
@@ -28,7 +29,7 @@ pub fn run(config: MergeConfig, out: &mut Output<'_>) -> io::Result<()> {
         MergeFormat::Json => merge::json_lines(&parts),
         MergeFormat::Sarif => merge::sarif(&parts),
         MergeFormat::Junit => merge::junit(&parts),
-        MergeFormat::Coverage => merge::coverage(&parts, config.min).map(|merged| {
+        MergeFormat::Coverage => explore::merge::coverage(&parts, config.min).map(|merged| {
             // The parts could not judge `--min`: the merge does, as `coverage` would.
             if merged.below {
                 out.raise(Exit::Violations);
