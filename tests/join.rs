@@ -331,3 +331,39 @@ fn join_time_names_the_field_that_orders_records() {
     let alone = run(&["check", &spec, "--join-time", "meta.at", "--traces", &x]);
     assert_eq!(alone.status.code(), Some(2));
 }
+
+/// Which inputs a join pulls a record at a time (so that memory does not grow with
+/// them) and which it reads whole first, as the README says.
+#[test]
+fn documents_in_files_join_as_streams() {
+    use std::path::Path;
+
+    use tracegate::trace::adapters::InputOptions;
+    use tracegate::trace::join::{JoinInput, open};
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let kind = |path: &Path| match open(path, &InputOptions::default(), None) {
+        Ok(JoinInput::Lines(_)) => "lines",
+        Ok(JoinInput::Stream(_)) => "stream",
+        Ok(JoinInput::Read(_)) => "read whole",
+        Err(err) => panic!("{}: {err}", path.display()),
+    };
+    let fail = root.join("traces/reconcile_before_retry/fail");
+    for (file, expected) in [
+        ("forbidden-transition-openai.json", "stream"),
+        ("forbidden-transition-anthropic.json", "stream"),
+        ("forbidden-transition-atif.json", "stream"),
+        ("forbidden-transition-claude-code-loglines.json", "stream"),
+        ("forbidden-transition-gemini-cli.json", "stream"),
+        ("forbidden-transition-otel.json", "read whole"),
+    ] {
+        assert_eq!(kind(&fail.join(file)), expected, "{file}");
+    }
+    let toolbench =
+        root.join("tests/fixtures/realdata/toolbench/G1_answer__10_ChatGPT_DFS_woFilter_w2.json");
+    assert_eq!(kind(&toolbench), "read whole");
+    assert_eq!(
+        kind(&root.join("tests/fixtures/coding_agents/claude_code_session.jsonl")),
+        "stream"
+    );
+}
