@@ -254,9 +254,11 @@ pub fn check_path_observed(
 /// Findings come in the order [`check_path`] gives them. A native JSONL input is
 /// checked as it is read, so a violation is reported when its record is, and the
 /// end-of-trace findings when the input ends; so is a file of one transcript element
-/// per line (an MCP log, a Claude Code log), once its adapter hands the record on.
-/// Documents report when their file ends, as problems of a file as a whole come
-/// before its records' findings and may be found late.
+/// per line (an MCP log, a Claude Code log), once its adapter hands the record on,
+/// and so is a document streamed from a file, once its first pass has found it valid
+/// and what it holds. Documents read whole report when their file ends, as problems of
+/// a file as a whole come before its records' findings and may be found late; so does a
+/// streamed document whose `--select` path may select nothing.
 pub fn check_path_reported(
     specs: &[Machine],
     path: &Path,

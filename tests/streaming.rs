@@ -4,6 +4,7 @@
 //! No test here times anything: each waits, with a generous bound, for an event that
 //! must come before another it controls (the writer of a stream closing it).
 
+use std::cell::Cell;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -11,9 +12,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use tracegate::check::{
-    CheckOptions, Event, Report, check_input_reported, check_path, in_file_order,
+    CheckOptions, Event, Observation, Report, check_input_reported, check_path,
+    check_path_reported, in_file_order,
 };
 use tracegate::diagnostic::Diagnostic;
+use tracegate::trace::adapters::{InputOptions, Selector};
 use tracegate::trace::input::TraceInput;
 
 use crate::util::{root, spec};
@@ -328,4 +331,176 @@ fn a_violation_in_a_claude_code_log_held_open_is_on_stdout_before_the_log_ends()
     assert_eq!(status.code(), Some(1), "{rest:?}");
     let summary = rest.last().expect("a summary line");
     assert!(summary.contains("\"traces\":2"), "{summary}");
+}
+
+/// A create must get its reply before the same request id is created again.
+const CREATE_ONCE: &str = r#"spec create_once
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == "ok"
+initial idle
+accept idle, done
+idle    -> pending on create
+pending -> done    on created
+forbid pending on create: "re-created before the reply"
+"#;
+
+/// The OpenAI messages of one run: `calls` creates, each answered, the first of them
+/// retried before its reply when `retry`.
+fn run_messages(run: usize, calls: usize, retry: bool) -> Vec<String> {
+    let call = |id: &str, n: usize| {
+        format!(
+            r#"{{"id": "{id}", "type": "function", "function": {{"name": "create_record", "arguments": "{{\"request_id\": \"req-{run}-{n}\", \"title\": \"Invoice {n} of run {run}\"}}"}}}}"#
+        )
+    };
+    let reply = |id: &str, n: usize| {
+        format!(
+            r#"{{"role": "tool", "tool_call_id": "{id}", "content": "{{\"id\": \"rec-{run}-{n}\"}}"}}"#
+        )
+    };
+    let mut messages = vec![r#"{"role": "user", "content": "Create the invoices."}"#.to_string()];
+    for n in 0..calls {
+        let mut ids = vec![format!("call-{n}")];
+        if retry && n == 0 {
+            ids.push("call-0-again".to_string());
+        }
+        let calls: Vec<String> = ids.iter().map(|id| call(id, n)).collect();
+        messages.push(format!(
+            r#"{{"role": "assistant", "content": null, "tool_calls": [{}]}}"#,
+            calls.join(", ")
+        ));
+        messages.extend(ids.iter().map(|id| reply(id, n)));
+    }
+    messages
+}
+
+/// Runs of `calls` creates each, as `{"id", "messages"}` objects; the first run
+/// retries its first create.
+fn runs(count: usize, calls: usize) -> String {
+    let runs: Vec<String> = (0..count)
+        .map(|run| {
+            let messages = run_messages(run, calls, run == 0).join(", ");
+            format!(r#"{{"id": "run-{run}", "messages": [{messages}]}}"#)
+        })
+        .collect();
+    format!("[\n{}\n]", runs.join(",\n"))
+}
+
+/// Bytes this thread has read from files so far (Linux counts them per thread).
+fn bytes_read_by_this_thread() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    io.lines()
+        .find_map(|line| line.strip_prefix("rchar:"))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// Keeps each finding with how far the checker had got when it came: the largest
+/// offset of a record checked so far, and the bytes its thread had read by then.
+struct Reached<'c> {
+    read: &'c Cell<u64>,
+    findings: Vec<(u64, Option<u64>, Diagnostic)>,
+}
+
+impl Report for Reached<'_> {
+    fn diagnostic(&mut self, diagnostic: Diagnostic) {
+        let bytes = bytes_read_by_this_thread();
+        self.findings.push((self.read.get(), bytes, diagnostic));
+    }
+}
+
+#[test]
+fn a_streamed_documents_findings_come_before_it_is_read_to_its_end() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let specs = [spec(CREATE_ONCE)];
+    let one_list = || run_messages(0, 12_000, true).join(",\n  ");
+    let select = |path: &str| InputOptions {
+        format: None,
+        select: Some(Selector::parse(path).expect("the selector parses")),
+    };
+    let shapes = [
+        (
+            "an object with a message list",
+            format!(
+                "{{\"id\": \"run-0\", \"messages\": [\n  {}\n]}}\n",
+                one_list()
+            ),
+            InputOptions::default(),
+        ),
+        (
+            "a message list",
+            format!("[\n  {}\n]\n", one_list()),
+            InputOptions::default(),
+        ),
+        ("a list of runs", runs(400, 30), InputOptions::default()),
+        (
+            "an object of runs",
+            format!("{{\"model\": \"m\", \"runs\": {}}}", runs(400, 30)),
+            InputOptions::default(),
+        ),
+        (
+            "an object of runs, selected in",
+            format!("{{\"model\": \"m\", \"runs\": {}}}", runs(400, 30)),
+            select("runs[*].messages"),
+        ),
+    ];
+    for (shape, text, options) in shapes {
+        let path = dir.path().join("document.json");
+        std::fs::write(&path, &text).expect("the document is written");
+        let read = Cell::new(0);
+        let observer = Box::new(|seen: &Observation<'_>| read.set(read.get().max(seen.loc.offset)));
+        let mut report = Reached {
+            read: &read,
+            findings: Vec::new(),
+        };
+        let before = bytes_read_by_this_thread();
+        let checked = check_path_reported(
+            &specs,
+            &path,
+            &CheckOptions::default(),
+            &options,
+            Some(observer),
+            None,
+            &mut report,
+        );
+        assert!(
+            checked.outcome.records > 20_000,
+            "{shape}: {} records",
+            checked.outcome.records
+        );
+        let (reached, bytes, first) = report.findings.first().expect("a finding");
+        assert_eq!(
+            first.code.as_str(),
+            "forbidden-transition",
+            "{shape}: {first:?}"
+        );
+        let len = text.len() as u64;
+        assert!(
+            *reached < len / 20,
+            "{shape}: the first finding came with the checker at byte {reached} of {len}"
+        );
+        // The file was read once through (the first pass, which validates it and finds
+        // what it holds), and the second pass had only begun: nothing read it through
+        // again before the finding.
+        if let (Some(before), Some(bytes)) = (before, bytes) {
+            let read = bytes - before;
+            assert!(
+                read < len + len / 20,
+                "{shape}: the first finding came after {read} bytes read of a file of {len}"
+            );
+        }
+        // Streamed, the same findings as collected at the end.
+        let whole = check_path(&specs, &path, &CheckOptions::default(), &options);
+        let have: Vec<String> = report
+            .findings
+            .iter()
+            .map(|(_, _, d)| format!("{d:?}"))
+            .collect();
+        let want: Vec<String> = whole
+            .outcome
+            .diagnostics
+            .iter()
+            .map(|d| format!("{d:?}"))
+            .collect();
+        assert_eq!(have, want, "{shape}");
+    }
 }

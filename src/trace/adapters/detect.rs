@@ -175,6 +175,60 @@ const ANTHROPIC_BLOCKS: &[&str] = &[
     "web_search_tool_result",
 ];
 
+/// The members of an object whose values [`signal`] (with the envelope and message
+/// tests it makes) and the collections of answered call ids ([`codex::answered`],
+/// [`super::responses::answered`]) read; of the others they ask only whether they are
+/// there. Keep it in step with them: a test reads every example both ways.
+const READ_MEMBERS: &[&str] = &[
+    "kind",
+    "type",
+    "role",
+    "content",
+    "message",
+    "payload",
+    "resourceSpans",
+    "call_id",
+];
+
+/// `text`, one valid JSON value without a key twice ([`super::unique`]), parsed only
+/// as far as [`signal`] and the collections of answered call ids read it: an object
+/// keeps every key, but only the values of [`READ_MEMBERS`] (the others are null);
+/// anything else is parsed whole. `None` if it does not parse.
+pub(super) fn shallow(text: &str) -> Option<Value> {
+    if !text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).ok();
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = serde::Deserializer::deserialize_map(&mut deserializer, Shallow).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
+}
+
+/// Builds the object [`shallow`] reads.
+struct Shallow;
+
+impl<'de> serde::de::Visitor<'de> for Shallow {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = serde_json::Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let value = if READ_MEMBERS.contains(&key.as_str()) {
+                access.next_value::<Value>()?
+            } else {
+                access.next_value::<serde::de::IgnoredAny>()?;
+                Value::Null
+            };
+            map.insert(key, value);
+        }
+        Ok(Value::Object(map))
+    }
+}
+
 pub(super) fn signal(value: &Value) -> Signal {
     let map = match value {
         Value::Object(map) => map,
@@ -412,4 +466,79 @@ pub(super) fn first_value(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every JSON file under `dir`, at any depth.
+    fn json_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                json_files(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "json" || ext == "jsonl")
+            {
+                out.push(path);
+            }
+        }
+    }
+
+    /// `value` and every value inside it.
+    fn all_values<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
+        out.push(value);
+        match value {
+            Value::Object(map) => map.values().for_each(|v| all_values(v, out)),
+            Value::Array(items) => items.iter().for_each(|v| all_values(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn a_shallow_reading_says_what_a_whole_one_does_of_every_example() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        json_files(&root.join("traces"), &mut files);
+        json_files(&root.join("tests/fixtures"), &mut files);
+        let mut docs = Vec::new();
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            match serde_json::from_str::<Value>(&text) {
+                Ok(value) => docs.push(value),
+                Err(_) => docs.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok())),
+            }
+        }
+        let mut values = Vec::new();
+        docs.iter().for_each(|doc| all_values(doc, &mut values));
+        let mut strong = 0;
+        for value in &values {
+            let text = serde_json::to_string(value).expect("a value prints");
+            let have = shallow(&text).expect("valid JSON reads shallow");
+            assert_eq!(signal(&have), signal(value), "{text}");
+            let once = |v| std::iter::once(v);
+            assert_eq!(
+                codex::answered(once(&have)),
+                codex::answered(once(*value)),
+                "{text}"
+            );
+            assert_eq!(
+                super::super::responses::answered(once(&have)),
+                super::super::responses::answered(once(*value)),
+                "{text}"
+            );
+            strong += usize::from(matches!(signal(value), Signal::Strong(_)));
+        }
+        // Hundreds of elements of a format are among them.
+        assert!(
+            strong > 500,
+            "{strong} elements of a format among {}",
+            values.len()
+        );
+    }
 }

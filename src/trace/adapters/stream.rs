@@ -37,12 +37,15 @@
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
 //! whole input: whether it holds more than one trace, which decides whether records
-//! carry a `trace` field. Records are held back until a second trace shows up (from
-//! then on they stream) or the input ends. A file of lines still undecided after its
-//! first MiB (or a Claude Code or Codex log of that size) is read through once first,
-//! keeping nothing but its count of traces and where each thread ends
-//! ([`Stream::survey`]); from then on its records stream. A stream that cannot be read
-//! again (standard input, a pipe) of one transcript is held whole, as records.
+//! carry a `trace` field. A chat transcript (OpenAI, Anthropic, Gemini CLI, Responses
+//! items, ATIF steps) or a document's list of native records is one trace whatever it
+//! holds: its records stream from the first. Those of an MCP, Claude Code or Codex log,
+//! or of a document of runs, are held back until a second trace shows up (from then on
+//! they stream) or the input ends. A file of lines still undecided after its first MiB
+//! (or a Claude Code or Codex log of that size) is read through once first, keeping
+//! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
+//! from then on its records stream. A stream that cannot be read again (standard
+//! input, a pipe) of such a log, of one trace, is held whole, as records.
 //!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
@@ -207,6 +210,15 @@ impl Lines {
                 pairer.flush_in(None, out);
             }
             Lines::Native => super::document::native_list(std::slice::from_ref(element), out),
+        }
+    }
+
+    /// Whether the transcript is one trace whatever it holds: only an MCP log (by
+    /// session) and a Claude Code log or a Codex rollout (by thread) may hold more.
+    fn one_trace(&self) -> bool {
+        match self {
+            Lines::Messages(..) | Lines::Responses(..) | Lines::Atif(_) | Lines::Native => true,
+            Lines::Mcp(_) | Lines::ClaudeCode(_) | Lines::Codex(_) => false,
         }
     }
 
@@ -589,10 +601,16 @@ impl Stream {
     }
 
     fn new(docs: Docs, reader: Reader, layout: Layout, formats: Vec<Format>) -> Stream {
+        let mut finisher = Finisher::default();
+        // A transcript that is one trace whatever it holds has nothing to wait for: its
+        // records stream from the first, with no first pass to count its traces.
+        if let Reader::Lines(lines) = &reader {
+            finisher.decided = lines.one_trace();
+        }
         Stream {
             docs,
             reader,
-            finisher: Finisher::default(),
+            finisher,
             detected: Detected {
                 layout,
                 formats,

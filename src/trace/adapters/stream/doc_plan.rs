@@ -15,6 +15,16 @@
 //! whole reading, as is a document that is not valid JSON or has a key twice: an error
 //! anywhere makes the whole file an error, which must be known before any record is
 //! handed on.
+//!
+//! The second pass parses every element of the streamed array, so this one parses
+//! them as little as its decisions need: each is checked by a scan that builds
+//! nothing ([`valid_without_duplicates`]), then read only as far as saying its format
+//! takes ([`shallow`]: an object's keys, and the few members the formats' tests read).
+//! An element is parsed whole only while searching or selecting in it can still change
+//! what is decided (in an array of runs, until one holds a transcript). A transcript
+//! element is not searched as a run; an array of them that turns out to be no
+//! transcript (most of its elements are not transcript elements) is searched again,
+//! read from the file once more.
 
 use std::io;
 use std::path::Path;
@@ -22,13 +32,14 @@ use std::path::Path;
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use super::super::detect::{ListTally, Signal, signal};
+use super::super::detect::{ListTally, Signal, shallow, signal};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
 use super::super::search::{self, Search};
 use super::super::shared::{Map, str_of};
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
+use super::Elements;
 use super::scan::Scanner;
 use crate::trace::Location;
 use crate::trace::json_index::child_pointer;
@@ -90,6 +101,9 @@ struct Tally {
     responses_answered: FxHashSet<String>,
     /// Whether a search of an element, as a run, finds a transcript.
     finds: bool,
+    /// Whether an element was not searched, being a transcript element itself: the
+    /// search matters only if the array is no transcript, and is then made again.
+    unsearched: bool,
     /// With `--select`: whether the rest of the path selects anything in an element.
     selected: bool,
 }
@@ -115,14 +129,40 @@ impl Tally {
             codex_answered: FxHashSet::default(),
             responses_answered: FxHashSet::default(),
             finds: false,
+            unsearched: false,
             selected: false,
         }
     }
 
-    /// Tallies the element `value`, at `loc`.
-    fn add(&mut self, value: &Value, loc: impl FnOnce() -> Location, purpose: Purpose<'_>) {
+    /// Whether an element that says `signal` of its format must be read whole for
+    /// `purpose`: to be searched or selected in while that can still change what is
+    /// decided (once an element has found a transcript, or been selected in and found
+    /// one, no later element changes it). A transcript element is not searched as a
+    /// run ([`Tally::unsearched`]).
+    fn wants_whole(&mut self, signal: Signal, purpose: Purpose<'_>) -> bool {
+        match purpose {
+            Purpose::Check => false,
+            Purpose::Search { .. } if self.finds => false,
+            Purpose::Search { .. } if signal != Signal::None => {
+                self.unsearched = true;
+                false
+            }
+            Purpose::Search { .. } => true,
+            Purpose::Select(_) => !(self.selected && self.finds),
+        }
+    }
+
+    /// Tallies an element at `loc`: `value` as [`shallow`] reads it, which says
+    /// `signal`, and `whole`, when [`Tally::wants_whole`] wanted it.
+    fn add(
+        &mut self,
+        value: &Value,
+        signal: Signal,
+        whole: Option<&Value>,
+        loc: impl FnOnce() -> Location,
+        purpose: Purpose<'_>,
+    ) {
         let format = self.list.wanted();
-        let signal = signal(value);
         self.list.add(signal);
         self.atif_step |= signal == Signal::Strong(Format::Atif);
         if let (Some(forced), false, Signal::Strong(found)) = (format, self.own, signal) {
@@ -144,13 +184,10 @@ impl Tally {
             prefix: "",
             found: &mut found,
         };
+        let Some(value) = whole else { return };
         match purpose {
             Purpose::Check => {}
-            Purpose::Search { depth } => {
-                if !self.finds {
-                    search.find(value, "", None, depth);
-                }
-            }
+            Purpose::Search { depth } => search.find(value, "", None, depth),
             Purpose::Select(rest) => {
                 for (pointer, selected) in rest.select(value) {
                     self.selected = true;
@@ -174,6 +211,7 @@ pub(in super::super) fn plan(
     let len = file.metadata()?.len();
     let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
     let mut pass = Pass {
+        path,
         scan: Scanner::new(input)?,
         options,
         bytes: Vec::new(),
@@ -192,6 +230,7 @@ pub(in super::super) fn plan(
 type Planned = (Vec<String>, What, bool);
 
 struct Pass<'o> {
+    path: &'o Path,
     scan: Scanner,
     options: &'o InputOptions,
     /// A buffer for keys, members and elements.
@@ -252,7 +291,7 @@ impl Pass<'_> {
 
     /// A document that is an array: a transcript, or runs.
     fn top_array(&mut self, prefix: &str) -> io::Result<Option<Planned>> {
-        let Some(tally) = self.array("", Purpose::Search { depth: 1 })? else {
+        let Some(tally) = self.array(&[], "", Purpose::Search { depth: 1 })? else {
             return Ok(None);
         };
         let what = self.list_or_runs(&tally, prefix, "", None, 1);
@@ -276,7 +315,9 @@ impl Pass<'_> {
                 }
                 if self.scan.next_byte()? == Some(b'[') {
                     let pointer = child_pointer("", &key);
-                    let Some(tally) = self.array(&pointer, Purpose::Search { depth: 2 })? else {
+                    let keys = [key.clone()];
+                    let Some(tally) = self.array(&keys, &pointer, Purpose::Search { depth: 2 })?
+                    else {
                         return Ok(None);
                     };
                     skeleton.insert(key.clone(), Value::Array(Vec::new()));
@@ -448,7 +489,7 @@ impl Pass<'_> {
         if self.scan.next_byte()? != Some(b'[') {
             return Ok(None);
         }
-        let Some(tally) = self.array(&pointer, Purpose::Select(&rest))? else {
+        let Some(tally) = self.array(&keys, &pointer, Purpose::Select(&rest))? else {
             return Ok(None);
         };
         while let Some(mut seen) = open.pop() {
@@ -476,9 +517,17 @@ impl Pass<'_> {
         Ok(Some((keys, what, late)))
     }
 
-    /// The array at the next byte, at `pointer`, read element by element for
-    /// `purpose`; `None` when an element is not valid JSON or has a key twice.
-    fn array(&mut self, pointer: &str, purpose: Purpose<'_>) -> io::Result<Option<Tally>> {
+    /// The array at the next byte, at `pointer` (where `keys` lead from the top
+    /// level), read element by element for `purpose`; `None` when an element is not
+    /// valid JSON or has a key twice. Each element is parsed only as far as the
+    /// decisions need it: what it says of its format, and whole only to be searched
+    /// or selected in while that can still change anything.
+    fn array(
+        &mut self,
+        keys: &[String],
+        pointer: &str,
+        purpose: Purpose<'_>,
+    ) -> io::Result<Option<Tally>> {
         self.scan.advance(1);
         let mut tally = Tally::new(self.options.format);
         let mut index = 0;
@@ -486,6 +535,13 @@ impl Pass<'_> {
             match self.scan.next_byte()? {
                 Some(b']') => {
                     self.scan.advance(1);
+                    if let Purpose::Search { depth } = purpose
+                        && tally.unsearched
+                        && !tally.finds
+                        && tally.list.format().is_none()
+                    {
+                        tally.finds = self.search_again(keys, pointer, depth)?;
+                    }
                     return Ok(Some(tally));
                 }
                 Some(b',') if index > 0 => {
@@ -498,14 +554,24 @@ impl Pass<'_> {
             let (offset, line) = (self.scan.offset, self.scan.line);
             self.bytes.clear();
             self.scan.value(Some(&mut self.bytes))?;
-            if let Purpose::Check = purpose {
-                if !valid_without_duplicates(&self.bytes) {
-                    return Ok(None);
-                }
-            } else {
-                let Some(value) = std::str::from_utf8(&self.bytes).ok().and_then(parse_unique)
+            if !valid_without_duplicates(&self.bytes) {
+                return Ok(None);
+            }
+            if !matches!(purpose, Purpose::Check) {
+                let Some((value, text)) = std::str::from_utf8(&self.bytes)
+                    .ok()
+                    .and_then(|text| Some((shallow(text)?, text)))
                 else {
                     return Ok(None);
+                };
+                let signal = signal(&value);
+                let whole = if tally.wants_whole(signal, purpose) {
+                    let Some(whole) = parse_unique(text) else {
+                        return Ok(None);
+                    };
+                    Some(whole)
+                } else {
+                    None
                 };
                 let len = self.bytes.len() as u64;
                 let loc = || Location {
@@ -514,10 +580,38 @@ impl Pass<'_> {
                     len,
                     pointer: child_pointer(pointer, index).into(),
                 };
-                tally.add(&value, loc, purpose);
+                tally.add(&value, signal, whole.as_ref(), loc, purpose);
             }
             index += 1;
         }
+    }
+
+    /// Whether the search of an element of the array that `keys` lead to (at
+    /// `pointer`), as runs at `depth`, finds a transcript, read again from the file:
+    /// for an array whose transcript elements were not searched the first time, and
+    /// which turns out to be no transcript. (Rare: the elements of such an array are
+    /// mostly not transcript elements, and each of those was searched.)
+    fn search_again(&self, keys: &[String], pointer: &str, depth: usize) -> io::Result<bool> {
+        let file = std::fs::File::open(self.path)?;
+        let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+        let mut elements = Elements::at(input, keys, pointer.to_string())?;
+        while let Some(element) = elements.next()? {
+            let Some(value) = parse_unique(&element.text) else {
+                return Err(super::scan::changed("an element is no longer valid JSON"));
+            };
+            let mut found = Vec::new();
+            Search {
+                doc: 0,
+                format: self.options.format,
+                prefix: "",
+                found: &mut found,
+            }
+            .find(&value, "", None, depth);
+            if !found.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The member value at the next byte, parsed; `None` when it is not valid JSON or
@@ -533,10 +627,45 @@ impl Pass<'_> {
     /// array element by element).
     fn check_member(&mut self) -> io::Result<bool> {
         if self.scan.next_byte()? == Some(b'[') {
-            return Ok(self.array("", Purpose::Check)?.is_some());
+            return Ok(self.array(&[], "", Purpose::Check)?.is_some());
         }
         self.bytes.clear();
         self.scan.value(Some(&mut self.bytes))?;
         Ok(valid_without_duplicates(&self.bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How the document `text`, written to a file, streams.
+    fn planned(text: &str) -> Option<DocPlan> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("document.json");
+        std::fs::write(&path, text).expect("the document is written");
+        plan(&path, &InputOptions::default(), Layout::Document).expect("the document reads")
+    }
+
+    #[test]
+    fn an_array_that_is_no_transcript_is_searched_again_in_its_messages() {
+        // The first element is a chat message, not searched as a run the first time;
+        // the array is no transcript (two of its three elements are no messages), so it
+        // is searched again, and the list inside the message makes its elements runs.
+        let text = r#"[{"role": "assistant", "content": "x", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}, {"a": 1}, {"b": 2}]"#;
+        let what = planned(text).map(|plan| plan.what);
+        assert!(
+            matches!(
+                what,
+                Some(What::Runs {
+                    depth: 1,
+                    select: None
+                })
+            ),
+            "streamed as runs"
+        );
+        // Without the list inside the message, nothing is found: it is read whole.
+        let text = r#"[{"role": "assistant", "content": "x"}, {"a": 1}, {"b": 2}]"#;
+        assert!(planned(text).is_none());
     }
 }
