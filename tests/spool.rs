@@ -329,3 +329,30 @@ fn a_temporary_file_that_cannot_be_written_is_a_clear_error() {
         .collect();
     assert_eq!(left.len(), 3, "{left:?}");
 }
+
+#[test]
+fn a_file_named_dash_is_never_quoted_for_standard_input() {
+    let dir = scratch(
+        "log.jsonl",
+        "{\"time\":\"2025-01-01T00:00:00Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n{\"time\":\"2025-01-01T00:00:01Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n",
+    );
+    std::fs::write(dir.path().join("-"), "NOT-THE-INPUT ".repeat(100)).unwrap();
+    let runs: [&[&str]; 3] = [
+        &["check", "spec.tg", "--report", "r.html", "--traces"],
+        &["check", "spec.tg", "--join", "--traces"],
+        &[
+            "check", "spec.tg", "--join", "--report", "r.html", "--traces",
+        ],
+    ];
+    for args in runs {
+        let output = from_stdin(dir.path(), args, "log.jsonl");
+        let text = shown(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {text}");
+        assert!(text.contains("--> -:2"), "{args:?}: {text}");
+        let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap_or_default();
+        for shown in [&text, &html] {
+            assert!(!shown.contains("NOT-THE-INPUT"), "{args:?}: {shown}");
+        }
+        let _ = std::fs::remove_file(dir.path().join("r.html"));
+    }
+}
