@@ -147,7 +147,8 @@ impl Report for Vec<Diagnostic> {
 }
 
 /// A [`Report`] on a stream, which cannot be read again: each finding takes the text of
-/// the record it points to from the stream's last bytes, for renderers to quote.
+/// the record it points to from the stream's last bytes (from anywhere in it, for a
+/// stream kept in a temporary file), for renderers to quote.
 struct Quoting<'r> {
     inner: &'r mut dyn Report,
     recent: RecentBytes,

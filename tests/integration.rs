@@ -32,6 +32,7 @@ mod semantics;
 mod shard;
 mod shrink;
 mod spec_errors;
+mod spool;
 mod streaming;
 mod util;
 mod values;

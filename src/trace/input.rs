@@ -10,12 +10,15 @@
 //! `lint --traces`, `graph --highlight`) reads them through this type.
 //!
 //! Not every input is a regular file. `-` is standard input; a named pipe, a process
-//! substitution (`<(…)`) or `/dev/stdin` fed by a pipe is a stream, read to its end
-//! before its format is detected ([`read_input`]). A pipe is opened without waiting
-//! for a writer, so a named pipe nobody writes to reads as empty instead of blocking
-//! the run. Devices (`/dev/zero`) and sockets are refused: they may never end. An
-//! input that holds nothing at all is a problem ([`ProblemKind::Empty`]), never a
-//! silent pass.
+//! substitution (`<(…)`) or `/dev/stdin` fed by a pipe is a stream. Its first bytes
+//! decide its format: native records and files of transcript lines read as they come;
+//! any other input that is longer than those first bytes (a JSON document, a Codex
+//! rollout) is copied to a temporary file (`trace::spool`) and read from
+//! there exactly as a regular file of the same bytes is, in bounded memory. A pipe is
+//! opened without waiting for a writer, so a named pipe nobody writes to reads as
+//! empty instead of blocking the run. Devices (`/dev/zero`) and sockets are refused:
+//! they may never end. An input that holds nothing at all is a problem
+//! ([`ProblemKind::Empty`]), never a silent pass.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read};
@@ -23,10 +26,11 @@ use std::path::Path;
 use std::rc::Rc;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
-use super::adapters::{ProblemKind, Reading, Stream, StreamOpened, Streamed};
+use super::adapters::{ProblemKind, Reading, Stream, StreamOpened, Streamed, Unstreamed};
 use super::native;
 use super::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
 use super::record::Record;
+use super::spool::Spool;
 
 /// An opened trace input, ready to be read once.
 pub struct TraceInput<'a> {
@@ -44,7 +48,8 @@ pub struct TraceInput<'a> {
 
 /// The last bytes read from a stream, at least [`RecentBytes::KEEP`] of them, with
 /// where they start in the stream: a finding made while its record is read quotes it
-/// from here, in bounded memory however long the stream.
+/// from here, in bounded memory however long the stream. A stream kept in a temporary
+/// file (`trace::spool`) keeps no window: any of its bytes are read back from the file.
 #[derive(Debug, Clone, Default)]
 pub struct RecentBytes(Rc<RefCell<Window>>);
 
@@ -53,6 +58,8 @@ struct Window {
     /// Stream offset of `bytes[0]`.
     start: u64,
     bytes: Vec<u8>,
+    /// Where the whole stream is, once it is spooled.
+    spool: Option<Rc<Spool>>,
 }
 
 impl RecentBytes {
@@ -63,6 +70,9 @@ impl RecentBytes {
     /// left the window.
     pub fn get(&self, offset: u64, len: usize) -> Option<Box<[u8]>> {
         let window = self.0.borrow();
+        if let Some(spool) = &window.spool {
+            return spool.read(offset, len);
+        }
         let from = usize::try_from(offset.checked_sub(window.start)?).ok()?;
         let rest = window.bytes.get(from..)?;
         Some(rest[..len.min(rest.len())].into())
@@ -70,12 +80,24 @@ impl RecentBytes {
 
     fn keep(&self, read: &[u8]) {
         let mut window = self.0.borrow_mut();
+        if window.spool.is_some() {
+            return;
+        }
         window.bytes.extend_from_slice(read);
         if window.bytes.len() >= 2 * Self::KEEP {
             let cut = window.bytes.len() - Self::KEEP;
             window.bytes.drain(..cut);
             window.start += cut as u64;
         }
+    }
+
+    /// From now on, the stream's bytes are read back from `spool`, which holds all of
+    /// them: the window is dropped.
+    fn spooled(&self, spool: Rc<Spool>) {
+        *self.0.borrow_mut() = Window {
+            spool: Some(spool),
+            ..Window::default()
+        };
     }
 }
 
@@ -187,42 +209,39 @@ impl<'a> TraceInput<'a> {
         let mut input = if !is_regular_file(path)? {
             TraceInput::open_stream(path, options, max)?
         } else {
-            match adapters::open_streamed(path, options, max)? {
-                Streamed::Opened(Opened::Native(detected)) => {
-                    let handle = std::fs::File::open(path)?;
-                    TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
-                }
-                Streamed::Stream(stream) => TraceInput::stream(stream),
-                Streamed::Opened(Opened::Read(reading)) => TraceInput::read(reading),
-            }
+            TraceInput::open_file(path, options, max)?
         };
         input.report_empty = true;
         Ok(input)
     }
 
+    /// Opens the regular file at `path`, streaming it when its format streams.
+    fn open_file(
+        path: &Path,
+        options: &InputOptions,
+        max: usize,
+    ) -> io::Result<TraceInput<'static>> {
+        Ok(match adapters::open_streamed(path, options, max)? {
+            Streamed::Opened(Opened::Native(detected)) => {
+                let handle = std::fs::File::open(path)?;
+                TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
+            }
+            Streamed::Stream(stream) => TraceInput::stream(stream),
+            Streamed::Opened(Opened::Read(reading)) => TraceInput::read(reading),
+        })
+    }
+
     /// Opens standard input or a pipe: its first bytes decide its format, then it is
-    /// read as it comes (native records and MCP logs), or to its end (other formats).
+    /// read as it comes (native records, files of transcript lines), or, past its
+    /// first bytes, through a temporary file as a regular file is (other formats).
     fn open_stream(
         path: &Path,
         options: &InputOptions,
         max: usize,
     ) -> io::Result<TraceInput<'static>> {
         let recent = RecentBytes::default();
-        let raw: Box<dyn Read> = if is_stdin(path) {
-            let stdin = io::stdin();
-            if stdin.is_terminal() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "standard input is a terminal; pipe a trace into it",
-                ));
-            }
-            Box::new(stdin.lock())
-        } else {
-            stream_check(&std::fs::metadata(path)?)?;
-            Box::new(open_pipe(path)?)
-        };
         let keeping = Keeping {
-            inner: raw,
+            inner: stream_reader(path)?,
             recent: recent.clone(),
         };
         let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, keeping));
@@ -232,9 +251,34 @@ impl<'a> TraceInput<'a> {
         let mut input = match adapters::open_stream(head, reader, options, max)? {
             StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
             StreamOpened::Stream(stream) => TraceInput::stream(stream),
-            StreamOpened::Whole(bytes) => TraceInput::from_vec(bytes, options, max),
+            StreamOpened::Whole(Unstreamed { head, mut rest }) => {
+                if rest.fill_buf()?.is_empty() {
+                    // All of it is at hand already.
+                    TraceInput::from_vec(head, options, max)
+                } else {
+                    let spool = Rc::new(Spool::new()?);
+                    recent.spooled(spool.clone());
+                    spool.fill(&head, &mut rest)?;
+                    drop((head, rest));
+                    TraceInput::open_spool(spool, options, max)?
+                }
+            }
         };
         input.recent = Some(recent);
+        Ok(input)
+    }
+
+    /// Opens what `spool` holds as a regular file of the same bytes is opened; a
+    /// streamed transcript keeps the spool, which it may read again.
+    pub(crate) fn open_spool(
+        spool: Rc<Spool>,
+        options: &InputOptions,
+        max: usize,
+    ) -> io::Result<TraceInput<'static>> {
+        let mut input = TraceInput::open_file(spool.path(), options, max)?;
+        if let Body::Stream(stream) = &mut input.body {
+            stream.hold(spool);
+        }
         Ok(input)
     }
 
@@ -534,7 +578,26 @@ pub fn is_stdin(path: &Path) -> bool {
 /// is opened without waiting for a writer: with none, it reads as empty. A terminal, a
 /// device or a socket is an error, as reading it may never end.
 pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    if !is_stdin(path) && std::fs::metadata(path)?.is_file() {
+        return std::fs::read(path);
+    }
     let mut bytes = Vec::new();
+    stream_reader(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The whole of the stream `path` names (standard input, `-`, or a pipe), copied to a
+/// temporary file ([`read_input`] without holding it in memory).
+pub(crate) fn spool_input(path: &Path) -> io::Result<Rc<Spool>> {
+    let mut reader = BufReader::with_capacity(1 << 16, stream_reader(path)?);
+    let spool = Spool::new()?;
+    spool.fill(&[], &mut reader)?;
+    Ok(Rc::new(spool))
+}
+
+/// A reader of the stream `path` names: standard input (`-`) or a pipe. A terminal, a
+/// device or a socket is an error, as reading it may never end.
+fn stream_reader(path: &Path) -> io::Result<Box<dyn Read>> {
     if is_stdin(path) {
         let stdin = io::stdin();
         if stdin.is_terminal() {
@@ -543,16 +606,10 @@ pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
                 "standard input is a terminal; pipe a trace into it",
             ));
         }
-        stdin.lock().read_to_end(&mut bytes)?;
-        return Ok(bytes);
+        return Ok(Box::new(stdin.lock()));
     }
-    let meta = std::fs::metadata(path)?;
-    if meta.is_file() {
-        return std::fs::read(path);
-    }
-    stream_check(&meta)?;
-    open_pipe(path)?.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    stream_check(&std::fs::metadata(path)?)?;
+    Ok(Box::new(open_pipe(path)?))
 }
 
 /// An error for a file that is neither a regular file nor a pipe.

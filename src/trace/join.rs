@@ -40,10 +40,10 @@ use std::sync::Arc;
 use crate::json::Segment;
 use crate::trace::Record;
 use crate::trace::adapters::{self, Entry, InputOptions, Reading, Stream};
-use crate::trace::input::{Adapted, TraceInput, entry_or_stopped, read_input};
+use crate::trace::input::{Adapted, TraceInput, entry_or_stopped, spool_input};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 use crate::trace::native::{decode_line, unreadable_line};
-use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::reader::{DEFAULT_MAX_LINE_BYTES, LineContent, LineReader};
 use crate::trace::record::Location;
 
 /// The top-level field that orders joined records unless another is named.
@@ -148,33 +148,35 @@ impl<R> std::fmt::Debug for JoinInput<R> {
 
 /// Opens the trace input at `path` for a join, recognizing its format as every other
 /// command does ([`TraceInput`]): native JSON Lines and the transcript formats that
-/// stream stay streams; anything else is read by its adapter. `-` is standard input,
-/// read whole.
+/// stream stay streams; anything else is read by its adapter. `-` is standard input:
+/// a stream (it, or a pipe) is copied to a temporary file first and read from there
+/// as a regular file is (`trace::spool`).
 pub fn open(
     path: &Path,
     options: &InputOptions,
     max_line_bytes: Option<usize>,
 ) -> io::Result<JoinInput<Box<dyn BufRead + Send>>> {
     let regular = !crate::trace::input::is_stdin(path) && std::fs::metadata(path)?.is_file();
-    if regular {
-        return Ok(
-            match TraceInput::open(path, options, max_line_bytes)?.into_adapted() {
-                Some(Adapted::Stream(stream)) => JoinInput::Stream(stream),
-                Some(Adapted::Read(reading)) => JoinInput::Read(reading),
-                // Detected as native lines: stream the file from its start.
-                None => JoinInput::Lines(Box::new(BufReader::with_capacity(
-                    1 << 16,
-                    std::fs::File::open(path)?,
-                ))),
-            },
-        );
-    }
-    // A stream can be read once: read it, then recognize what it holds.
-    let bytes = read_input(path)?;
-    let reading = TraceInput::from_bytes(&bytes, options, max_line_bytes).into_reading();
-    Ok(match reading {
-        Some(reading) => JoinInput::Read(Box::new(reading)),
-        None => JoinInput::Lines(Box::new(io::Cursor::new(bytes))),
+    let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
+    let (opened, spool) = if regular {
+        (TraceInput::open(path, options, Some(max))?, None)
+    } else {
+        // A stream can be read once, and the join reads its inputs side by side.
+        let spool = spool_input(path)?;
+        (
+            TraceInput::open_spool(spool.clone(), options, max)?,
+            Some(spool),
+        )
+    };
+    let file = spool.as_ref().map_or(path, |spool| spool.path());
+    Ok(match opened.into_adapted() {
+        Some(Adapted::Stream(stream)) => JoinInput::Stream(stream),
+        Some(Adapted::Read(reading)) => JoinInput::Read(reading),
+        // Detected as native lines: stream the file from its start.
+        None => JoinInput::Lines(Box::new(BufReader::with_capacity(
+            1 << 16,
+            std::fs::File::open(file)?,
+        ))),
     })
 }
 

@@ -7,5 +7,6 @@ pub(crate) mod json_index;
 pub mod native;
 pub mod reader;
 pub mod record;
+pub(crate) mod spool;
 
 pub use record::{Fields, Kind, Location, Record, Status};

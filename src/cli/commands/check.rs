@@ -696,6 +696,12 @@ fn read_snippets(run: &Run<'_>) -> html::Snippets {
     use std::io::BufRead;
     let mut snippets = html::Snippets::default();
     for (file, lines) in html::Snippets::wanted(run) {
+        // Only regular files: a pipe or standard input (`-`) was read to its end
+        // already, and its findings keep their records' text.
+        let regular = std::fs::metadata(&file).is_ok_and(|meta| meta.is_file());
+        if !regular || crate::trace::input::is_stdin(&file) {
+            continue;
+        }
         let Ok(handle) = std::fs::File::open(&file) else {
             continue;
         };

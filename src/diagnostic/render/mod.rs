@@ -21,6 +21,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::TraceSite;
+use crate::trace::input::is_stdin;
 
 /// The longest trace snippet shown, in characters; longer lines are cut.
 pub const SNIPPET_CHARS: usize = 240;
@@ -38,8 +39,8 @@ pub struct FileResolver;
 impl SourceResolver for FileResolver {
     fn read(&self, file: &Path, offset: u64, len: u64) -> Option<Vec<u8>> {
         // A pipe or standard input was read to its end already; opening a named pipe
-        // again would wait for a writer.
-        if !std::fs::metadata(file).ok()?.is_file() {
+        // again would wait for a writer, and `-` names standard input, not a file.
+        if is_stdin(file) || !std::fs::metadata(file).ok()?.is_file() {
             return None;
         }
         let mut file = std::fs::File::open(file).ok()?;
@@ -67,7 +68,7 @@ impl SourceResolver for CachedFileResolver {
             // Only regular files: a pipe or standard input was read to its end already.
             let handle = std::fs::metadata(file)
                 .ok()
-                .filter(std::fs::Metadata::is_file)
+                .filter(|meta| meta.is_file() && !is_stdin(file))
                 .and_then(|_| std::fs::File::open(file).ok());
             *last = Some((file.to_path_buf(), handle));
         }

@@ -521,8 +521,10 @@ fn native_detected(
 }
 
 /// Opens a stream (standard input, a pipe) whose first bytes, `head`, were read to
-/// detect its format; `rest` is what follows them. Native records and MCP logs stream;
-/// anything else is read to its end first, as a file is.
+/// detect its format; `rest` is what follows them. Native records and files of
+/// transcript lines whose head says all that reading them needs stream as they come;
+/// anything else is handed back unread ([`StreamOpened::Whole`]), to be read as a
+/// file is.
 pub fn open_stream(
     head: Vec<u8>,
     rest: Box<dyn io::BufRead>,
@@ -549,10 +551,7 @@ pub fn open_stream(
             unreachable!("bug: a format whose lines stream read whole");
         }
     }
-    let mut bytes = head;
-    let mut rest = rest;
-    io::Read::read_to_end(&mut rest, &mut bytes)?;
-    Ok(StreamOpened::Whole(bytes))
+    Ok(StreamOpened::Whole(Unstreamed { head, rest }))
 }
 
 /// Whether the first line of `head`, a stream's first bytes, already decides how the
@@ -590,8 +589,17 @@ pub enum StreamOpened {
     Native(Detected, Box<dyn io::BufRead>),
     /// A transcript format that streams.
     Stream(Box<Stream>),
-    /// Anything else, read to its end.
-    Whole(Vec<u8>),
+    /// Anything else, which is read as a file of the same bytes is.
+    Whole(Unstreamed),
+}
+
+/// A stream that cannot be read as it comes: what [`open_stream`] read of it, and the
+/// rest.
+pub struct Unstreamed {
+    /// The first bytes, read to detect the format.
+    pub head: Vec<u8>,
+    /// What follows them, unread.
+    pub rest: Box<dyn io::BufRead>,
 }
 
 /// The warning for a file read as native records none of which has `kind` or `tool`,

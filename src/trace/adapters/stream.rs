@@ -45,7 +45,9 @@
 //! (or a Claude Code or Codex log of that size) is read through once first, keeping
 //! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
 //! from then on its records stream. A stream that cannot be read again (standard
-//! input, a pipe) of such a log, of one trace, is held whole, as records.
+//! input, a pipe) of such a log, of one trace, is held whole, as records; one that a
+//! first pass must read (a document, a Codex rollout, Responses items) is copied to a
+//! temporary file first and streamed from there as a file is (`trace::spool`).
 //!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
@@ -74,6 +76,7 @@ use super::{
 };
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::spool::Spool;
 use crate::trace::{Fields, Location, Record};
 use doc_plan::{DocPlan, What};
 use scan::{Scanner, changed};
@@ -104,6 +107,9 @@ pub struct Stream {
     transcript: String,
     /// Whether a problem of the whole document comes at its end.
     late: bool,
+    /// For a stream kept in a temporary file: the file, which stays open while the
+    /// stream is read, as a first pass reopens it by a path that names its handle.
+    spool: Option<Rc<Spool>>,
 }
 
 type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
@@ -627,7 +633,13 @@ impl Stream {
             offset: 0,
             transcript: String::new(),
             late: false,
+            spool: None,
         }
+    }
+
+    /// Keeps `spool`, the temporary file this stream reads, open as long as the stream.
+    pub(crate) fn hold(&mut self, spool: Rc<Spool>) {
+        self.spool = Some(spool);
     }
 
     /// Reads on until it is known whether the input holds more than one trace.

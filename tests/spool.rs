@@ -1,0 +1,358 @@
+//! A stream that a first pass must read (a JSON document, a Codex rollout) is copied
+//! to a temporary file and read from there as its file is: from standard input, a
+//! named pipe, `/dev/stdin` or a process substitution, what tracegate prints is what
+//! it prints for the file, snippets quoted from anywhere in the stream included. A
+//! temporary file that cannot be made or written is a clear error.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::util::tracegate;
+
+/// One create at a time per request id: a second create of an id still pending is a
+/// violation.
+const SPEC: &str = "spec one_create_at_a_time
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == \"ok\"
+initial idle
+accept idle, done
+idle    -> pending on create
+pending -> done    on created
+";
+
+/// An OpenAI chat call of `create_record` for `request_id`, with id `id`.
+fn call(id: &str, request_id: &str) -> String {
+    format!(
+        r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "create_record", "arguments": "{{\"request_id\": \"{request_id}\"}}"}}}}]}}"#
+    )
+}
+
+/// An OpenAI `{"id", "messages": [...]}` document of about `bytes` bytes: a create
+/// repeated while pending near its start and again near its end, answered creates
+/// between.
+fn openai_document(bytes: usize) -> String {
+    let mut messages = vec![
+        r#"{"role": "user", "content": "go"}"#.to_string(),
+        call("first-1", "early"),
+        call("first-2", "early"),
+    ];
+    let mut n = 0;
+    while messages.iter().map(String::len).sum::<usize>() < bytes {
+        messages.push(call(&format!("c{n}"), &format!("req-{n}")));
+        messages.push(format!(
+            r#"{{"role": "tool", "tool_call_id": "c{n}", "content": "{{\"id\": \"rec-{n}\"}}"}}"#
+        ));
+        n += 1;
+    }
+    messages.push(call("last-1", "late"));
+    messages.push(call("last-2", "late"));
+    format!(
+        "{{\"id\": \"run-1\", \"messages\": [\n  {}\n]}}\n",
+        messages.join(",\n  ")
+    )
+}
+
+/// A Codex rollout of about `bytes` bytes, one session: each create answered, but the
+/// first and the last ones answered only after a second create of the same id.
+fn codex_rollout(bytes: usize) -> String {
+    let line = |ty: &str, payload: String| {
+        format!(
+            "{{\"timestamp\":\"2025-01-01T00:00:00Z\",\"type\":\"{ty}\",\"payload\":{payload}}}\n"
+        )
+    };
+    let create = |id: &str, request_id: &str| {
+        line(
+            "response_item",
+            format!(
+                r#"{{"type":"function_call","name":"create_record","call_id":"{id}","arguments":"{{\"request_id\": \"{request_id}\"}}"}}"#
+            ),
+        )
+    };
+    let output = |id: &str| {
+        line(
+            "response_item",
+            format!(r#"{{"type":"function_call_output","call_id":"{id}","output":"ok"}}"#),
+        )
+    };
+    let mut text = line("session_meta", r#"{"id":"s1","cwd":"/repo"}"#.to_string());
+    text += &create("first-1", "early");
+    text += &create("first-2", "early");
+    let mut n = 0;
+    while text.len() < bytes {
+        text += &create(&format!("c{n}"), &format!("req-{n}"));
+        text += &output(&format!("c{n}"));
+        n += 1;
+    }
+    text += &create("last-1", "late");
+    text += &create("last-2", "late");
+    text
+}
+
+/// A directory with the spec and `name` holding `text`.
+fn scratch(name: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("spec.tg"), SPEC).expect("the spec is written");
+    std::fs::write(dir.path().join(name), text).expect("the trace is written");
+    dir
+}
+
+/// Exit code, stdout and stderr, as one text to compare.
+fn shown(output: &Output) -> String {
+    format!(
+        "exit {:?}\n{}\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `tracegate ARGS… NAME` in `dir`, `NAME` a file there.
+fn from_file(dir: &Path, args: &[&str], name: &str) -> Output {
+    tracegate()
+        .current_dir(dir)
+        .args(args)
+        .arg(name)
+        .output()
+        .expect("tracegate runs")
+}
+
+/// `tracegate ARGS… -` in `dir`, with the file `name` written to standard input, a
+/// pipe.
+fn from_stdin(dir: &Path, args: &[&str], name: &str) -> Output {
+    tracegate()
+        .current_dir(dir)
+        .args(args)
+        .arg("-")
+        .write_stdin(std::fs::read(dir.join(name)).expect("the file is read"))
+        .output()
+        .expect("tracegate runs")
+}
+
+/// `tracegate ARGS… <stream>` run by bash in `dir`, the file `name` fed through
+/// `stream`: `/dev/stdin` from a pipe, a named pipe, or a process substitution.
+#[cfg(unix)]
+fn from_shell(dir: &Path, args: &[&str], name: &str, stream: &str) -> Output {
+    let binary = assert_cmd::cargo::cargo_bin("tracegate");
+    let args = args.join(" ");
+    let script = match stream {
+        "/dev/stdin" => format!("cat {name} | '{}' {args} /dev/stdin", binary.display()),
+        "pipe" => format!(
+            "rm -f pipe; mkfifo pipe; cat {name} > pipe & '{}' {args} pipe; status=$?; wait; exit $status",
+            binary.display()
+        ),
+        _ => format!("'{}' {args} <(cat {name})", binary.display()),
+    };
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env_clear()
+        .output()
+        .expect("bash runs")
+}
+
+/// What the file's run prints, with its name made `shown_as`.
+fn as_named(output: &Output, name: &str, shown_as: &str) -> String {
+    shown(output).replace(name, shown_as)
+}
+
+/// The name a process substitution has (`/dev/fd/63` or so), from a run's output.
+fn substituted_name(text: &str) -> String {
+    let at = text.find("/dev/fd/").expect("the input is named");
+    let end = text[at..].find([':', '"']).expect("the name ends");
+    text[at..at + end].to_string()
+}
+
+const CHECK_JSON: &[&str] = &["check", "spec.tg", "--output", "json", "--traces"];
+const CHECK: &[&str] = &["check", "spec.tg", "--traces"];
+
+#[test]
+fn a_long_document_on_standard_input_reads_as_its_file() {
+    // Past the first bytes that decide the format, and past the last MiB a stream
+    // read as it comes keeps to quote from.
+    let dir = scratch("doc.json", &openai_document(3 << 20));
+    for args in [CHECK, CHECK_JSON, &["convert"][..]] {
+        let want = as_named(&from_file(dir.path(), args, "doc.json"), "doc.json", "-");
+        let have = shown(&from_stdin(dir.path(), args, "doc.json"));
+        assert_eq!(have, want, "{args:?}");
+    }
+    let human = shown(&from_stdin(dir.path(), CHECK, "doc.json"));
+    assert!(human.starts_with("exit Some(1)"), "{human}");
+    // Both violations, each with its record quoted.
+    assert!(human.contains("--> -:4:1"), "{human}");
+    assert!(
+        human.contains(r#"| {"id": "first-2", "type": "function""#),
+        "{human}"
+    );
+    assert!(
+        human.contains(r#"| {"id": "last-2", "type": "function""#),
+        "{human}"
+    );
+}
+
+#[test]
+fn a_long_codex_rollout_on_standard_input_reads_as_its_file() {
+    let dir = scratch("rollout.jsonl", &codex_rollout(3 << 20));
+    for args in [CHECK, CHECK_JSON, &["convert"][..]] {
+        let want = as_named(
+            &from_file(dir.path(), args, "rollout.jsonl"),
+            "rollout.jsonl",
+            "-",
+        );
+        let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
+        assert_eq!(have, want, "{args:?}");
+    }
+    let human = shown(&from_stdin(dir.path(), CHECK, "rollout.jsonl"));
+    assert!(human.contains("--> -:3:1"), "{human}");
+    for id in ["first-2", "last-2"] {
+        let quoted =
+            format!(r#"| {{"type":"function_call","name":"create_record","call_id":"{id}""#);
+        assert!(human.contains(&quoted), "{human}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_long_document_through_a_pipe_reads_as_its_file() {
+    let dir = scratch("doc.json", &openai_document(3 << 20));
+    let file = from_file(dir.path(), CHECK, "doc.json");
+    for stream in ["/dev/stdin", "pipe", "substitution"] {
+        let have = shown(&from_shell(dir.path(), CHECK, "doc.json", stream));
+        let name = match stream {
+            "substitution" => substituted_name(&have),
+            name => name.to_string(),
+        };
+        assert_eq!(have, as_named(&file, "doc.json", &name), "{stream}");
+        assert!(have.contains("first-2"), "{stream}: {have}");
+    }
+}
+
+#[test]
+fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
+    let dir = scratch("rollout.jsonl", &codex_rollout(3 << 20));
+    std::fs::write(
+        dir.path().join("other.jsonl"),
+        "{\"time\":\"2025-01-01T00:00:00Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"early\"}}\n",
+    )
+    .expect("the log is written");
+    let args = &[
+        "check",
+        "spec.tg",
+        "--join",
+        "--output",
+        "json",
+        "--traces",
+        "other.jsonl",
+    ];
+    let want = as_named(
+        &from_file(dir.path(), args, "rollout.jsonl"),
+        "rollout.jsonl",
+        "-",
+    );
+    let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
+    assert_eq!(have, want);
+    assert!(have.contains("\"file\":\"-\""), "{have}");
+}
+
+#[test]
+fn a_temporary_file_that_cannot_be_made_is_a_clear_error() {
+    let dir = scratch("doc.json", &openai_document(1 << 20));
+    std::fs::write(dir.path().join("short.json"), openai_document(100)).unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let run = |name: &str| {
+        tracegate()
+            .current_dir(dir.path())
+            .env("TMPDIR", &missing)
+            .args(["check", "spec.tg", "--traces", "-"])
+            .write_stdin(std::fs::read(dir.path().join(name)).unwrap())
+            .output()
+            .unwrap()
+    };
+    let output = run("doc.json");
+    let text = shown(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("error[unreadable-input]: cannot read `-`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "temporary file in `{}`, which could not be created",
+            missing.display()
+        )),
+        "{text}"
+    );
+    // A stream that ends within its first bytes needs no temporary file.
+    let output = run("short.json");
+    assert_eq!(output.status.code(), Some(1), "{}", shown(&output));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_temporary_file_that_cannot_be_written_is_a_clear_error() {
+    let dir = scratch("doc.json", &openai_document(1 << 20));
+    std::fs::write(dir.path().join("fail.jsonl"), "{\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n{\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n").unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("tracegate");
+    // Files may grow to 256 KiB, and a write past that fails (`File too large`)
+    // instead of killing the writer.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 256; cat doc.json | '{}' check spec.tg --traces - fail.jsonl",
+        binary.display()
+    );
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("TMPDIR", dir.path())
+        .output()
+        .expect("bash runs");
+    let text = shown(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("error[unreadable-input]: cannot read `-`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "temporary file in `{}`, which could not be written",
+            dir.path().display()
+        )),
+        "{text}"
+    );
+    // The other input is still checked, and the temporary file is gone.
+    assert!(text.contains("--> fail.jsonl:2"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+}
+
+#[test]
+fn a_file_named_dash_is_never_quoted_for_standard_input() {
+    let dir = scratch(
+        "log.jsonl",
+        "{\"time\":\"2025-01-01T00:00:00Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n{\"time\":\"2025-01-01T00:00:01Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"a\"}}\n",
+    );
+    std::fs::write(dir.path().join("-"), "NOT-THE-INPUT ".repeat(100)).unwrap();
+    let runs: [&[&str]; 3] = [
+        &["check", "spec.tg", "--report", "r.html", "--traces"],
+        &["check", "spec.tg", "--join", "--traces"],
+        &[
+            "check", "spec.tg", "--join", "--report", "r.html", "--traces",
+        ],
+    ];
+    for args in runs {
+        let output = from_stdin(dir.path(), args, "log.jsonl");
+        let text = shown(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {text}");
+        assert!(text.contains("--> -:2"), "{args:?}: {text}");
+        let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap_or_default();
+        for shown in [&text, &html] {
+            assert!(!shown.contains("NOT-THE-INPUT"), "{args:?}: {shown}");
+        }
+        let _ = std::fs::remove_file(dir.path().join("r.html"));
+    }
+}
