@@ -5,14 +5,17 @@
 
 /// An RFC 3339 date-time (`2026-12-01T03:00:00Z`, `...T03:00:00.250+02:00`; `t` or a
 /// space may separate date and time, `z` is `Z`) as nanoseconds since the Unix epoch.
+///
+/// The arithmetic is in `i64` (four-digit years keep every part small) up to the
+/// nanoseconds, which need `i128`: `check --join` reads one time per record, and
+/// `i128` division is a call into a software routine.
 pub fn parse_rfc3339(text: &str) -> Option<i128> {
     let b = text.as_bytes();
-    let digits = |from: usize, len: usize| -> Option<i128> {
+    let digits = |from: usize, len: usize| -> Option<i64> {
         let part = b.get(from..from + len)?;
-        part.iter().all(u8::is_ascii_digit).then(|| {
-            part.iter()
-                .fold(0i128, |n, d| n * 10 + i128::from(d - b'0'))
-        })
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
     };
     let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
     let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
@@ -49,13 +52,13 @@ pub fn parse_rfc3339(text: &str) -> Option<i128> {
         return None;
     }
     let mut at = 19;
-    let mut nanos = 0i128;
+    let mut nanos = 0i64;
     if b.get(at) == Some(&b'.') {
         at += 1;
         let start = at;
         while b.get(at).is_some_and(u8::is_ascii_digit) {
             if at - start < 9 {
-                nanos = nanos * 10 + i128::from(b[at] - b'0');
+                nanos = nanos * 10 + i64::from(b[at] - b'0');
             }
             at += 1;
         }
@@ -90,7 +93,7 @@ pub fn parse_rfc3339(text: &str) -> Option<i128> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
-    Some(seconds * 1_000_000_000 + nanos)
+    Some(i128::from(seconds) * 1_000_000_000 + i128::from(nanos))
 }
 
 /// `nanos` since the Unix epoch as an RFC 3339 string in UTC (`2026-12-01T03:00:00Z`,
@@ -150,6 +153,19 @@ mod tests {
         assert_eq!(
             parse_rfc3339("2000-03-01T00:00:00Z"),
             Some(951_868_800 * 1_000_000_000)
+        );
+        // The extremes of four-digit years, past what nanoseconds in an `i64` hold.
+        assert_eq!(
+            parse_rfc3339("0000-01-01T00:00:00Z"),
+            Some(-719_528 * 86_400 * 1_000_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("0000-02-29T00:00:00Z"),
+            Some(-719_469 * 86_400 * 1_000_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("9999-12-31T23:59:59.999999999-23:59"),
+            Some((2_932_896 * 86_400 + 86_399 + 23 * 3600 + 59 * 60) * 1_000_000_000 + 999_999_999)
         );
         for bad in [
             "2026-02-30T00:00:00Z",

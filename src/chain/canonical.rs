@@ -112,8 +112,18 @@ pub fn canonicalize_object(
 pub struct Scratch {
     out: Vec<u8>,
     buffers: Buffers,
-    /// The top-level members [`Scratch::members`] found, as (name, value).
-    slots: Vec<(Piece, Piece)>,
+    /// The top-level members [`Scratch::members`] found, in the text's order.
+    slots: Vec<Slot>,
+    /// Their names' [`name_key`]s and their indices in `slots`, sorted into canonical
+    /// order (small, so that sorting moves little).
+    order: Vec<(u64, usize)>,
+}
+
+/// A top-level member [`Scratch::members`] found: its canonical name and value.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    name: Piece,
+    value: Piece,
 }
 
 /// Where a canonical name or value is: in the text read, or written to the scratch
@@ -125,30 +135,35 @@ struct Piece {
     end: usize,
 }
 
+impl Piece {
+    /// The piece's bytes: in `text`, or in `written`, the scratch buffer.
+    fn bytes<'b>(&self, text: &'b [u8], written: &'b [u8]) -> &'b [u8] {
+        let source = if self.in_text { text } else { written };
+        &source[self.start..self.end]
+    }
+}
+
 /// The top-level members of an object, in canonical order, each name and value in
 /// canonical form, as [`Scratch::members`] found them.
 #[derive(Debug, Clone, Copy)]
 pub struct Members<'s> {
     text: &'s [u8],
     written: &'s [u8],
-    slots: &'s [(Piece, Piece)],
+    slots: &'s [Slot],
+    order: &'s [(u64, usize)],
 }
 
 impl<'s> Members<'s> {
     /// Each member's canonical name (quoted) and value, in canonical order.
     pub fn iter(&self) -> impl Iterator<Item = (&'s [u8], &'s [u8])> + Clone + '_ {
-        self.slots
-            .iter()
-            .map(|&(name, value)| (self.bytes(name), self.bytes(value)))
+        self.order.iter().map(|&(_, at)| {
+            let slot = self.slots[at];
+            (self.bytes(slot.name), self.bytes(slot.value))
+        })
     }
 
     fn bytes(&self, piece: Piece) -> &'s [u8] {
-        let source = if piece.in_text {
-            self.text
-        } else {
-            self.written
-        };
-        &source[piece.start..piece.end]
+        piece.bytes(self.text, self.written)
     }
 }
 
@@ -222,12 +237,14 @@ impl Scratch {
             text: text.as_bytes(),
             written: &self.out,
             slots: &self.slots,
+            order: &self.order,
         })
     }
 
     /// Finds the members [`Scratch::members`] returns.
     fn find_members(&mut self, text: &str) -> Option<()> {
         self.slots.clear();
+        self.order.clear();
         self.out.clear();
         let bytes = text.as_bytes();
         let mut pos = skip_ws(bytes, 0);
@@ -235,6 +252,9 @@ impl Scratch {
             return None;
         }
         pos = skip_ws(bytes, pos + 1);
+        // Whether every name sorts by its bytes: none has an escape or a character
+        // from U+E000 on (as `Parser::object` sorts).
+        let mut bytewise = true;
         if bytes.get(pos) == Some(&b'}') {
             pos += 1;
         } else {
@@ -245,6 +265,9 @@ impl Scratch {
                 let name;
                 (name, pos) =
                     self.piece(text, pos, |check| check.string(), |p, out| p.string(out))?;
+                let quoted = name.bytes(bytes, &self.out);
+                bytewise &= quoted.iter().all(|&b| b != b'\\' && b < 0xEE);
+                let key = name_key(quoted);
                 pos = skip_ws(bytes, pos);
                 if bytes.get(pos) != Some(&b':') {
                     return None;
@@ -253,7 +276,8 @@ impl Scratch {
                 let value;
                 (value, pos) =
                     self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
-                self.slots.push((name, value));
+                self.order.push((key, self.slots.len()));
+                self.slots.push(Slot { name, value });
                 pos = skip_ws(bytes, pos);
                 match bytes.get(pos) {
                     Some(b',') => pos = skip_ws(bytes, pos + 1),
@@ -268,34 +292,28 @@ impl Scratch {
         if skip_ws(bytes, pos) != bytes.len() {
             return None;
         }
-        let (out, slots) = (&self.out, &mut self.slots);
-        let name = |piece: &Piece| {
-            let source = if piece.in_text { bytes } else { &out[..] };
-            unquote(&source[piece.start..piece.end])
+        let (out, slots, order) = (&self.out, &self.slots, &mut self.order);
+        let name = |&(_, at): &(u64, usize)| unquote(slots[at].name.bytes(bytes, out));
+        // Names that sort by their bytes compare by their keys first, so that a name is
+        // read only when two share their first eight bytes.
+        let compare = |a: &(u64, usize), b: &(u64, usize)| {
+            if !bytewise {
+                compare_quoted(name(a), name(b))
+            } else if a.0 != b.0 {
+                a.0.cmp(&b.0)
+            } else {
+                name(a).cmp(name(b))
+            }
         };
-        // As `Parser::object` sorts: by bytes unless a name has an escape or a
-        // character from U+E000 on.
-        let bytewise = slots
-            .iter()
-            .all(|(n, _)| name(n).iter().all(|&b| b != b'\\' && b < 0xEE));
-        let in_order = slots.windows(2).all(|pair| {
-            let (a, b) = (name(&pair[0].0), name(&pair[1].0));
-            if bytewise {
-                a < b
-            } else {
-                compare_quoted(a, b).is_lt()
-            }
-        });
-        if !in_order {
-            if bytewise {
-                slots.sort_unstable_by(|a, b| name(&a.0).cmp(name(&b.0)));
-            } else {
-                slots.sort_unstable_by(|a, b| compare_quoted(name(&a.0), name(&b.0)));
-            }
+        if !order
+            .windows(2)
+            .all(|pair| compare(&pair[0], &pair[1]).is_lt())
+        {
+            order.sort_unstable_by(compare);
             // A duplicate name: left to `Scratch::object`, which names it.
-            if slots
+            if order
                 .windows(2)
-                .any(|pair| name(&pair[0].0) == name(&pair[1].0))
+                .any(|pair| pair[0].0 == pair[1].0 && name(&pair[0]) == name(&pair[1]))
             {
                 return None;
             }
@@ -441,7 +459,7 @@ impl Verbatim<'_> {
             self.pos += 1;
             return Some(());
         }
-        let mut last: &[u8] = &[];
+        let (mut last, mut last_key): (&[u8], u64) = (&[], 0);
         let mut first = true;
         loop {
             if self.peek()? != b'"' {
@@ -450,10 +468,15 @@ impl Verbatim<'_> {
             let name_start = self.pos;
             self.string()?;
             let name = &self.bytes[name_start + 1..self.pos - 1];
-            if name.iter().any(|&b| b == b'\\' || b >= 0xEE) || (!first && name <= last) {
+            if name.iter().any(|&b| b == b'\\' || b >= 0xEE) {
                 return None;
             }
-            (last, first) = (name, false);
+            // In order: compared by their keys, and whole only when those are equal.
+            let key = unquoted_key(name);
+            if !first && (key < last_key || (key == last_key && name <= last)) {
+                return None;
+            }
+            (last, last_key, first) = (name, key, false);
             let name_end = self.pos;
             if self.peek()? != b':' {
                 return None;
@@ -518,7 +541,6 @@ impl Verbatim<'_> {
     /// A number as [`Parser::number`] copies it: an integer of at most 15 digits other
     /// than `-0`, or a decimal that [`already_canonical_decimal`] accepts.
     fn number(&mut self) -> Option<()> {
-        let start = self.pos;
         let negative = self.peek()? == b'-';
         self.pos += usize::from(negative);
         let int_start = self.pos;
@@ -536,8 +558,8 @@ impl Verbatim<'_> {
                 if self.pos == frac_start || matches!(self.peek(), Some(b'e' | b'E')) {
                     return None;
                 }
-                let text = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
-                already_canonical_decimal(text).then_some(())
+                let (int, frac) = (int_start..int_start + int_digits, frac_start..self.pos);
+                canonical_decimal_digits(&self.bytes[int], &self.bytes[frac]).then_some(())
             }
             Some(b'e' | b'E') => None,
             _ => {
@@ -566,6 +588,26 @@ pub fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 fn unquote(name: &[u8]) -> &[u8] {
     name.get(1..name.len().saturating_sub(1))
         .unwrap_or_default()
+}
+
+/// The first eight bytes of a canonical name (quoted, as written) without its quotes,
+/// padded with zero bytes, as a big-endian number. A canonical name has no zero byte
+/// (control characters are escaped), so two names' keys compare as their unquoted
+/// bytes do wherever the keys differ; equal keys are equal names when both are at most
+/// eight bytes long.
+pub(crate) fn name_key(quoted: &[u8]) -> u64 {
+    unquoted_key(unquote(quoted))
+}
+
+/// [`name_key`] of a name without its quotes.
+fn unquoted_key(name: &[u8]) -> u64 {
+    if let Some(first) = name.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
+    }
+    // Byte by byte: a copy of a few bytes would be a call to `memcpy`.
+    name.iter()
+        .enumerate()
+        .fold(0, |key, (i, &byte)| key | u64::from(byte) << (56 - 8 * i))
 }
 
 /// The UTF-16 code units of a canonical name (unquoted, with canonical escapes only).
@@ -1003,11 +1045,16 @@ fn already_canonical_decimal(text: &str) -> bool {
     let Some((int, frac)) = digits.split_once('.') else {
         return false;
     };
-    if frac.ends_with('0') || frac.contains(['e', 'E']) {
+    !frac.contains(['e', 'E']) && canonical_decimal_digits(int.as_bytes(), frac.as_bytes())
+}
+
+/// [`already_canonical_decimal`] for a number's digits before and after its `.`.
+fn canonical_decimal_digits(int: &[u8], frac: &[u8]) -> bool {
+    if frac.last() == Some(&b'0') {
         return false;
     }
-    let significant = if int == "0" {
-        let zeros = frac.len() - frac.trim_start_matches('0').len();
+    let significant = if int == b"0" {
+        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
         if zeros > 5 || zeros == frac.len() {
             return false;
         }
@@ -1232,6 +1279,42 @@ mod tests {
     }
 
     #[test]
+    fn members_sharing_their_first_eight_bytes_sort_whole() {
+        // Found in place, sorted by their keys and then whole: the same members, in
+        // the same order, as the canonicalizer writes (which sorts without keys).
+        for text in [
+            r#"{"latency_us":1,"latency_ms":2,"latency":3,"latenc":4,"latency_":5}"#,
+            r#"{"abcdefghZ":1,"abcdefghA":2,"abcdefgh":3,"abcdefg":4}"#,
+            r#"{"b":1,"abcdefgh\u0001":2,"abcdefgh\n":3,"abcdefgh":4,"a":5}"#,
+            r#"{"zz":1,"é":2,"a":3,"😀x":4,"😀":5}"#,
+            r#"{"abcdefghX":1, "abcdefghX":2}"#,
+        ] {
+            let mut scratch = Scratch::default();
+            let have: Option<Vec<(Vec<u8>, Vec<u8>)>> = scratch.members(text).map(|members| {
+                members
+                    .iter()
+                    .map(|(n, v)| (n.to_vec(), v.to_vec()))
+                    .collect()
+            });
+            let mut out = Vec::new();
+            let want = canonicalize_object(text, &mut out).map(|object| {
+                let object = object.expect("an object");
+                object
+                    .members
+                    .iter()
+                    .map(|m| (out[m.name.clone()].to_vec(), out[m.value.clone()].to_vec()))
+                    .collect::<Vec<_>>()
+            });
+            match (have, want) {
+                (Some(have), Ok(want)) => assert_eq!(have, want, "{text}"),
+                // A duplicate is left to the canonicalizer, which names it.
+                (None, Err(CanonicalError::DuplicateKey { .. })) => {}
+                (have, want) => panic!("{text}: {have:?} vs {want:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn what_is_already_canonical_is_checked_not_copied() {
         let verbatim = |text: &str| Verbatim::check(text, &mut Vec::new()).is_some();
         // Canonical records are taken as they are.
@@ -1239,9 +1322,14 @@ mod tests {
             "{}",
             r#"{"a":[1,-2.5,0.000001,true,false,null,{}],"b":{"c":"\u001f\n\"é"}}"#,
             r#"{"event":"a","hash":"00","id":123456789012345,"prev":"11","time":"t"}"#,
+            r#"{"abcdefg":1,"abcdefgh":2,"abcdefghA":3,"abcdefghZ":4,"abcdefgi":5}"#,
         ] {
             assert!(verbatim(text), "{text}");
         }
+        // Out of order past the first eight bytes of their names.
+        assert!(!verbatim(r#"{"abcdefghZ":1,"abcdefghA":2}"#));
+        assert!(!verbatim(r#"{"abcdefgh":1,"abcdefgh":2}"#));
+        assert!(!verbatim(r#"{"abcdefgi":1,"abcdefghZ":2}"#));
         // Whatever is accepted, the canonicalizer writes back unchanged; these are
         // the near misses it must leave to the canonicalizer.
         for text in [

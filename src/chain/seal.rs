@@ -5,7 +5,7 @@ use std::io::{self, BufRead, Write};
 use sha2::Digest as _;
 
 use super::batch::{Lines, pipeline};
-use super::canonical::{CanonicalError, Scratch, Written};
+use super::canonical::{CanonicalError, Scratch, Written, name_key};
 use super::{Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
 
@@ -39,6 +39,8 @@ pub enum SealError {
 #[derive(Debug)]
 pub struct Sealer {
     prev: Digest,
+    /// `prev` in hex, as it goes into the next record.
+    prev_digits: [u8; 64],
     records: u64,
     scratch: Scratch,
 }
@@ -57,8 +59,11 @@ impl Sealer {
 
     /// A sealer that continues a log whose last hash is `head`.
     pub fn after(head: Digest) -> Sealer {
+        let mut prev_digits = [0u8; 64];
+        head.write_hex(&mut prev_digits);
         Sealer {
             prev: head,
+            prev_digits,
             records: 0,
             scratch: Scratch::default(),
         }
@@ -95,15 +100,11 @@ impl Sealer {
             end,
         } = prepared;
         // The hashed form goes on with `prev`'s digits and what follows them.
-        let mut prev_digits = [0u8; 64];
-        self.prev.write_hex(&mut prev_digits);
-        lines[prev_hex..prev_hex + 64].copy_from_slice(&prev_digits);
+        lines[prev_hex..prev_hex + 64].copy_from_slice(&self.prev_digits);
         hasher.update(&lines[prev_hex..end]);
         let hash = Digest(hasher.finalize().into());
-        let digits: &mut [u8; 64] = (&mut lines[hash_hex..hash_hex + 64])
-            .try_into()
-            .expect("bug: 64 bytes for the hash's digits");
-        hash.write_hex(digits);
+        hash.write_hex(&mut self.prev_digits);
+        lines[hash_hex..hash_hex + 64].copy_from_slice(&self.prev_digits);
         self.prev = hash;
         self.records += 1;
         hash
@@ -143,56 +144,48 @@ fn prepare(text: &str, scratch: &mut Scratch, lines: &mut Vec<u8>) -> Result<Pre
     write_line(members, start, lines)
 }
 
+/// The [`name_key`]s of `hash` and `prev`.
+const HASH_KEY: u64 = u64::from_be_bytes(*b"hash\0\0\0\0");
+const PREV_KEY: u64 = u64::from_be_bytes(*b"prev\0\0\0\0");
+
 /// Writes a sealed line from a record's canonical members, `hash` and `prev` in
 /// their places with their digits blank, and hashes it up to `prev`'s digits.
+///
+/// Members are placed by their names' keys, which compare as their unquoted bytes do
+/// (`hash` and `prev` are four bytes and no canonical name has a zero byte). Bytes are
+/// exact here although members sort by UTF-16 code units: `hash` and `prev` are ASCII
+/// letters, an escape in a name (a backslash, 0x5C) stands for a character below the
+/// letters too, and a byte from 0x80 on sorts after them in UTF-16 as well.
 fn write_line<'m>(
-    members: impl Iterator<Item = (&'m [u8], &'m [u8])> + Clone,
+    members: impl Iterator<Item = (&'m [u8], &'m [u8])>,
     start: usize,
     lines: &mut Vec<u8>,
 ) -> Result<Prepared, SealError> {
-    for (name, _) in members.clone() {
-        for (field, quoted) in [(HASH, QUOTED_HASH), (PREV, QUOTED_PREV)] {
-            if name == quoted.as_bytes() {
-                return Err(SealError::AlreadySealed { field });
-            }
-        }
-    }
-    const BLANK: [u8; 64] = [b'0'; 64];
     let (mut hash_hex, mut prev_hex) = (None, None);
-    let mut pending = members.peekable();
     lines.push(b'{');
-    let mut first = true;
-    let mut separate = |lines: &mut Vec<u8>| {
-        if !std::mem::take(&mut first) {
+    for (name, value) in members {
+        let key = name_key(name);
+        if name.len() == QUOTED_HASH.len() && (key == HASH_KEY || key == PREV_KEY) {
+            let field = if key == HASH_KEY { HASH } else { PREV };
+            return Err(SealError::AlreadySealed { field });
+        }
+        // `hash` and `prev` go before the first member that sorts after them.
+        if hash_hex.is_none() && HASH_KEY < key {
+            hash_hex = Some(write_chain_member(QUOTED_HASH, start, lines));
+        }
+        if prev_hex.is_none() && PREV_KEY < key {
+            prev_hex = Some(write_chain_member(QUOTED_PREV, start, lines));
+        }
+        if lines.len() > start + 1 {
             lines.push(b',');
         }
-    };
-    loop {
-        let next = pending.peek().map(|&(name, _)| name);
-        // `hash` and `prev` go before the first member that sorts after them.
-        for (quoted, at) in [(QUOTED_HASH, &mut hash_hex), (QUOTED_PREV, &mut prev_hex)] {
-            if at.is_none() && next.is_none_or(|name| sorts_before(quoted, name)) {
-                separate(lines);
-                lines.extend_from_slice(quoted.as_bytes());
-                lines.extend_from_slice(b":\"");
-                *at = Some(lines.len());
-                lines.extend_from_slice(&BLANK);
-                lines.push(b'"');
-            }
-        }
-        let Some((name, value)) = pending.next() else {
-            break;
-        };
-        separate(lines);
         lines.extend_from_slice(name);
         lines.push(b':');
         lines.extend_from_slice(value);
     }
+    let hash_hex = hash_hex.unwrap_or_else(|| write_chain_member(QUOTED_HASH, start, lines));
+    let prev_hex = prev_hex.unwrap_or_else(|| write_chain_member(QUOTED_PREV, start, lines));
     lines.push(b'}');
-    let (hash_hex, prev_hex) = (
-        hash_hex.expect("bug: `hash` has a place"),
-        prev_hex.expect("bug: `prev` has a place"),
-    );
     // The hashed form is the line without `"hash":"…"` and the comma on one side of
     // it: the one before it, or after it when it is first (`prev` follows it).
     let member = hash_hex - QUOTED_HASH.len() - 2;
@@ -212,16 +205,19 @@ fn write_line<'m>(
     })
 }
 
-/// Whether the chain member `quoted` (`"hash"` or `"prev"`) sorts before the canonical
-/// name `name`. Their names are ASCII letters, so comparing unquoted bytes is exact: an
-/// escape in `name` (a backslash, 0x5C) stands for a character below the letters too,
-/// and a byte from 0x80 on sorts after them in UTF-16 as well.
-fn sorts_before(quoted: &str, name: &[u8]) -> bool {
-    fn unquote(name: &[u8]) -> &[u8] {
-        name.get(1..name.len().saturating_sub(1))
-            .unwrap_or_default()
+/// Writes the chain member `quoted` (`"hash"` or `"prev"`) with blank digits to the
+/// line that starts at `start` in `lines`, and returns where its digits are.
+fn write_chain_member(quoted: &str, start: usize, lines: &mut Vec<u8>) -> usize {
+    const BLANK: [u8; 64] = [b'0'; 64];
+    if lines.len() > start + 1 {
+        lines.push(b',');
     }
-    unquote(quoted.as_bytes()) < unquote(name)
+    lines.extend_from_slice(quoted.as_bytes());
+    lines.extend_from_slice(b":\"");
+    let digits = lines.len();
+    lines.extend_from_slice(&BLANK);
+    lines.push(b'"');
+    digits
 }
 
 /// Where and why sealing stopped.
@@ -242,9 +238,12 @@ pub enum SealFailure {
 
 /// Seals every record of `input` (JSON Lines; blank lines are skipped) with `sealer`,
 /// writing one sealed line per record to `out`. Stops at the first line that is not a
-/// record; what was written before it is a valid sealed log. The records are
-/// canonicalized and hashed up to `prev` in parallel, a batch at a time, and linked
-/// in order.
+/// record; what was written before it is a valid sealed log.
+///
+/// Three stages overlap: this thread reads a batch of lines; the records of the batch
+/// before are canonicalized and hashed up to `prev` on every core; and this thread
+/// links the batch before that in order and writes it. Only the links (hashing each
+/// record from `prev` on) are sequential.
 pub fn seal<R: BufRead, W: Write + ?Sized>(
     input: R,
     out: &mut W,
@@ -260,9 +259,9 @@ pub fn seal<R: BufRead, W: Write + ?Sized>(
         |batch| {
             // Past the first line that cannot be sealed, nothing more is.
             if stopped {
-                return (Vec::new(), None);
+                return Vec::new();
             }
-            let mut chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
+            let chunks = batch.map_chunks(|scratch: &mut Scratch, entries| {
                 let spare = spare.lock().map(|mut spare| spare.pop());
                 let mut lines = spare.ok().flatten().unwrap_or_default();
                 // Room for the lines and their chain members, so they are not moved.
@@ -281,41 +280,41 @@ pub fn seal<R: BufRead, W: Write + ?Sized>(
                     .collect::<Vec<_>>();
                 (lines, prepared)
             });
-            // Linked in order; the lines are written as they are, up to a failure.
+            stopped = chunks
+                .iter()
+                .any(|(_, prepared)| prepared.iter().any(Result::is_err));
+            chunks
+        },
+        // Linked in order; the lines are written as they are, up to a failure: what was
+        // sealed before it is a valid sealed log.
+        |batch, chunks| {
             let mut entries = batch.entries().iter();
-            let mut sealed = Vec::with_capacity(chunks.len());
-            for (mut lines, prepared) in chunks.drain(..) {
-                let mut written = 0;
-                // `prepared` first: at its end, `zip` takes nothing more from `entries`.
-                for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
-                    match prepared {
-                        Ok(prepared) => {
-                            let end = prepared.end;
-                            sealer.link(prepared, &mut lines);
-                            written = end + 1;
-                        }
-                        Err(error) => {
-                            stopped = true;
-                            lines.truncate(written);
-                            sealed.push(lines);
-                            let loc = entry.loc.clone();
-                            return (sealed, Some(SealFailure::Record { loc, error }));
+            let (mut failure, mut written) = (None, Ok(()));
+            for (mut lines, prepared) in chunks {
+                if failure.is_none() && written.is_ok() {
+                    let mut linked = 0;
+                    // `prepared` first: at its end, `zip` takes nothing more from
+                    // `entries`.
+                    for (prepared, entry) in prepared.into_iter().zip(entries.by_ref()) {
+                        match prepared {
+                            Ok(prepared) => {
+                                linked = prepared.end + 1;
+                                sealer.link(prepared, &mut lines);
+                            }
+                            Err(error) => {
+                                let loc = entry.loc.clone();
+                                failure = Some(SealFailure::Record { loc, error });
+                                break;
+                            }
                         }
                     }
+                    written = out.write_all(&lines[..linked]);
                 }
-                sealed.push(lines);
-            }
-            (sealed, None)
-        },
-        // What was sealed before a failure is written: it is a valid sealed log.
-        |_, (sealed, failure)| {
-            let written = sealed.iter().try_for_each(|lines| out.write_all(lines));
-            // The buffers are used again, rather than new memory paged in for each.
-            if let Ok(mut spare) = spare.lock() {
-                spare.extend(sealed.into_iter().map(|mut lines| {
-                    lines.clear();
-                    lines
-                }));
+                // The buffers are used again, rather than new memory paged in for each.
+                lines.clear();
+                if let Ok(mut spare) = spare.lock() {
+                    spare.push(lines);
+                }
             }
             match written {
                 Ok(()) => failure,
@@ -377,6 +376,28 @@ mod tests {
                 .expect("canonical");
             assert_eq!(out, sealed, "{text}");
         }
+    }
+
+    #[test]
+    fn chain_members_go_in_their_place_among_similar_names() {
+        // Names on either side of `hash` and `prev`, sharing their letters, in any
+        // order: the sealed line is the canonical form of the record with both.
+        let text = r#"{"previous":1,"prev_":2,"pre":3,"hasp":4,"has":5,"hash0":6,"h":7,"hasha":8,"q":9,"prev\u0000":10,"ha\"sh":11,"hashé":12}"#;
+        let mut sealer = Sealer::new();
+        let mut out = Vec::new();
+        let hash = sealer.seal(text, &mut out).expect("seals");
+        let mut record: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).expect("JSON");
+        record.insert(PREV.into(), GENESIS.hex().into());
+        let mut hashed = Vec::new();
+        canonical::canonicalize(&serde_json::to_string(&record).expect("JSON"), &mut hashed)
+            .expect("canonical");
+        assert_eq!(hash, Digest::of(&hashed));
+        record.insert(HASH.into(), hash.hex().into());
+        let mut sealed = Vec::new();
+        canonical::canonicalize(&serde_json::to_string(&record).expect("JSON"), &mut sealed)
+            .expect("canonical");
+        assert_eq!(String::from_utf8(out), String::from_utf8(sealed));
     }
 
     #[test]

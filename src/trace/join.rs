@@ -343,13 +343,19 @@ impl<R: BufRead> Join<R> {
                         return;
                     }
                 }
-                Next::Timed(time, loc) => break (time, loc),
+                Next::Timed(time) => break time,
             }
         };
-        let (time, loc) = time;
         let back_in_time = source.last.is_some_and(|last| time < last);
         if back_in_time && !source.out_of_order_reported {
             source.out_of_order_reported = true;
+            let loc = match &source.feed {
+                Feed::Lines { loc, .. } => loc.clone(),
+                Feed::Records { pending, .. } => pending
+                    .as_ref()
+                    .map(|record| record.loc.clone())
+                    .unwrap_or_default(),
+            };
             self.problems.push_back(Problem {
                 file: source.file.clone(),
                 loc,
@@ -368,8 +374,8 @@ impl<R: BufRead> Join<R> {
 
 /// What reading an input on found.
 enum Next {
-    /// A record with a usable time, now pending, and where it is.
-    Timed(Timestamp, Location),
+    /// A record with a usable time, now pending (where it is is kept with it).
+    Timed(Timestamp),
     /// A problem, and where it is.
     Problem(ProblemKind, Location, String, Option<String>),
     /// The end of the input.
@@ -410,8 +416,8 @@ fn next_line<R: BufRead>(
         Ok(at) => {
             text.clear();
             text.push_str(line_text);
-            *loc = here.clone();
-            Next::Timed(at, here)
+            *loc = here;
+            Next::Timed(at)
         }
         Err(message) => {
             // A line that is no record at all says so, rather than that its time is
@@ -456,9 +462,8 @@ fn next_record(
             };
             match parsed {
                 Some(at) => {
-                    let loc = record.loc.clone();
                     *pending = Some(record);
-                    Next::Timed(at, loc)
+                    Next::Timed(at)
                 }
                 None => Next::Problem(
                     ProblemKind::UnusableTime,
