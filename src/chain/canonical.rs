@@ -162,9 +162,33 @@ impl<'s> Members<'s> {
         })
     }
 
+    /// [`Members::iter`], each member with its whole `"name":value` when that is one
+    /// run of the text (compact JSON), so that it is copied at once.
+    pub(crate) fn with_runs(&self) -> impl Iterator<Item = MemberText<'s>> + '_ {
+        self.order.iter().map(|&(_, at)| {
+            let Slot { name, value } = self.slots[at];
+            let run = (name.in_text && value.in_text && value.start == name.end + 1)
+                .then(|| &self.text[name.start..value.end]);
+            MemberText {
+                name: self.bytes(name),
+                value: self.bytes(value),
+                run,
+            }
+        })
+    }
+
     fn bytes(&self, piece: Piece) -> &'s [u8] {
         piece.bytes(self.text, self.written)
     }
+}
+
+/// A member's canonical name (quoted) and value, and the whole member when it is
+/// written as one run (`"name":value`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemberText<'s> {
+    pub(crate) name: &'s [u8],
+    pub(crate) value: &'s [u8],
+    pub(crate) run: Option<&'s [u8]>,
 }
 
 /// An object as [`Scratch::object`] wrote it.

@@ -5,7 +5,7 @@ use std::io::{self, BufRead, Write};
 use sha2::Digest as _;
 
 use super::batch::{Lines, pipeline};
-use super::canonical::{CanonicalError, Scratch, Written, name_key};
+use super::canonical::{CanonicalError, MemberText, Scratch, Written, name_key};
 use super::{Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
 
@@ -135,12 +135,14 @@ fn prepare(text: &str, scratch: &mut Scratch, lines: &mut Vec<u8>) -> Result<Pre
     // in canonical form first (or refused, saying why).
     let start = lines.len();
     if let Some(members) = scratch.members(text) {
-        return write_line(members.iter(), start, lines);
+        return write_line(members.with_runs(), start, lines);
     }
     let Written { bytes, members } = scratch.object(text)?.ok_or(SealError::NotAnObject)?;
-    let members = members
-        .iter()
-        .map(|m| (&bytes[m.name.clone()], &bytes[m.value.clone()]));
+    let members = members.iter().map(|m| MemberText {
+        name: &bytes[m.name.clone()],
+        value: &bytes[m.value.clone()],
+        run: Some(&bytes[m.range()]),
+    });
     write_line(members, start, lines)
 }
 
@@ -157,13 +159,13 @@ const PREV_KEY: u64 = u64::from_be_bytes(*b"prev\0\0\0\0");
 /// letters, an escape in a name (a backslash, 0x5C) stands for a character below the
 /// letters too, and a byte from 0x80 on sorts after them in UTF-16 as well.
 fn write_line<'m>(
-    members: impl Iterator<Item = (&'m [u8], &'m [u8])>,
+    members: impl Iterator<Item = MemberText<'m>>,
     start: usize,
     lines: &mut Vec<u8>,
 ) -> Result<Prepared, SealError> {
     let (mut hash_hex, mut prev_hex) = (None, None);
     lines.push(b'{');
-    for (name, value) in members {
+    for MemberText { name, value, run } in members {
         let key = name_key(name);
         if name.len() == QUOTED_HASH.len() && (key == HASH_KEY || key == PREV_KEY) {
             let field = if key == HASH_KEY { HASH } else { PREV };
@@ -179,9 +181,13 @@ fn write_line<'m>(
         if lines.len() > start + 1 {
             lines.push(b',');
         }
-        lines.extend_from_slice(name);
-        lines.push(b':');
-        lines.extend_from_slice(value);
+        if let Some(run) = run {
+            lines.extend_from_slice(run);
+        } else {
+            lines.extend_from_slice(name);
+            lines.push(b':');
+            lines.extend_from_slice(value);
+        }
     }
     let hash_hex = hash_hex.unwrap_or_else(|| write_chain_member(QUOTED_HASH, start, lines));
     let prev_hex = prev_hex.unwrap_or_else(|| write_chain_member(QUOTED_PREV, start, lines));
