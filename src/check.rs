@@ -156,17 +156,22 @@ struct Quoting<'r> {
 
 impl Report for Quoting<'_> {
     fn diagnostic(&mut self, mut diagnostic: Diagnostic) {
-        if let Some(site) = diagnostic.trace.as_ref().filter(|s| s.loc.line > 0) {
-            let len = crate::diagnostic::render::snippet_bytes(site.loc.len);
-            diagnostic.record_text = self
-                .recent
-                .get(site.loc.offset, usize::try_from(len).unwrap_or(usize::MAX));
-        }
+        quote(&mut diagnostic, &self.recent);
         self.inner.diagnostic(diagnostic);
     }
 
     fn reading(&mut self) {
         self.inner.reading();
+    }
+}
+
+/// Gives `diagnostic` the text of the record it points to, taken from `recent`, the
+/// bytes of the stream it was found in.
+pub(crate) fn quote(diagnostic: &mut Diagnostic, recent: &RecentBytes) {
+    if let Some(site) = diagnostic.trace.as_ref().filter(|s| s.loc.line > 0) {
+        let len = crate::diagnostic::render::snippet_bytes(site.loc.len);
+        diagnostic.record_text =
+            recent.get(site.loc.offset, usize::try_from(len).unwrap_or(usize::MAX));
     }
 }
 

@@ -236,7 +236,7 @@ fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
         "{\"time\":\"2025-01-01T00:00:00Z\",\"kind\":\"call\",\"tool\":\"create_record\",\"args\":{\"request_id\":\"early\"}}\n",
     )
     .expect("the log is written");
-    let args = &[
+    let json = &[
         "check",
         "spec.tg",
         "--join",
@@ -245,14 +245,22 @@ fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
         "--traces",
         "other.jsonl",
     ];
-    let want = as_named(
-        &from_file(dir.path(), args, "rollout.jsonl"),
-        "rollout.jsonl",
-        "-",
-    );
-    let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
-    assert_eq!(have, want);
+    let human = &["check", "spec.tg", "--join", "--traces", "other.jsonl"];
+    for args in [&json[..], &human[..]] {
+        let want = as_named(
+            &from_file(dir.path(), args, "rollout.jsonl"),
+            "rollout.jsonl",
+            "-",
+        );
+        let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
+        assert_eq!(have, want, "{args:?}");
+    }
+    let have = shown(&from_stdin(dir.path(), json, "rollout.jsonl"));
     assert!(have.contains("\"file\":\"-\""), "{have}");
+    let have = shown(&from_stdin(dir.path(), human, "rollout.jsonl"));
+    // The other log's create comes first: the rollout's first one is the second.
+    assert!(have.contains("--> -:2:1"), "{have}");
+    assert!(have.contains("\"call_id\":\"first-1\""), "{have}");
 }
 
 #[test]
@@ -349,6 +357,9 @@ fn a_file_named_dash_is_never_quoted_for_standard_input() {
         let text = shown(&output);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {text}");
         assert!(text.contains("--> -:2"), "{args:?}: {text}");
+        // The record is quoted from standard input itself.
+        let quoted = "| {\"time\":\"2025-01-01T00:00:01Z\",\"kind\":\"call\"";
+        assert!(text.contains(quoted), "{args:?}: {text}");
         let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap_or_default();
         for shown in [&text, &html] {
             assert!(!shown.contains("NOT-THE-INPUT"), "{args:?}: {shown}");

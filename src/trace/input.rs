@@ -91,6 +91,13 @@ impl RecentBytes {
         }
     }
 
+    /// All the bytes of a stream kept in `spool`.
+    pub(crate) fn of_spool(spool: Rc<Spool>) -> RecentBytes {
+        let recent = RecentBytes::default();
+        recent.spooled(spool);
+        recent
+    }
+
     /// From now on, the stream's bytes are read back from `spool`, which holds all of
     /// them: the window is dropped.
     fn spooled(&self, spool: Rc<Spool>) {

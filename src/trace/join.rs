@@ -40,7 +40,7 @@ use std::sync::Arc;
 use crate::json::Segment;
 use crate::trace::Record;
 use crate::trace::adapters::{self, Entry, InputOptions, Reading, Stream};
-use crate::trace::input::{Adapted, TraceInput, entry_or_stopped, spool_input};
+use crate::trace::input::{Adapted, RecentBytes, TraceInput, entry_or_stopped, spool_input};
 use crate::trace::json_index::{skip_ws, string_end, value_end};
 use crate::trace::native::{decode_line, unreadable_line};
 use crate::trace::reader::{DEFAULT_MAX_LINE_BYTES, LineContent, LineReader};
@@ -146,6 +146,9 @@ impl<R> std::fmt::Debug for JoinInput<R> {
     }
 }
 
+/// An input [`open`] opened.
+pub type OpenedInput = JoinInput<Box<dyn BufRead + Send>>;
+
 /// Opens the trace input at `path` for a join, recognizing its format as every other
 /// command does ([`TraceInput`]): native JSON Lines and the transcript formats that
 /// stream stay streams; anything else is read by its adapter. `-` is standard input:
@@ -155,7 +158,17 @@ pub fn open(
     path: &Path,
     options: &InputOptions,
     max_line_bytes: Option<usize>,
-) -> io::Result<JoinInput<Box<dyn BufRead + Send>>> {
+) -> io::Result<OpenedInput> {
+    Ok(open_quoted(path, options, max_line_bytes)?.0)
+}
+
+/// [`open`], with, for a stream, where its findings quote their records from: the
+/// temporary file it is kept in, which lives as long as this.
+pub fn open_quoted(
+    path: &Path,
+    options: &InputOptions,
+    max_line_bytes: Option<usize>,
+) -> io::Result<(OpenedInput, Option<RecentBytes>)> {
     let regular = !crate::trace::input::is_stdin(path) && std::fs::metadata(path)?.is_file();
     let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
     let (opened, spool) = if regular {
@@ -169,7 +182,10 @@ pub fn open(
         )
     };
     let file = spool.as_ref().map_or(path, |spool| spool.path());
-    Ok(match opened.into_adapted() {
+    let quoted = spool
+        .as_ref()
+        .map(|spool| RecentBytes::of_spool(spool.clone()));
+    let opened: OpenedInput = match opened.into_adapted() {
         Some(Adapted::Stream(stream)) => JoinInput::Stream(stream),
         Some(Adapted::Read(reading)) => JoinInput::Read(reading),
         // Detected as native lines: stream the file from its start.
@@ -177,7 +193,8 @@ pub fn open(
             1 << 16,
             std::fs::File::open(file)?,
         ))),
-    })
+    };
+    Ok((opened, quoted))
 }
 
 enum Feed<R> {

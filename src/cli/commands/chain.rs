@@ -144,13 +144,25 @@ pub(super) fn check_join(
 ) -> Outcome {
     let mut inputs = Vec::new();
     let mut unopened = Vec::new();
+    // Where the findings of each stream quote their records from.
+    let mut streams = Vec::new();
     for path in paths {
-        match crate::trace::join::open(path, input, options.max_line_bytes) {
-            Ok(opened) => inputs.push((Arc::from(path.as_path()), opened)),
+        match crate::trace::join::open_quoted(path, input, options.max_line_bytes) {
+            Ok((opened, quoted)) => {
+                streams.extend(quoted.map(|recent| (path.as_path(), recent)));
+                inputs.push((Arc::from(path.as_path()), opened));
+            }
             Err(err) => unopened.push(Diagnostic::unreadable(path, &err)),
         }
     }
     let mut outcome = crate::joined::check_joined(specs, inputs, time.clone(), options);
+    for diagnostic in &mut outcome.diagnostics {
+        let file = diagnostic.trace.as_ref().map(|site| site.file.clone());
+        let stream = file.and_then(|file| streams.iter().find(|(path, _)| **path == *file));
+        if let Some((_, recent)) = stream {
+            crate::check::quote(diagnostic, recent);
+        }
+    }
     unopened.append(&mut outcome.diagnostics);
     outcome.diagnostics = unopened;
     outcome
