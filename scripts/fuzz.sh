@@ -30,15 +30,17 @@ seed() {
 seed spec "$root/specs" "$root/tests/fixtures" -name '*.tg'
 seed trace_input "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed convert "$root/traces" "$root/tests/fixtures" -name '*.json*'
-# The trace_input target reads its first byte as the format to force: 0 detects.
-for file in corpus/trace_input/seed-*; do
+seed stream_whole "$root/traces" "$root/tests/fixtures" -name '*.json*'
+# The trace_input and stream_whole targets read their first byte as the format to
+# force: 0 detects.
+for file in corpus/trace_input/seed-* corpus/stream_whole/seed-*; do
     [ -e "$file" ] || continue
     if [ "$(head -c1 "$file" | od -An -tu1 | tr -d ' ')" != 0 ]; then
         { printf '\0'; cat "$file"; } >"$file.tmp" && mv "$file.tmp" "$file"
     fi
 done
 
-for target in spec trace_input convert; do
+for target in spec trace_input stream_whole convert; do
     echo "== $target: $seconds s"
     cargo fuzz run "$target" "corpus/$target" -- \
         -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10

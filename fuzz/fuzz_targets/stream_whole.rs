@@ -1,0 +1,49 @@
+//! Streamed and whole readings agree: the same bytes read as a regular file (streamed:
+//! a document in two passes, a file of lines as it comes) and from memory (read whole)
+//! give the same items in the same order, and what was recognized at the end is the
+//! same. The first byte picks the format, as in `trace_input`.
+#![no_main]
+
+use std::io::Write as _;
+
+use libfuzzer_sys::fuzz_target;
+use tracegate::trace::adapters::{Format, InputOptions, ProblemKind};
+use tracegate::trace::input::{Item, TraceInput};
+
+/// Every item of `input` as text, and what was recognized once it was read.
+fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
+    let at_end = input.detected_at_end();
+    let mut items = Vec::new();
+    input.for_each(|item| {
+        items.push(match item {
+            Item::Record(record) => format!("{record:?}"),
+            // A file that holds nothing says so; bytes handed over do not.
+            Item::Problem(problem) if problem.kind == ProblemKind::Empty => return,
+            Item::Problem(problem) => format!("{problem:?}"),
+            Item::Stopped(err) => format!("stopped: {err}"),
+        })
+    });
+    (items, format!("{:?}", at_end.get()))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    let format = Format::ALL
+        .get(usize::from(pick) % (Format::ALL.len() + 1))
+        .copied();
+    let options = InputOptions {
+        format,
+        ..InputOptions::default()
+    };
+    let whole = read(TraceInput::from_bytes(bytes, &options, Some(1 << 16)));
+    let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
+    file.write_all(bytes).expect("the bytes are written");
+    file.flush().expect("the bytes are written");
+    let streamed = match TraceInput::open(file.path(), &options, Some(1 << 16)) {
+        Ok(input) => read(input),
+        Err(err) => panic!("a regular file opens: {err}"),
+    };
+    assert_eq!(streamed, whole, "streamed (left) and whole (right) readings differ");
+});
