@@ -45,5 +45,8 @@ fuzz_target!(|data: &[u8]| {
         Ok(input) => read(input),
         Err(err) => panic!("a regular file opens: {err}"),
     };
-    assert_eq!(streamed, whole, "streamed (left) and whole (right) readings differ");
+    assert_eq!(
+        streamed, whole,
+        "streamed (left) and whole (right) readings differ"
+    );
 });
