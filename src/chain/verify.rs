@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
 use super::batch::{Lines, pipeline};
-use super::canonical::{Scratch, Written, name_key};
+use super::canonical::{Scratch, Written};
 use super::{ChainError, Digest, GENESIS, HASH, PREV};
 use crate::trace::Location;
 
@@ -142,12 +142,10 @@ fn examine(text: &str, scratch: &mut Scratch) -> Result<Examined, ChainError> {
         .ok_or_else(|| ChainError::MalformedRecord {
             reason: "line is not a JSON object".into(),
         })?;
-    // Found by their names' keys: `hash` and `prev` are four bytes long.
-    let named = |quoted: &[u8]| {
-        let key = name_key(quoted);
+    let named = |name: &[u8]| {
         members
             .iter()
-            .position(|m| m.name.len() == quoted.len() && name_key(&bytes[m.name.clone()]) == key)
+            .position(|m| m.name.len() == name.len() && &bytes[m.name.clone()] == name)
     };
     let hash_at = named(b"\"hash\"").ok_or(ChainError::MissingField { field: HASH })?;
     let prev_at = named(b"\"prev\"").ok_or(ChainError::MissingField { field: PREV })?;
