@@ -76,13 +76,7 @@ impl<'t> Scan<'t> {
 
     /// An object, the `depth`th container in.
     fn object(&mut self, depth: usize) -> Scanned {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        self.at += 1;
-        self.space();
-        if self.peek()? == b'}' {
-            self.at += 1;
+        if self.opened(depth, b'}')? {
             return Some(());
         }
         let first = self.keys.len();
@@ -117,47 +111,56 @@ impl<'t> Scan<'t> {
             self.at += 1;
             self.space();
             self.value(depth)?;
-            self.space();
-            match self.peek()? {
-                b',' => {
-                    self.at += 1;
-                    self.space();
-                }
-                b'}' => {
-                    self.at += 1;
-                    self.keys.truncate(first);
-                    return Some(());
-                }
-                _ => return None,
+            if self.closed(b'}')? {
+                self.keys.truncate(first);
+                return Some(());
             }
         }
     }
 
     /// An array, the `depth`th container in.
     fn array(&mut self, depth: usize) -> Scanned {
+        if self.opened(depth, b']')? {
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            if self.closed(b']')? {
+                return Some(());
+            }
+        }
+    }
+
+    /// Steps into the container that starts here, the `depth`th in, and past the
+    /// spaces after its opening; whether it is empty (then it is stepped over, up to
+    /// `close`). `None` when it nests too deep.
+    fn opened(&mut self, depth: usize, close: u8) -> Option<bool> {
         if depth >= MAX_DEPTH {
             return None;
         }
         self.at += 1;
         self.space();
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            self.value(depth)?;
-            self.space();
-            match self.peek()? {
-                b',' => {
-                    self.at += 1;
-                    self.space();
-                }
-                b']' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
+        let empty = self.peek()? == close;
+        self.at += usize::from(empty);
+        Some(empty)
+    }
+
+    /// Steps past what follows a container's item: a comma and spaces (`false`: an
+    /// item follows), or `close` (`true`: the container ended). `None` for anything
+    /// else.
+    fn closed(&mut self, close: u8) -> Option<bool> {
+        self.space();
+        match self.peek()? {
+            b',' => {
+                self.at += 1;
+                self.space();
+                Some(false)
             }
+            byte if byte == close => {
+                self.at += 1;
+                Some(true)
+            }
+            _ => None,
         }
     }
 
