@@ -157,6 +157,15 @@ fn as_named(output: &Output, name: &str, shown_as: &str) -> String {
     shown(output).replace(name, shown_as)
 }
 
+/// Asserts that `args` print for the file `name` in `dir` on standard input what they
+/// print for it by path (named `-` instead), and returns what that was.
+fn stdin_reads_as_file(dir: &Path, args: &[&str], name: &str) -> String {
+    let want = as_named(&from_file(dir, args, name), name, "-");
+    let have = shown(&from_stdin(dir, args, name));
+    assert_eq!(have, want, "{args:?}");
+    have
+}
+
 /// The name a process substitution has (`/dev/fd/63` or so), from a run's output.
 fn substituted_name(text: &str) -> String {
     let at = text.find("/dev/fd/").expect("the input is named");
@@ -172,12 +181,10 @@ fn a_long_document_on_standard_input_reads_as_its_file() {
     // Past the first bytes that decide the format, and past the last MiB a stream
     // read as it comes keeps to quote from.
     let dir = scratch("doc.json", &openai_document(3 << 20));
-    for args in [CHECK, CHECK_JSON, &["convert"][..]] {
-        let want = as_named(&from_file(dir.path(), args, "doc.json"), "doc.json", "-");
-        let have = shown(&from_stdin(dir.path(), args, "doc.json"));
-        assert_eq!(have, want, "{args:?}");
+    for args in [CHECK_JSON, &["convert"][..]] {
+        stdin_reads_as_file(dir.path(), args, "doc.json");
     }
-    let human = shown(&from_stdin(dir.path(), CHECK, "doc.json"));
+    let human = stdin_reads_as_file(dir.path(), CHECK, "doc.json");
     assert!(human.starts_with("exit Some(1)"), "{human}");
     // Both violations, each with its record quoted.
     assert!(human.contains("--> -:4:1"), "{human}");
@@ -194,16 +201,10 @@ fn a_long_document_on_standard_input_reads_as_its_file() {
 #[test]
 fn a_long_codex_rollout_on_standard_input_reads_as_its_file() {
     let dir = scratch("rollout.jsonl", &codex_rollout(3 << 20));
-    for args in [CHECK, CHECK_JSON, &["convert"][..]] {
-        let want = as_named(
-            &from_file(dir.path(), args, "rollout.jsonl"),
-            "rollout.jsonl",
-            "-",
-        );
-        let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
-        assert_eq!(have, want, "{args:?}");
+    for args in [CHECK_JSON, &["convert"][..]] {
+        stdin_reads_as_file(dir.path(), args, "rollout.jsonl");
     }
-    let human = shown(&from_stdin(dir.path(), CHECK, "rollout.jsonl"));
+    let human = stdin_reads_as_file(dir.path(), CHECK, "rollout.jsonl");
     assert!(human.contains("--> -:3:1"), "{human}");
     for id in ["first-2", "last-2"] {
         let quoted =
@@ -246,18 +247,9 @@ fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
         "other.jsonl",
     ];
     let human = &["check", "spec.tg", "--join", "--traces", "other.jsonl"];
-    for args in [&json[..], &human[..]] {
-        let want = as_named(
-            &from_file(dir.path(), args, "rollout.jsonl"),
-            "rollout.jsonl",
-            "-",
-        );
-        let have = shown(&from_stdin(dir.path(), args, "rollout.jsonl"));
-        assert_eq!(have, want, "{args:?}");
-    }
-    let have = shown(&from_stdin(dir.path(), json, "rollout.jsonl"));
+    let have = stdin_reads_as_file(dir.path(), json, "rollout.jsonl");
     assert!(have.contains("\"file\":\"-\""), "{have}");
-    let have = shown(&from_stdin(dir.path(), human, "rollout.jsonl"));
+    let have = stdin_reads_as_file(dir.path(), human, "rollout.jsonl");
     // The other log's create comes first: the rollout's first one is the second.
     assert!(have.contains("--> -:2:1"), "{have}");
     assert!(have.contains("\"call_id\":\"first-1\""), "{have}");
