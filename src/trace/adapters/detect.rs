@@ -472,24 +472,6 @@ pub(super) fn first_value(
 mod tests {
     use super::*;
 
-    /// Every JSON file under `dir`, at any depth.
-    fn json_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                json_files(&path, out);
-            } else if path
-                .extension()
-                .is_some_and(|ext| ext == "json" || ext == "jsonl")
-            {
-                out.push(path);
-            }
-        }
-    }
-
     /// `value` and every value inside it.
     fn all_values<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
         out.push(value);
@@ -503,9 +485,11 @@ mod tests {
     #[test]
     fn a_shallow_reading_says_what_a_whole_one_does_of_every_example() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        json_files(&root.join("traces"), &mut files);
-        json_files(&root.join("tests/fixtures"), &mut files);
+        let (files, unreadable) = crate::files::collect(
+            &[root.join("traces"), root.join("tests/fixtures")],
+            crate::files::is_trace_file,
+        );
+        assert!(unreadable.is_empty());
         let mut docs = Vec::new();
         for path in &files {
             let text = std::fs::read_to_string(path).unwrap_or_default();
