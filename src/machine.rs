@@ -117,22 +117,47 @@ pub struct Machine {
     pub(crate) provenance: bool,
 }
 
-/// Narrows the events to try on a record to those that can match its tool.
+/// Narrows the events to try on a record to those that can match its kind and tool.
 #[derive(Debug, Default)]
 pub(crate) struct EventIndex {
-    by_tool: rustc_hash::FxHashMap<String, Vec<EventId>>,
-    always: Vec<EventId>,
+    /// Per tool named exactly, and per record kind ([`kind_slot`]): the events naming
+    /// that tool whose pattern takes that kind, ascending.
+    by_tool: rustc_hash::FxHashMap<String, [Vec<EventId>; KINDS]>,
+    /// Per record kind: the events that must always be tried (globs, regexes, no
+    /// tool) whose pattern takes that kind, ascending.
+    always: [Vec<EventId>; KINDS],
+}
+
+/// Record kinds an [`EventIndex`] tells apart: call, result, message, and none.
+const KINDS: usize = 4;
+
+fn kind_slot(kind: Option<Kind>) -> usize {
+    match kind {
+        Some(Kind::Call) => 0,
+        Some(Kind::Result) => 1,
+        Some(Kind::Message) => 2,
+        None => 3,
+    }
 }
 
 impl EventIndex {
     pub(crate) fn new(events: &[Event]) -> EventIndex {
         let mut index = EventIndex::default();
+        let kinds = [
+            Some(Kind::Call),
+            Some(Kind::Result),
+            Some(Kind::Message),
+            None,
+        ];
         for (id, event) in events.iter().enumerate() {
-            match &event.matcher.tool {
-                Some(ToolMatcher::Name(name)) => {
-                    index.by_tool.entry(name.clone()).or_default().push(id)
+            let lists = match &event.matcher.tool {
+                Some(ToolMatcher::Name(name)) => index.by_tool.entry(name.clone()).or_default(),
+                _ => &mut index.always,
+            };
+            for kind in kinds {
+                if event.matcher.takes(kind) {
+                    lists[kind_slot(kind)].push(id);
                 }
-                _ => index.always.push(id),
             }
         }
         index
@@ -418,23 +443,32 @@ impl Machine {
         ctx: &Context<'_>,
         mut found: impl FnMut(EventId) -> bool,
     ) {
+        let slot = kind_slot(record.kind);
         let named: &[EventId] = record
             .tool
             .as_deref()
             .and_then(|tool| self.index.by_tool.get(tool))
-            .map_or(&[], Vec::as_slice);
-        let always = self.index.always.as_slice();
+            .map_or(&[], |lists| lists[slot].as_slice());
+        let always = self.index.always[slot].as_slice();
         let (mut i, mut j) = (0, 0);
         while i < named.len() || j < always.len() {
             // Merge the two ascending lists, so events are tried in declaration order.
-            let id = if j == always.len() || (i < named.len() && named[i] < always[j]) {
+            // An event of the first takes the record's kind and names its tool, so
+            // only its guard is left to test; one of the second takes its kind.
+            let (id, holds) = if j == always.len() || (i < named.len() && named[i] < always[j]) {
                 i += 1;
-                named[i - 1]
+                let id = named[i - 1];
+                (id, self.events[id].matcher.guard_holds(record, ctx))
             } else {
                 j += 1;
-                always[j - 1]
+                let id = always[j - 1];
+                let matcher = &self.events[id].matcher;
+                (
+                    id,
+                    matcher.tool_matches(record) && matcher.guard_holds(record, ctx),
+                )
             };
-            if self.events[id].matcher.matches_in(record, ctx) && !found(id) {
+            if holds && !found(id) {
                 return;
             }
         }
@@ -491,23 +525,32 @@ impl Matcher {
     }
 
     pub fn matches_in(&self, record: &Record<'_>, ctx: &Context<'_>) -> bool {
-        let kind_ok = match self.kind {
-            PatternKind::Call => record.kind == Some(Kind::Call),
-            PatternKind::Result => record.kind == Some(Kind::Result),
-            PatternKind::Message => record.kind == Some(Kind::Message),
+        self.takes(record.kind) && self.tool_matches(record) && self.guard_holds(record, ctx)
+    }
+
+    /// Whether the pattern takes records of `kind`.
+    fn takes(&self, kind: Option<Kind>) -> bool {
+        match self.kind {
+            PatternKind::Call => kind == Some(Kind::Call),
+            PatternKind::Result => kind == Some(Kind::Result),
+            PatternKind::Message => kind == Some(Kind::Message),
             PatternKind::Record => true,
-        };
-        kind_ok
-            && self.tool.as_ref().is_none_or(|tool| {
-                record
-                    .tool
-                    .as_deref()
-                    .is_some_and(|name| tool.matches(name))
-            })
-            && self
-                .guard
-                .as_ref()
-                .is_none_or(|guard| guard.eval(record, ctx))
+        }
+    }
+
+    fn tool_matches(&self, record: &Record<'_>) -> bool {
+        self.tool.as_ref().is_none_or(|tool| {
+            record
+                .tool
+                .as_deref()
+                .is_some_and(|name| tool.matches(name))
+        })
+    }
+
+    fn guard_holds(&self, record: &Record<'_>, ctx: &Context<'_>) -> bool {
+        self.guard
+            .as_ref()
+            .is_none_or(|guard| guard.eval(record, ctx))
     }
 }
 
