@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde_json::Value;
 
@@ -794,12 +795,15 @@ impl OpenCalls {
         match id {
             Some(id) => {
                 let hash = CallId::hash(id);
-                if self.by_id.find(hash, |(open, _)| open.is(id)).is_some() {
-                    self.reused.push_back((id.into(), call));
-                } else {
+                match self
+                    .by_id
+                    .entry(hash, |(open, _)| open.is(id), |(open, _)| open.rehash())
+                {
+                    Entry::Occupied(_) => self.reused.push_back((id.into(), call)),
                     // The id is kept once, as the key, and given back by `drain`.
-                    self.by_id
-                        .insert_unique(hash, (CallId::new(id), call), |(open, _)| open.rehash());
+                    Entry::Vacant(vacant) => {
+                        vacant.insert((CallId::new(id), call));
+                    }
                 }
             }
             None => self
