@@ -238,12 +238,15 @@ pub(crate) mod scan {
     }
 
     /// Which canonical field a member's name is.
+    #[derive(Clone, Copy)]
     enum Canonical {
         Kind,
         Status,
         Tool,
         CallId,
-        /// `role` or `text`: only checked to be a string.
+        /// Only checked to be a string.
+        Role,
+        /// Only checked to be a string.
         Text,
     }
 
@@ -251,7 +254,8 @@ pub(crate) mod scan {
         match *name {
             [b'k', b'i', b'n', b'd'] => Some(Canonical::Kind),
             [b't', b'o', b'o', b'l'] => Some(Canonical::Tool),
-            [b't', b'e', b'x', b't'] | [b'r', b'o', b'l', b'e'] => Some(Canonical::Text),
+            [b't', b'e', b'x', b't'] => Some(Canonical::Text),
+            [b'r', b'o', b'l', b'e'] => Some(Canonical::Role),
             [b's', b't', b'a', b't', b'u', b's'] => Some(Canonical::Status),
             [b'c', b'a', b'l', b'l', b'_', b'i', b'd'] => Some(Canonical::CallId),
             _ => None,
@@ -274,6 +278,10 @@ pub(crate) mod scan {
         let mut fields: Members<'_> = super::SPARE.take();
         fields.reserve(8);
         let mut plain = Some(Plain::default());
+        // The canonical names met so far, one bit each, and the members whose names
+        // are not canonical, one bit each: a name is a duplicate of a canonical one
+        // by its bit, and is compared only with the others.
+        let (mut canonical_seen, mut others) = (0u8, 0u16);
         if bytes.get(at) == Some(&b'}') {
             at += 1;
         } else {
@@ -286,12 +294,25 @@ pub(crate) mod scan {
                     return None;
                 }
                 let name = &text[at + 1..end - 1];
-                // Lengths first: most names differ in length, and comparing those costs
-                // no call.
-                if fields
-                    .iter()
-                    .any(|(seen, _)| seen.len() == name.len() && seen == name)
-                {
+                let field = canonical(name.as_bytes());
+                let duplicate = match field {
+                    Some(field) => {
+                        let bit = 1 << field as u8;
+                        let seen = canonical_seen & bit != 0;
+                        canonical_seen |= bit;
+                        seen
+                    }
+                    // Lengths first: most names differ in length, and comparing those
+                    // costs no call.
+                    None => {
+                        let seen = fields.iter().enumerate().any(|(i, (seen, _))| {
+                            others & (1 << i) != 0 && seen.len() == name.len() && seen == name
+                        });
+                        others |= 1 << fields.len();
+                        seen
+                    }
+                };
+                if duplicate {
                     return None;
                 }
                 at = skip_ws(bytes, end);
@@ -299,7 +320,7 @@ pub(crate) mod scan {
                     return None;
                 }
                 let start = skip_ws(bytes, at + 1);
-                let end = match canonical(name.as_bytes()) {
+                let end = match field {
                     None => value(bytes, start)?,
                     Some(field) => {
                         let (end, escaped) = match bytes.get(start) {
@@ -326,7 +347,7 @@ pub(crate) mod scan {
                                         found.call_id = Some(text);
                                         true
                                     }
-                                    Canonical::Text => true,
+                                    Canonical::Role | Canonical::Text => true,
                                 }
                             };
                             if !usable {
@@ -354,6 +375,7 @@ pub(crate) mod scan {
     }
 
     /// The index of the first byte at or after `at` that is not JSON whitespace.
+    #[inline]
     pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
             at += 1;
@@ -363,27 +385,46 @@ pub(crate) mod scan {
 
     /// The end of the valid string whose opening quote is at `at`, and whether it has
     /// an escape.
-    pub(crate) fn string(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+    ///
+    /// Inlined where it is called: most strings are short and plain, and end within
+    /// the first few words of the loop, so a call would cost as much as the scan.
+    #[inline]
+    pub(crate) fn string(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
+        let at = special(bytes, at + 1);
+        match bytes.get(at) {
+            Some(b'"') => Some((at + 1, false)),
+            _ => string_rest(bytes, at),
+        }
+    }
+
+    /// The first byte at or after `at` that is a quote, a backslash or a control
+    /// character (the test serde_json uses), found eight bytes at a time; or where the
+    /// last eight bytes begin.
+    #[inline]
+    fn special(bytes: &[u8], mut at: usize) -> usize {
         const ONES: u64 = u64::MAX / 255;
-        let mut escaped = false;
-        at += 1;
-        loop {
-            // Eight bytes at a time up to a quote, a backslash or a control character
-            // (the test serde_json uses).
-            while let Some(chunk) = bytes.get(at..at + 8) {
-                let chars = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-                let control = chars.wrapping_sub(ONES * 0x20) & !chars;
-                let quote = chars ^ (ONES * u64::from(b'"'));
-                let quote = quote.wrapping_sub(ONES) & !quote;
-                let backslash = chars ^ (ONES * u64::from(b'\\'));
-                let backslash = backslash.wrapping_sub(ONES) & !backslash;
-                let found = (control | quote | backslash) & (ONES << 7);
-                if found != 0 {
-                    at += found.trailing_zeros() as usize / 8;
-                    break;
-                }
-                at += 8;
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let chars = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            let control = chars.wrapping_sub(ONES * 0x20) & !chars;
+            let quote = chars ^ (ONES * u64::from(b'"'));
+            let quote = quote.wrapping_sub(ONES) & !quote;
+            let backslash = chars ^ (ONES * u64::from(b'\\'));
+            let backslash = backslash.wrapping_sub(ONES) & !backslash;
+            let found = (control | quote | backslash) & (ONES << 7);
+            if found != 0 {
+                return at + found.trailing_zeros() as usize / 8;
             }
+            at += 8;
+        }
+        at
+    }
+
+    /// [`string`] from `at`, inside the string, where a byte other than its closing
+    /// quote was met (or fewer than eight bytes are left).
+    #[inline(never)]
+    fn string_rest(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+        let mut escaped = false;
+        loop {
             match *bytes.get(at)? {
                 b'"' => return Some((at + 1, escaped)),
                 b'\\' => {
@@ -403,6 +444,7 @@ pub(crate) mod scan {
                 byte if byte < 0x20 => return None,
                 _ => at += 1,
             }
+            at = special(bytes, at);
         }
     }
 
@@ -450,7 +492,22 @@ pub(crate) mod scan {
 
     /// The end of the valid JSON value that starts at `at` (no whitespace before it),
     /// nested at most [`DEPTH`] levels.
-    pub(crate) fn value(bytes: &[u8], mut at: usize) -> Option<usize> {
+    #[inline]
+    pub(crate) fn value(bytes: &[u8], at: usize) -> Option<usize> {
+        // Most values are scalars, which need none of a container's bookkeeping.
+        match *bytes.get(at)? {
+            b'{' | b'[' => container(bytes, at),
+            b'"' => Some(string(bytes, at)?.0),
+            b't' => literal(bytes, at, b"true"),
+            b'f' => literal(bytes, at, b"false"),
+            b'n' => literal(bytes, at, b"null"),
+            b'-' | b'0'..=b'9' => number(bytes, at),
+            _ => None,
+        }
+    }
+
+    /// [`value`] for the object or array that starts at `at`.
+    fn container(bytes: &[u8], mut at: usize) -> Option<usize> {
         // Whether each open container is an object.
         let mut objects = [false; DEPTH];
         let mut depth = 0;
