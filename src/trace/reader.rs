@@ -209,20 +209,20 @@ impl<R: BufRead> LineReader<R> {
 
 /// Appends `bytes` up to their first newline to `buf`. Returns how many bytes that is
 /// (newline excluded) and whether a newline ended them.
-fn copy_line(mut bytes: &[u8], buf: &mut Vec<u8>) -> (usize, bool) {
-    // `read_until` on a slice finds the newline with the platform's `memchr`, much
-    // faster than a loop over bytes; reading from a slice cannot fail.
-    let copied = bytes.read_until(b'\n', buf).unwrap_or(0);
-    if buf.last() == Some(&b'\n') && copied > 0 {
-        buf.pop();
-        (copied - 1, true)
-    } else {
-        (copied, false)
-    }
+fn copy_line(bytes: &[u8], buf: &mut Vec<u8>) -> (usize, bool) {
+    let (len, found) = match find_newline(bytes) {
+        Some(index) => (index, true),
+        None => (bytes.len(), false),
+    };
+    buf.extend_from_slice(&bytes[..len]);
+    (len, found)
 }
 
+/// The first newline of `bytes`, found with the `memchr` crate's vector search: it
+/// is on the path of every line read, where a byte loop (or the standard library's
+/// word-at-a-time search) costs a tenth of checking the line.
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&byte| byte == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 #[cfg(test)]
