@@ -245,15 +245,21 @@ enum Output {
     Human,
 }
 
-/// Renders each diagnostic as the CLI does before writing it, and lets the text go.
+/// Renders each diagnostic as the CLI does before writing it, and lets the text go:
+/// human output with one renderer for the run, into one reused buffer.
 fn render(diagnostics: &[Diagnostic], output: Output, resolver: &MemoryResolver) -> usize {
     let mut bytes = 0;
+    let mut renderer = human::Renderer::default();
+    let mut buffer = String::new();
     for diagnostic in diagnostics {
-        let text = match output {
-            Output::Json => json::render(diagnostic),
-            Output::Human => human::render(diagnostic, false, resolver),
-        };
-        bytes += black_box(text).len();
+        match output {
+            Output::Json => bytes += black_box(json::render(diagnostic)).len(),
+            Output::Human => {
+                buffer.clear();
+                renderer.render_with(&mut buffer, diagnostic, false, resolver);
+                bytes += black_box(&buffer).len();
+            }
+        }
     }
     bytes
 }

@@ -74,6 +74,18 @@ impl Renderer {
         self.files = files;
     }
 
+    /// [`Renderer::render`], quoting trace text read through `resolver` instead of
+    /// from the files the diagnostic names.
+    pub fn render_with(
+        &mut self,
+        out: &mut String,
+        diagnostic: &Diagnostic,
+        styled: bool,
+        resolver: &dyn SourceResolver,
+    ) {
+        self.render_into(out, diagnostic, styled, resolver);
+    }
+
     fn render_into(
         &mut self,
         out: &mut String,
