@@ -732,3 +732,76 @@ fn record_has_secret(record: &Record<'_>) -> bool {
         Fields::Owned(map) => value_has_secret(&Value::Object(map.clone())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::trace::{Fields, Location};
+
+    /// The index only narrows which events are tried: on records of every kind and
+    /// tool, `first_two` finds what testing every event in declaration order finds.
+    #[test]
+    fn the_event_index_finds_what_trying_every_event_finds() {
+        // Kinds, exact tools, patterns and no tool, told apart by guards (the analyzer
+        // refuses events that claim the same records).
+        let text = "spec t\n\
+            event a = call write where args.n == 1\n\
+            event b = record where args.n == 9\n\
+            event c = result write where status == \"ok\"\n\
+            event d = call \"wr*\" where args.n == 2\n\
+            event e = call where args.n == 3\n\
+            event f = message\n\
+            event h = result /^re/ where status == \"error\"\n\
+            initial s\naccept s\notherwise ignore\n";
+        let source = Arc::new(SpecSource {
+            path: "t.tg".into(),
+            text: text.into(),
+        });
+        let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
+        let kinds = [None, Some("call"), Some("result"), Some("message")];
+        let tools = [
+            None,
+            Some("write"),
+            Some("wrap"),
+            Some("read"),
+            Some("other"),
+        ];
+        let mut tried = 0;
+        for kind in kinds {
+            for tool in tools {
+                for n in 1..=9 {
+                    let extra = format!(
+                        r#""args":{{"n":{n}}},"status":"{}""#,
+                        ["ok", "error"][n % 2]
+                    );
+                    let mut members = vec![extra];
+                    if let Some(kind) = kind {
+                        members.push(format!(r#""kind":"{kind}""#));
+                    }
+                    if let Some(tool) = tool {
+                        members.push(format!(r#""tool":"{tool}""#));
+                    }
+                    let line = format!("{{{}}}", members.join(","));
+                    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&line) else {
+                        panic!("the test's line is an object");
+                    };
+                    let Ok(record) = Record::new(Fields::Owned(map), Location::default()) else {
+                        continue;
+                    };
+                    let mut every = machine
+                        .events
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, event)| event.matcher.matches(&record))
+                        .map(|(id, _)| id);
+                    let want = (every.next(), every.next());
+                    assert_eq!(machine.first_two(&record), want, "{line}");
+                    tried += 1;
+                }
+            }
+        }
+        assert!(tried > 100, "most combinations are records ({tried})");
+    }
+}
