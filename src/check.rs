@@ -8,6 +8,12 @@
 //! the spec's machine. When the input ends, calls that never got a result receive a
 //! synthetic `status: "missing"` result, and every live instance must be in an
 //! accepting state.
+//!
+//! A trace may end before the input: the traces of a streamed document of runs, one
+//! per run, end with their run ([`Item::TraceEnd`]). Such a trace is checked to its end
+//! at once and its state freed, so memory follows the runs being read, not the runs
+//! read; what its end found is held and reported where the end of the input would
+//! report it, so the report is the same either way.
 
 mod instances;
 
@@ -81,7 +87,8 @@ pub struct Observation<'a> {
     pub step: Move,
     /// Where the record is.
     pub loc: &'a Location,
-    /// Whether the record is a `missing` result synthesized when the input ended.
+    /// Whether the record is a `missing` result synthesized at the end of its trace
+    /// (the end of the input, or of its run in a document of runs).
     pub at_end: bool,
 }
 
@@ -392,6 +399,11 @@ fn drive(
                 monitor.report(Diagnostic::unreadable(file, &err))
             }
             Item::Stopped(_) => {}
+            // A trace the adapter named has ended (a run of a document of runs): it is
+            // checked to its end now, and what it held is freed. Traces the user split
+            // by a field of their own may span runs.
+            Item::TraceEnd(name) if options.trace_by.is_none() => monitor.end_trace(&name),
+            Item::TraceEnd(_) => {}
         }
         if !reading && monitor.records() > 0 {
             reading = true;
@@ -592,15 +604,24 @@ pub struct Monitor<'s> {
     specs: Specs<'s>,
     file: Arc<Path>,
     trace_by: Option<Vec<Segment>>,
-    traces: Vec<TraceState>,
+    traces: Traces,
+    /// The traces by name, when split by `trace_by`: those still open.
     trace_index: FxHashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
+    /// What traces that ended before the input did found at their end, by trace: held
+    /// for [`Monitor::finish`], which reports the end of every trace in trace order
+    /// after everything else.
+    ended: Vec<(usize, Diagnostic)>,
     records: u64,
     synthesized: u64,
     /// How many distinct values each trace's provenance index holds.
     provenance_limit: usize,
     /// Records that matched an event of at least one spec.
     matched: u64,
+    /// `missing` results synthesized at the end of traces that ended before the input
+    /// and matched an event: counted in `matched` once the input ends, as they would
+    /// have been if synthesized then.
+    matched_at_ends: u64,
     /// (spec, event, event) pairs already reported as ambiguous in this input.
     ambiguous_seen: Vec<(usize, EventId, EventId)>,
     /// Scratch space for instance keys, reused across records.
@@ -682,6 +703,7 @@ impl Allowance {
     }
 }
 
+#[derive(Default)]
 struct TraceState {
     name: Option<String>,
     calls: OpenCalls,
@@ -689,6 +711,67 @@ struct TraceState {
     /// The values this trace's outputs and messages have shown, when a spec tests
     /// provenance (`None` otherwise, so other specs pay nothing for it).
     seen: Option<Box<Seen>>,
+    /// Whether the trace ended before the input ([`Monitor::end_trace`]): then it holds
+    /// nothing else.
+    ended: bool,
+}
+
+/// The traces of an input, by index, in the order they began. A trace that ended
+/// before the input keeps its index but none of its state; once the traces that ended
+/// make up at least half of those kept from the first on, their places go too, so a
+/// document of many runs one after the other keeps one or two.
+#[derive(Default)]
+struct Traces {
+    /// How many traces, from index 0 on, have ended and are kept no more.
+    dropped: usize,
+    /// The traces from index `dropped` on.
+    kept: Vec<TraceState>,
+}
+
+impl Traces {
+    /// How many traces the input has had.
+    fn len(&self) -> usize {
+        self.dropped + self.kept.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn first(&self) -> Option<&TraceState> {
+        self.kept.first().filter(|_| self.dropped == 0)
+    }
+
+    fn push(&mut self, trace: TraceState) {
+        self.kept.push(trace);
+    }
+
+    /// Frees the state of trace `index`, which has ended.
+    fn end(&mut self, index: usize) {
+        self[index] = TraceState {
+            ended: true,
+            ..TraceState::default()
+        };
+        let ended = self.kept.iter().take_while(|trace| trace.ended).count();
+        if 2 * ended >= self.kept.len() {
+            self.kept.drain(..ended);
+            self.dropped += ended;
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Traces {
+    type Output = TraceState;
+
+    fn index(&self, index: usize) -> &TraceState {
+        &self.kept[index - self.dropped]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Traces {
+    fn index_mut(&mut self, index: usize) -> &mut TraceState {
+        &mut self.kept[index - self.dropped]
+    }
 }
 
 /// The calls of one trace still waiting for their result.
@@ -938,13 +1021,15 @@ impl<'s> Monitor<'s> {
             specs,
             file,
             trace_by,
-            traces: Vec::new(),
+            traces: Traces::default(),
             trace_index: FxHashMap::default(),
             diagnostics: Vec::new(),
+            ended: Vec::new(),
             records: 0,
             synthesized: 0,
             provenance_limit: crate::eval::SEEN_LIMIT,
             matched: 0,
+            matched_at_ends: 0,
             ambiguous_seen: Vec::new(),
             key: String::new(),
             tools: Default::default(),
@@ -1270,6 +1355,7 @@ impl<'s> Monitor<'s> {
                 .iter()
                 .any(|spec| spec.provenance)
                 .then(|| Box::new(Seen::with_limit(self.provenance_limit))),
+            ended: false,
         }
     }
 
@@ -1704,51 +1790,27 @@ impl<'s> Monitor<'s> {
     }
 
     /// Ends every trace of the input: synthesizes `missing` results for unanswered
-    /// calls, then reports instances that did not end in an accepting state.
+    /// calls, then reports instances that did not end in an accepting state. Traces
+    /// that ended before ([`Monitor::end_trace`]) report what they found then, in
+    /// their place: the end of every trace comes after everything else, in the order
+    /// the traces began.
     pub fn finish(mut self) -> Outcome {
         self.at_end = true;
-        for trace in 0..self.traces.len() {
-            let open = self.traces[trace].calls.drain();
-            for (call_id, call) in open {
-                let mut fields = serde_json::Map::new();
-                fields.insert("kind".into(), Value::String("result".into()));
-                if let Some(tool) = call.tool {
-                    fields.insert("tool".into(), Value::String(tool.to_string()));
-                }
-                if let Some(id) = call_id {
-                    fields.insert("call_id".into(), Value::String(id.into()));
-                }
-                fields.insert("status".into(), Value::String("missing".into()));
-                if let Some(file) = call.file {
-                    self.file = file;
-                }
-                let mut record = Record::new(Fields::Owned(fields), call.loc)
-                    .expect("bug: a synthesized result is a valid record");
-                debug_assert_eq!(record.status, Some(Status::Missing));
-                record.inherited_args = call.args.map(Cow::Owned);
-                self.synthesized += 1;
-                self.dispatch(trace, &record, call.routed);
+        let mut ended = std::mem::take(&mut self.ended);
+        // Traces end in the order they began, unless a trace was kept open longer.
+        ended.sort_by_key(|(trace, _)| *trace);
+        let mut ended = ended.into_iter().peekable();
+        for trace in self.traces.dropped..self.traces.len() {
+            if self.traces[trace].ended {
+                continue;
             }
-
-            let trace_name = self.traces[trace].name.clone();
-            let mut found = Vec::new();
-            for (spec, run) in self.traces[trace].runs.iter().enumerate() {
-                let machine = &self.specs[spec];
-                for index in 0..run.len() {
-                    if let Some((loc, file)) = run.unaccepted(machine, index) {
-                        let violation = run.found(machine, index, FoundKind::Unaccepted, None);
-                        found.push((spec, loc, file, violation));
-                    }
-                }
-            }
-            for (spec, loc, file, violation) in found {
-                if let Some(file) = file {
-                    self.file = file;
-                }
-                let diagnostic = self.violation(spec, trace_name.as_deref(), &loc, violation);
+            while let Some((_, diagnostic)) = ended.next_if(|(before, _)| *before < trace) {
                 self.push(diagnostic);
             }
+            self.finish_trace(trace);
         }
+        ended.for_each(|(_, diagnostic)| self.diagnostics.push(diagnostic));
+        self.matched += self.matched_at_ends;
         self.never_carried();
         Outcome {
             diagnostics: self.diagnostics,
@@ -1758,6 +1820,138 @@ impl<'s> Monitor<'s> {
             matched: self.matched,
         }
     }
+
+    /// Ends trace `trace`: synthesizes `missing` results for its unanswered calls, then
+    /// reports its instances that are not in an accepting state.
+    fn finish_trace(&mut self, trace: usize) {
+        let open = self.traces[trace].calls.drain();
+        for (call_id, call) in open {
+            if let Some(file) = &call.file {
+                self.file = file.clone();
+            }
+            let record = missing_result(call_id.as_deref(), &call);
+            self.synthesized += 1;
+            self.dispatch(trace, &record, call.routed);
+        }
+
+        let trace_name = self.traces[trace].name.clone();
+        let mut found = Vec::new();
+        for (spec, run) in self.traces[trace].runs.iter().enumerate() {
+            let machine = &self.specs[spec];
+            for index in 0..run.len() {
+                if let Some((loc, file)) = run.unaccepted(machine, index) {
+                    let violation = run.found(machine, index, FoundKind::Unaccepted, None);
+                    found.push((spec, loc, file, violation));
+                }
+            }
+        }
+        for (spec, loc, file, violation) in found {
+            if let Some(file) = file {
+                self.file = file;
+            }
+            let diagnostic = self.violation(spec, trace_name.as_deref(), &loc, violation);
+            self.push(diagnostic);
+        }
+    }
+
+    /// Ends the trace named `name` before the input ends, when no record of it can
+    /// follow (a run of a document of runs, each named after its place), and frees what
+    /// it held: its end is checked as [`Monitor::finish`] would check it, and what that
+    /// finds is held until `finish` reports it, in its place. A trace whose end could
+    /// find something else now than at the end of the input (a `missing` result that
+    /// would decide whether a `per` key no record carried yet is misspelt, or be an
+    /// ambiguous record reported first) is left to `finish`.
+    pub(crate) fn end_trace(&mut self, name: &str) {
+        let Some(&trace) = self.trace_index.get(name) else {
+            return;
+        };
+        if !self.ends_alone(trace) {
+            return;
+        }
+        self.trace_index.remove(name);
+        let (file, matched, before) = (self.file.clone(), self.matched, self.diagnostics.len());
+        self.at_end = true;
+        self.finish_trace(trace);
+        self.at_end = false;
+        self.file = file;
+        self.matched_at_ends += self.matched - matched;
+        self.matched = matched;
+        let found = self.diagnostics.split_off(before);
+        self.ended.extend(found.into_iter().map(|d| (trace, d)));
+        self.traces.end(trace);
+    }
+
+    /// Whether trace `trace` would find the same at its end now as at the end of the
+    /// input: what its `missing` results do touches nothing but the trace itself.
+    fn ends_alone(&mut self, trace: usize) -> bool {
+        let open = self.traces[trace].calls.drain();
+        let alone = open.iter().all(|(call_id, call)| {
+            let record = missing_result(call_id.as_deref(), call);
+            (0..self.specs.len()).all(|spec| self.settled(spec, trace, &record))
+        });
+        let calls = &mut self.traces[trace].calls;
+        for (call_id, call) in open {
+            calls.open(call_id.as_deref(), call);
+        }
+        alone
+    }
+
+    /// Whether `record`, a `missing` result for trace `trace`, would do the same to
+    /// spec `spec` now as at the end of the input. It would not if it were an
+    /// ambiguous record of a pair not reported yet (a later record may be reported
+    /// first), or if it carried or lacked the spec's `per` key while no record has
+    /// carried it (a later one may: that decides how records lacking it are reported).
+    fn settled(&self, spec: usize, trace: usize, record: &Record<'_>) -> bool {
+        let machine = &self.specs[spec];
+        let watched = !machine.per.is_empty() && !self.keys[spec].carried;
+        let unreported = |pair: (Option<EventId>, Option<EventId>)| match pair {
+            (Some(first), Some(second)) => !self.ambiguous_seen.contains(&(spec, first, second)),
+            _ => false,
+        };
+        if !machine.contextual {
+            let pair = machine.first_two(record);
+            // One event of the spec: it either carries the key or lacks it.
+            let touches_watch = watched && pair.0.is_some() && pair.1.is_none();
+            return !(unreported(pair) || touches_watch);
+        }
+        let state = &self.traces[trace];
+        let run = &state.runs[spec];
+        if watched && (machine.key_of(record, &mut String::new()) || run.is_empty()) {
+            return false;
+        }
+        // Every instance the record could reach, and a new one.
+        let no_vars: &[Option<Val<'static>>] = &[];
+        let mut contexts = (0..run.len())
+            .filter(|&index| !run.stopped(index))
+            .map(|index| run.vars(index))
+            .chain([no_vars]);
+        contexts.all(|vars| {
+            let ctx = Context {
+                vars,
+                seen: state.seen.as_deref(),
+            };
+            !unreported(machine.first_two_in(record, &ctx))
+        })
+    }
+}
+
+/// The `missing` result of an unanswered call (with id `call_id`): what the checker
+/// synthesizes at the end of its trace.
+fn missing_result(call_id: Option<&str>, call: &OpenCall) -> Record<'static> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("kind".into(), Value::String("result".into()));
+    if let Some(tool) = &call.tool {
+        fields.insert("tool".into(), Value::String(tool.to_string()));
+    }
+    if let Some(id) = call_id {
+        fields.insert("call_id".into(), Value::String(id.into()));
+    }
+    fields.insert("status".into(), Value::String("missing".into()));
+    let mut record = Record::new(Fields::Owned(fields), call.loc.clone())
+        .expect("bug: a synthesized result is a valid record");
+    debug_assert_eq!(record.status, Some(Status::Missing));
+    record.inherited_args = call.args.clone().map(Cow::Owned);
+    record
 }
 
 /// A violation found by an instance, before it is dressed as a diagnostic.
@@ -2149,5 +2343,112 @@ mod tests {
             left,
             [(Some("1".to_string()), 2), (Some("2".to_string()), 3)]
         );
+    }
+
+    /// A monitor of `spec`'s traces split by their `trace` field.
+    fn by_trace(specs: &[Machine]) -> Monitor<'_> {
+        let path = vec![Segment::Key("trace".into())];
+        Monitor::new(specs, Arc::from(Path::new("t.jsonl")), Some(path))
+    }
+
+    fn feed_lines(monitor: &mut Monitor<'_>, first_line: u64, lines: &[&str]) {
+        for (at, line) in lines.iter().enumerate() {
+            let loc = Location {
+                line: first_line + at as u64,
+                ..Location::default()
+            };
+            monitor.feed(crate::trace::native::decode_line(line, loc).expect("a record"));
+        }
+    }
+
+    #[test]
+    fn a_trace_that_ends_is_freed_and_reports_its_end_in_its_place() {
+        let source = Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: "spec t\nper args.id\nevent open = call open\nevent shut = result open where status == \"ok\"\n\
+                event lost = result open where status == \"missing\"\nevent note = call note\n\
+                initial idle\naccept idle, done\nidle -> open on open\nopen -> done on shut\n\
+                forbid open on lost: \"lost\"\n"
+                .into(),
+        });
+        let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
+        let a = [
+            r#"{"kind":"call","tool":"open","call_id":"1","args":{"id":"x"},"trace":"a"}"#,
+            r#"{"kind":"call","tool":"open","call_id":"2","args":{"id":"y"},"trace":"a"}"#,
+            r#"{"kind":"result","tool":"open","call_id":"2","status":"ok","trace":"a"}"#,
+        ];
+        let b = [
+            r#"{"kind":"call","tool":"open","call_id":"1","args":{"id":"x"},"trace":"b"}"#,
+            // Unexpected in `idle`: reported as it is read, before the end of `a`.
+            r#"{"kind":"call","tool":"note","args":{"id":"z"},"trace":"b"}"#,
+            // An answer that is no event: `x` ends in `open`. (The `note` call gets a
+            // `missing` result, which is no event either.)
+            r#"{"kind":"result","tool":"open","call_id":"1","status":"error","trace":"b"}"#,
+        ];
+        let mut ending = by_trace(&specs);
+        feed_lines(&mut ending, 1, &a);
+        assert_eq!(ending.traces.kept[0].runs[0].len(), 2);
+        ending.end_trace("a");
+        // Nothing of `a` is kept but what its end found, held for `finish`.
+        assert_eq!((ending.traces.dropped, ending.traces.kept.len()), (1, 0));
+        assert!(ending.trace_index.is_empty());
+        assert_eq!(
+            (ending.synthesized, ending.matched, ending.ended.len()),
+            (1, 3, 1)
+        );
+        assert!(ending.diagnostics.is_empty());
+        feed_lines(&mut ending, 4, &b);
+        assert_eq!(ending.diagnostics.len(), 1);
+        ending.end_trace("b");
+        assert_eq!((ending.traces.dropped, ending.traces.kept.len()), (2, 0));
+        let ended = ending.finish();
+
+        let mut whole = by_trace(&specs);
+        feed_lines(&mut whole, 1, &a);
+        feed_lines(&mut whole, 4, &b);
+        let whole = whole.finish();
+        let lines = |outcome: &Outcome| -> Vec<(Code, u64)> {
+            let site = |d: &Diagnostic| d.trace.as_ref().map_or(0, |t| t.loc.line);
+            outcome
+                .diagnostics
+                .iter()
+                .map(|d| (d.code, site(d)))
+                .collect()
+        };
+        assert_eq!(
+            lines(&whole),
+            [
+                (Code::UnexpectedEvent, 5),
+                (Code::ForbiddenTransition, 1),
+                (Code::UnacceptedEnd, 4)
+            ]
+        );
+        assert_eq!(lines(&ended), lines(&whole));
+        let counts = |o: &Outcome| (o.records, o.synthesized, o.traces, o.matched);
+        assert_eq!(counts(&ended), counts(&whole));
+        assert_eq!(counts(&ended), (6, 2, 2, 6));
+    }
+
+    #[test]
+    fn a_trace_whose_end_would_tell_of_a_key_no_record_carried_yet_waits() {
+        let source = Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: "spec t\nper args.key\nevent lost = result open where status == \"missing\"\n\
+                initial idle\nidle -> idle on lost\n"
+                .into(),
+        });
+        let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
+        let mut monitor = by_trace(&specs);
+        let a = [r#"{"kind":"call","tool":"open","call_id":"1","args":{"id":"x"},"trace":"a"}"#];
+        feed_lines(&mut monitor, 1, &a);
+        monitor.end_trace("a");
+        // Its `missing` result lacks the key: whether that is one `missing-key` of many
+        // records or a finding of its own depends on records still to come.
+        assert_eq!((monitor.traces.dropped, monitor.traces.kept.len()), (0, 1));
+        assert_eq!(monitor.trace_index.len(), 1);
+        let outcome = monitor.finish();
+        assert_eq!(outcome.synthesized, 1);
+        let codes: Vec<Code> = outcome.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [Code::MissingKey]);
     }
 }

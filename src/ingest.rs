@@ -91,6 +91,7 @@ pub fn convert_path(
             Item::Stopped(err) => converted
                 .diagnostics
                 .push(Diagnostic::unreadable(path, &err)),
+            Item::TraceEnd(_) => {}
         }
         Ok::<(), io::Error>(())
     })?;

@@ -82,3 +82,211 @@ fn every_document_streams_as_it_reads_whole() {
     }
     assert!(!checked.is_empty(), "no document found");
 }
+
+/// The OpenAI messages of run `run`: three creates, the last unanswered in every third
+/// run; in every other run a lookup of the first record, and in some of those a
+/// create after it.
+fn run_messages(run: usize) -> String {
+    let call = |id: &str, tool: &str, args: &str| {
+        let args = serde_json::to_string(args).expect("a string");
+        format!(
+            r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "{tool}", "arguments": {args}}}}}]}}"#
+        )
+    };
+    let reply = |id: &str, content: &str| {
+        let content = serde_json::to_string(content).expect("a string");
+        format!(r#"{{"role": "tool", "tool_call_id": "{id}", "content": {content}}}"#)
+    };
+    let mut messages = vec![r#"{"role": "user", "content": "Create the invoices."}"#.to_string()];
+    for n in 0..3 {
+        let id = format!("c-{n}");
+        let args = format!(r#"{{"request_id": "req-{run}-{n}"}}"#);
+        messages.push(call(&id, "create_record", &args));
+        if !(run % 3 == 1 && n == 2) {
+            messages.push(reply(&id, &format!(r#"{{"id": "rec-{run}-{n}"}}"#)));
+        }
+    }
+    if run % 2 == 0 {
+        messages.push(call(
+            "l-0",
+            "lookup",
+            &format!(r#"{{"id": "rec-{run}-0"}}"#),
+        ));
+        messages.push(reply("l-0", r#"{"found": true}"#));
+        if run % 5 == 4 {
+            messages.push(call("c-9", "create_record", r#"{"request_id": "again"}"#));
+            messages.push(reply("c-9", r#"{"id": "rec-again"}"#));
+        }
+    }
+    format!(
+        r#"{{"id": "run-{run}", "messages": [{}]}}"#,
+        messages.join(", ")
+    )
+}
+
+/// Every create is answered (a call left unanswered gets a `missing` result, a
+/// violation at the end of its run).
+const ANSWERED: &str = r#"spec answered
+per args.request_id
+event create  = call create_record
+event created = result create_record where status == "ok"
+event lost    = result create_record where status == "missing"
+initial idle
+accept idle, done
+idle    -> pending on create
+pending -> done    on created
+forbid pending on lost: "the reply never came"
+"#;
+
+/// A created record is looked up before the run ends, and nothing is created after
+/// (a run without a lookup ends unaccepted).
+const LOOKED_UP: &str = r#"spec looked_up
+event create = call create_record
+event lookup = call lookup
+initial idle
+accept idle, checked
+idle    -> created on create
+created -> created on create
+created -> checked on lookup
+"#;
+
+/// A lookup names a record an output showed; an unanswered create leaves it in a
+/// state that may not end a run. Its events read provenance, so each is classified
+/// per instance.
+const CITED: &str = r#"spec cited
+event lookup = call lookup where args.id in outputs of create_record
+event lost   = result create_record where status == "missing"
+initial idle
+accept idle
+idle -> idle on lookup
+idle -> gone on lost
+"#;
+
+/// A `per` key no record carries: whether a `missing` result lacks it decides the
+/// findings of other records, so a run that ends with one waits for the input's end.
+const MISSPELT: &str = r#"spec misspelt
+per args.request
+event lost = result create_record where status == "missing"
+initial idle
+idle -> idle on lost
+"#;
+
+/// Two events a `missing` result matches both: it is reported once in the input,
+/// so a run that ends with one waits for the input's end too.
+const TWICE: &str = r#"spec twice
+event lost  = result create_record where status == "missing"
+event other = result create_record where status != "ok"
+initial idle
+idle -> idle on lost, other
+"#;
+
+#[test]
+fn runs_that_end_are_checked_to_their_end_at_once_and_report_as_read_whole() {
+    use std::cell::RefCell;
+    use tracegate::check::{CheckOptions, Observation, check_input, check_path_observed};
+    use tracegate::trace::adapters::Selector;
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let runs: Vec<String> = (0..60).map(run_messages).collect();
+    let array = format!("[\n{}\n]\n", runs.join(",\n"));
+    let object = format!("{{\"model\": \"m\", \"runs\": {}}}", array.trim_end());
+    let selected = InputOptions {
+        format: None,
+        select: Some(Selector::parse("runs[*].messages").expect("the selector parses")),
+    };
+    let shapes = [
+        ("a list of runs", &array, InputOptions::default()),
+        ("an object of runs", &object, InputOptions::default()),
+        ("an object of runs, selected in", &object, selected),
+    ];
+    let spec_sets: [(&str, &[&str], Option<&str>); 3] = [
+        ("runs end at once", &[ANSWERED, LOOKED_UP, CITED], None),
+        (
+            "a key never carried",
+            &[ANSWERED, LOOKED_UP, MISSPELT],
+            Some("missing-key"),
+        ),
+        (
+            "an ambiguous end",
+            &[ANSWERED, CITED, TWICE],
+            Some("ambiguous-event"),
+        ),
+    ];
+    for (shape, text, options) in &shapes {
+        let path = dir.path().join("runs.json");
+        std::fs::write(&path, text).expect("the document is written");
+        for (set, texts, waits_for) in &spec_sets {
+            let specs: Vec<_> = texts.iter().map(|text| crate::util::spec(text)).collect();
+            // Which trace each move was in, and whether it was a `missing` result's.
+            let moves = RefCell::new(Vec::new());
+            let observer = Box::new(|seen: &Observation<'_>| {
+                moves.borrow_mut().push((seen.trace, seen.at_end))
+            });
+            let streamed = check_path_observed(
+                &specs,
+                &path,
+                &CheckOptions::default(),
+                options,
+                Some(observer),
+            )
+            .outcome;
+            let input = TraceInput::open(&path, options, None).expect("it opens");
+            let reading = input.into_reading().expect("a document is adapted");
+            let whole = check_input(
+                &specs,
+                std::sync::Arc::from(path.as_path()),
+                TraceInput::read(reading),
+                &CheckOptions::default(),
+                None,
+            );
+            let what = format!("{shape}, {set}");
+            let have: Vec<String> = streamed
+                .diagnostics
+                .iter()
+                .map(|d| format!("{d:?}"))
+                .collect();
+            let want: Vec<String> = whole.diagnostics.iter().map(|d| format!("{d:?}")).collect();
+            assert_eq!(have, want, "{what}");
+            let counts =
+                |o: &tracegate::check::Outcome| (o.records, o.traces, o.synthesized, o.matched);
+            assert_eq!(counts(&streamed), counts(&whole), "{what}");
+            assert_eq!(streamed.traces, 60, "{what}");
+            // A run that goes on after its unanswered create has the adapter answer it
+            // `missing` in place; one that ends with it, the checker at its end.
+            assert_eq!(streamed.synthesized, 10, "{what}");
+            let codes: Vec<&str> = streamed
+                .diagnostics
+                .iter()
+                .map(|d| d.code.as_str())
+                .collect();
+            for code in ["forbidden-transition", "unexpected-event", "unaccepted-end"] {
+                assert!(codes.contains(&code), "{what}: no {code} in {codes:?}");
+            }
+            // The findings at the ends of runs come after every other, as the end of
+            // the input reports them.
+            let first_end = codes
+                .iter()
+                .position(|c| *c == "unaccepted-end")
+                .expect("an end");
+            assert!(
+                !codes[first_end..].contains(&"unexpected-event"),
+                "{what}: {codes:?}"
+            );
+            // Whether run 1's `missing` result was checked when the run ended, before
+            // the next run's records, or only when the input ended. (In the ambiguous
+            // set, run 4 has the same record in place, reported as it is read: the
+            // runs after it need not wait.)
+            let moves = moves.into_inner();
+            let ended_early = moves
+                .windows(2)
+                .any(|pair| pair[0] == (1, true) && !pair[1].1 && pair[1].0 > 1);
+            match waits_for {
+                None => assert!(ended_early, "{what}: run 1 did not end before the input"),
+                Some(code) => {
+                    assert!(!ended_early, "{what}: run 1 ended before the input");
+                    assert!(codes.contains(code), "{what}: no {code} in {codes:?}");
+                }
+            }
+        }
+    }
+}

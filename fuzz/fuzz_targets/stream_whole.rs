@@ -21,6 +21,8 @@ fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
             Item::Problem(problem) if problem.kind == ProblemKind::Empty => return,
             Item::Problem(problem) => format!("{problem:?}"),
             Item::Stopped(err) => format!("stopped: {err}"),
+            // Only a stream knows where a trace ends.
+            Item::TraceEnd(_) => return,
         })
     });
     (items, format!("{:?}", at_end.get()))

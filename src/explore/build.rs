@@ -772,6 +772,7 @@ fn read_back(
             message: problem.message,
         }),
         Item::Stopped(error) => Err(Disagreement::Stopped { format, error }),
+        Item::TraceEnd(_) => Ok(()),
     })?;
     let diagnostics = monitor.finish().diagnostics;
     judge(&diagnostics, expected, None)

@@ -56,7 +56,7 @@ pub fn scan(paths: &[PathBuf], specs: &[Machine]) -> (ToolUsage, Vec<Diagnostic>
                 matched = matched || specs.iter().any(|m| m.first_two(&record).0.is_some());
                 usage.note(&record, &file)
             }
-            Item::Problem(_) => {}
+            Item::Problem(_) | Item::TraceEnd(_) => {}
             Item::Stopped(err) => errors.push(Diagnostic::unreadable(path, &err)),
         });
         if let (Some(warning), false) = (warning, matched) {

@@ -26,7 +26,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
-use super::adapters::{ProblemKind, Reading, Stream, StreamOpened, Streamed, Unstreamed};
+use super::adapters::{Handed, ProblemKind, Reading, Stream, StreamOpened, Streamed, Unstreamed};
 use super::native;
 use super::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
 use super::record::Record;
@@ -159,6 +159,10 @@ pub enum Item<'r> {
     Problem(Problem),
     /// Reading failed part-way; nothing after this item is read.
     Stopped(io::Error),
+    /// The trace of this name, which records name in their `trace` field, has ended:
+    /// no record of it follows. Said only when the adapter knows it, of an input of
+    /// more than one trace: at the end of each run of a streamed document of runs.
+    TraceEnd(String),
 }
 
 /// What an adapter reads from a transcript input ([`TraceInput::into_adapted`]).
@@ -507,10 +511,13 @@ impl<'a> TraceInput<'a> {
                 }
             },
             Body::Stream(mut stream) => {
-                while let Some(next) = stream.next_entry() {
+                while let Some(next) = stream.next() {
                     match next {
-                        Ok(Entry::Record(record)) => visit(Item::Record(record))?,
-                        Ok(Entry::Problem(problem)) => visit(Item::Problem(problem))?,
+                        Ok(Handed::Entry(Entry::Record(record))) => visit(Item::Record(record))?,
+                        Ok(Handed::Entry(Entry::Problem(problem))) => {
+                            visit(Item::Problem(problem))?
+                        }
+                        Ok(Handed::TraceEnd(name)) => visit(Item::TraceEnd(name))?,
                         Err(err) => visit(Item::Stopped(err))?,
                     }
                 }
@@ -692,6 +699,8 @@ mod tests {
                     format!("problem {}: {}", problem.loc.line, problem.message)
                 }
                 Item::Stopped(err) => format!("stopped: {err}"),
+                // Reading whole says nothing of ends, which only a stream knows.
+                Item::TraceEnd(_) => return,
             })
         });
         seen
@@ -749,6 +758,8 @@ mod tests {
                     problem.kind, problem.loc, problem.message, problem.hint
                 ),
                 Item::Stopped(err) => format!("stopped: {err}"),
+                // Reading whole says nothing of ends, which only a stream knows.
+                Item::TraceEnd(_) => return,
             })
         });
         (seen, at_end.get().to_string())

@@ -54,6 +54,7 @@ use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
 use shared::Map;
+pub(crate) use stream::Handed;
 pub use stream::Stream;
 
 use crate::trace::json_index::child_pointer;

@@ -49,6 +49,12 @@
 //! first pass must read (a document, a Codex rollout, Responses items) is copied to a
 //! temporary file first and streamed from there as a file is (`trace::spool`).
 //!
+//! One thing only a stream says: where a trace ends. Each run of a document of runs is
+//! adapted whole, so once its records are handed on, its traces (named after its place
+//! in the document, so no later run's) have ended, and the stream says so
+//! ([`Handed::TraceEnd`]) when records name their trace: the checker then ends them at
+//! once, and the stream forgets their names, so neither keeps anything per run read.
+//!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
 //! an error anywhere would make the whole file an error, which must be known before
@@ -652,7 +658,7 @@ impl Stream {
     /// Distinct traces among the records so far: final once the input is read, and
     /// more than one as soon as [`Stream::decide`] has returned if it will be.
     pub fn traces(&self) -> usize {
-        self.finisher.names.len().max(self.surveyed)
+        (self.finisher.names.len() + self.finisher.retired).max(self.surveyed)
     }
 
     /// What was recognized in the input so far (final once it is read).
@@ -666,8 +672,20 @@ impl Stream {
     /// The next record or problem; `Err` when reading failed (nothing follows).
     pub fn next_entry(&mut self) -> Option<Result<Entry, io::Error>> {
         loop {
-            if let Some(entry) = self.finisher.ready.pop_front() {
-                return Some(Ok(entry));
+            match self.next()? {
+                Ok(Handed::Entry(entry)) => return Some(Ok(entry)),
+                Ok(Handed::TraceEnd(_)) => {}
+                Err(err) => return Some(Err(err)),
+            }
+        }
+    }
+
+    /// The next record or problem, or the end of a trace; `Err` when reading failed
+    /// (nothing follows).
+    pub(crate) fn next(&mut self) -> Option<Result<Handed, io::Error>> {
+        loop {
+            if let Some(handed) = self.finisher.ready.pop_front() {
+                return Some(Ok(handed));
             }
             if self.ended {
                 return self.failed.take().map(Err);
@@ -927,8 +945,31 @@ impl Runs {
                 .collect();
             self.otel.push((index, doc.clone(), pointers));
         }
+        finisher.element = Some(Vec::new());
         for (name, item) in adapt(&found, self.format) {
             finisher.emitted(&name, item, |site| locate(doc, index, site));
+        }
+        self.end_traces(doc, finisher);
+    }
+
+    /// Ends the traces of the run just read, `doc`: every record of theirs has been
+    /// emitted, since a run is adapted whole. Only a trace named after the run's place
+    /// in the document is ended, as no later run can name it: a list's name starts
+    /// with its pointer, below the run's, and so does a ToolBench branch's; the traces
+    /// of OpenTelemetry exports, named by trace id and read together at the end, are
+    /// not the run's.
+    fn end_traces(&self, doc: &Doc, finisher: &mut Finisher) {
+        let place = match self.prefix.is_empty() {
+            true => doc.base.clone(),
+            false => format!("{} {}", self.prefix, doc.base),
+        };
+        for name in finisher.element.take().unwrap_or_default() {
+            let own = name
+                .strip_prefix(place.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ' ']));
+            if own {
+                finisher.end(name);
+            }
         }
     }
 
@@ -986,7 +1027,11 @@ struct Finisher {
     /// What waits for the second trace (or the end): `None` once it is decided.
     pending: Option<Vec<Pending>>,
     /// What is ready to be handed on.
-    ready: VecDeque<Entry>,
+    ready: VecDeque<Handed>,
+    /// Traces whose records have all been handed on, and whose names are forgotten.
+    retired: usize,
+    /// While a run is read: the traces its records are in.
+    element: Option<Vec<String>>,
     /// The first trace's name, until a second one is met.
     first: Option<String>,
     decided: bool,
@@ -1003,6 +1048,18 @@ struct Finisher {
 enum Pending {
     Problem(Problem),
     Record(String, Map, Location),
+    TraceEnd(String),
+}
+
+/// What a stream hands on ([`Stream::next`]).
+#[derive(Debug)]
+pub(crate) enum Handed {
+    /// A record or a problem.
+    Entry(Entry),
+    /// No record of the trace of this name follows: all of them have been handed on.
+    /// Said only of an input of more than one trace, whose records name theirs, and
+    /// only when the adapter knows it (the end of a run in a document of runs).
+    TraceEnd(String),
 }
 
 impl Finisher {
@@ -1019,7 +1076,7 @@ impl Finisher {
         }
         match self.hold() {
             Some(pending) => pending.push(Pending::Problem(problem)),
-            None => self.ready.push_back(Entry::Problem(problem)),
+            None => self.ready.push_back(Handed::Entry(Entry::Problem(problem))),
         }
     }
 
@@ -1058,6 +1115,11 @@ impl Finisher {
                 self.names.entry(name).or_insert(0);
             }
             Emit::Record(fields) => {
+                if let Some(element) = &mut self.element {
+                    if !element.contains(&name) {
+                        element.push(name.clone());
+                    }
+                }
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);
                     match &self.first {
@@ -1082,9 +1144,34 @@ impl Finisher {
         self.decided = true;
         for pending in self.pending.take().unwrap_or_default() {
             match pending {
-                Pending::Problem(problem) => self.ready.push_back(Entry::Problem(problem)),
+                Pending::Problem(problem) => {
+                    self.ready.push_back(Handed::Entry(Entry::Problem(problem)))
+                }
                 Pending::Record(name, fields, loc) => self.record(name, fields, loc),
+                Pending::TraceEnd(name) => self.retire(name),
             }
+        }
+    }
+
+    /// Every record of the trace `name` has been emitted: once they are handed on, it
+    /// has ended.
+    fn end(&mut self, name: String) {
+        match self.hold() {
+            Some(pending) => pending.push(Pending::TraceEnd(name)),
+            None => self.retire(name),
+        }
+    }
+
+    /// Forgets the trace `name`, whose records have all been handed on, and says it
+    /// has ended, when records name their trace. Its `seq` is needed no more; it is
+    /// still counted.
+    fn retire(&mut self, name: String) {
+        if self.names.remove(&name).is_none() {
+            return;
+        }
+        self.retired += 1;
+        if self.many && !self.count_only {
+            self.ready.push_back(Handed::TraceEnd(name));
         }
     }
 
@@ -1107,7 +1194,7 @@ impl Finisher {
             Ok(record) => Entry::Record(record),
             Err(err) => Entry::Problem(malformed(loc, err.to_string())),
         };
-        self.ready.push_back(entry);
+        self.ready.push_back(Handed::Entry(entry));
     }
 }
 
