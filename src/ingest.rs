@@ -126,22 +126,30 @@ const CANONICAL: &[&str] = &[
 /// One record as a JSON line, with its origin under `at`.
 pub(crate) fn record_line(record: &Record<'_>, file: &Path) -> String {
     let mut members: Vec<(String, String)> = Vec::new();
-    match &record.fields {
+    // A built object is printed as the same object of values is.
+    let decoded;
+    let map = match &record.fields {
         Fields::Raw(fields) => {
             for (name, raw) in fields {
                 members.push((name.to_string(), raw.get().to_string()));
             }
+            None
         }
-        Fields::Owned(map) => {
-            for key in CANONICAL {
-                if let Some(value) = map.get(*key) {
-                    members.push((key.to_string(), value.to_string()));
-                }
+        Fields::Owned(map) => Some(map),
+        Fields::Built(built) => {
+            decoded = built.to_map();
+            Some(&decoded)
+        }
+    };
+    if let Some(map) = map {
+        for key in CANONICAL {
+            if let Some(value) = map.get(*key) {
+                members.push((key.to_string(), value.to_string()));
             }
-            for (key, value) in map {
-                if !CANONICAL.contains(&key.as_str()) {
-                    members.push((key.clone(), value.to_string()));
-                }
+        }
+        for (key, value) in map {
+            if !CANONICAL.contains(&key.as_str()) {
+                members.push((key.clone(), value.to_string()));
             }
         }
     }

@@ -730,6 +730,7 @@ fn record_has_secret(record: &Record<'_>) -> bool {
             )) || serde_json::from_str::<Value>(text).is_ok_and(|value| value_has_secret(&value))
         }),
         Fields::Owned(map) => value_has_secret(&Value::Object(map.clone())),
+        Fields::Built(built) => value_has_secret(&Value::Object(built.to_map())),
     }
 }
 

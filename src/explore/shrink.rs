@@ -400,6 +400,7 @@ fn shrink_records(
             Entry::Record(record) => {
                 let fields = match &record.fields {
                     Fields::Owned(map) => map.clone(),
+                    Fields::Built(built) => built.to_map(),
                     Fields::Raw(raw) => raw
                         .iter()
                         .filter_map(|(key, value)| {

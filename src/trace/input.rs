@@ -749,6 +749,9 @@ mod tests {
                         crate::trace::Fields::Owned(map) => {
                             serde_json::Value::Object(map.clone()).to_string()
                         }
+                        crate::trace::Fields::Built(built) => {
+                            serde_json::Value::Object(built.to_map()).to_string()
+                        }
                         crate::trace::Fields::Raw(_) => "raw".to_string(),
                     };
                     format!("record {fields} at {:?}", record.loc)

@@ -4,8 +4,12 @@
 //! top-level fields stay borrowed raw JSON slices of the line, and a field is decoded
 //! only when a guard or a `per` key reads it. The canonical fields the checker needs for
 //! every record (`kind`, `tool`, `call_id`, `status`) are validated and extracted once.
+//! Adapters of transcript formats build their records either as an object of values or,
+//! on their fast paths, as JSON text ([`Built`]): values copied raw from the input and
+//! the few they make written beside them, read as a line's raw fields are.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -173,6 +177,121 @@ pub enum Fields<'a> {
     Raw(Vec<(Cow<'a, str>, RawJson<'a>)>),
     /// A JSON object an adapter built.
     Owned(serde_json::Map<String, Value>),
+    /// An object an adapter built as JSON text.
+    Built(Built),
+}
+
+/// An object an adapter built as JSON text: each member's value is raw JSON, copied
+/// from the input or written by the adapter, in one string. Read as a line's raw
+/// fields are ([`Fields::Raw`]): nothing is decoded that no guard or key reads, and it
+/// is one allocation for the text and one for the members, not a tree of values.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Built {
+    text: String,
+    /// Each member's name and where its value is in `text`, in the order set.
+    members: Vec<(Cow<'static, str>, Range<usize>)>,
+}
+
+impl Built {
+    /// An empty object, with room for about `bytes` bytes of values.
+    pub fn with_capacity(bytes: usize) -> Built {
+        Built {
+            text: String::with_capacity(bytes),
+            // Room for a result's dozen members: a record is made once and read once.
+            members: Vec::with_capacity(12),
+        }
+    }
+
+    /// Sets member `key` to `raw`, which the caller has checked is one valid JSON
+    /// value (a slice of a parsed input, say). A member set again is replaced.
+    pub(crate) fn raw(&mut self, key: impl Into<Cow<'static, str>>, raw: &str) {
+        let start = self.text.len();
+        self.text.push_str(raw);
+        self.set(key.into(), start);
+    }
+
+    /// Sets member `key` to the JSON string of `text`.
+    pub fn string(&mut self, key: impl Into<Cow<'static, str>>, text: &str) {
+        let start = self.text.len();
+        write_json_string(&mut self.text, text);
+        self.set(key.into(), start);
+    }
+
+    /// Sets member `key` to `value`.
+    pub fn value(&mut self, key: impl Into<Cow<'static, str>>, value: &Value) {
+        let start = self.text.len();
+        match value {
+            Value::String(text) => write_json_string(&mut self.text, text),
+            other => {
+                use std::fmt::Write as _;
+                let _ = write!(self.text, "{other}");
+            }
+        }
+        self.set(key.into(), start);
+    }
+
+    fn set(&mut self, key: Cow<'static, str>, start: usize) {
+        let range = start..self.text.len();
+        // Lengths first: most names differ in length, and comparing those costs no call.
+        let same = |name: &Cow<'static, str>| name.len() == key.len() && *name == key;
+        match self.members.iter_mut().find(|(name, _)| same(name)) {
+            Some((_, old)) => *old = range,
+            None => self.members.push((key, range)),
+        }
+    }
+
+    /// The raw JSON of member `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .find(|(name, _)| name.len() == key.len() && name == key)
+            .map(|(_, range)| &self.text[range.clone()])
+    }
+
+    /// The members as `(name, raw JSON)`, in the order they were first set.
+    pub fn members(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.members
+            .iter()
+            .map(|(name, range)| (name.as_ref(), &self.text[range.clone()]))
+    }
+
+    /// The object decoded: for readers that need values, not the hot path.
+    pub fn to_map(&self) -> serde_json::Map<String, Value> {
+        self.members()
+            .map(|(name, raw)| {
+                let value = serde_json::from_str(raw).expect("bug: a built member is valid JSON");
+                (name.to_string(), value)
+            })
+            .collect()
+    }
+}
+
+/// Appends `text` to `out` as a JSON string.
+fn write_json_string(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push('"');
+    let mut plain = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..i]);
+        plain = i + 1;
+        if escape.is_empty() {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{byte:04x}");
+        } else {
+            out.push_str(escape);
+        }
+    }
+    out.push_str(&text[plain..]);
+    out.push('"');
 }
 
 impl Fields<'_> {
@@ -180,6 +299,7 @@ impl Fields<'_> {
         match self {
             Fields::Raw(fields) => fields.iter().any(|(name, _)| name == key),
             Fields::Owned(map) => map.contains_key(key),
+            Fields::Built(built) => built.get(key).is_some(),
         }
     }
 
@@ -188,6 +308,7 @@ impl Fields<'_> {
         match self {
             Fields::Raw(fields) => fields.iter().map(|(name, _)| name.as_ref()).collect(),
             Fields::Owned(map) => map.keys().map(String::as_str).collect(),
+            Fields::Built(built) => built.members().map(|(name, _)| name).collect(),
         }
     }
 
@@ -199,6 +320,7 @@ impl Fields<'_> {
                 .find(|(name, _)| name == key)
                 .map(|(_, raw)| Cow::Borrowed(raw.get())),
             Fields::Owned(map) => map.get(key).map(|v| Cow::Owned(v.to_string())),
+            Fields::Built(built) => built.get(key).map(Cow::Borrowed),
         }
     }
 }
@@ -281,6 +403,11 @@ impl<'a> Record<'a> {
             Fields::Owned(map) => {
                 if let Some(value) = map.get(key.as_str()) {
                     return value_descend(value, rest).map(Found::Value);
+                }
+            }
+            Fields::Built(built) => {
+                if let Some(raw) = built.get(key) {
+                    return raw_descend(raw, rest).map(Found::Raw);
                 }
             }
         }
@@ -540,6 +667,8 @@ struct Canonical<'a, 'v> {
 enum Slot<'a, 'v> {
     Raw(RawJson<'a>),
     Value(&'v Value),
+    /// Raw JSON of a [`Built`] object, which the record owns.
+    Built(&'v str),
 }
 
 impl<'a, 'v> Canonical<'a, 'v> {
@@ -558,6 +687,13 @@ impl<'a, 'v> Canonical<'a, 'v> {
                 for (name, value) in map {
                     if let Some(slot) = found.slot(name) {
                         *slot = Some(Slot::Value(value));
+                    }
+                }
+            }
+            Fields::Built(built) => {
+                for (name, raw) in built.members() {
+                    if let Some(slot) = found.slot(name) {
+                        *slot = Some(Slot::Built(raw));
                     }
                 }
             }
@@ -590,6 +726,9 @@ fn canonical_str<'a>(
         Some(Slot::Raw(value)) => raw_string(value)
             .map(Some)
             .ok_or_else(|| wrong_type(name, value.get(), "a string")),
+        Some(Slot::Built(text)) => raw_str(text)
+            .map(|text| Some(Cow::Owned(text.into_owned())))
+            .ok_or_else(|| wrong_type(name, text, "a string")),
         Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Owned(text.clone()))),
         Some(Slot::Value(other)) => Err(wrong_type(name, &other.to_string(), "a string")),
     }
@@ -607,6 +746,15 @@ fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, Re
                 Ok(Some(id))
             } else if is_integer_text(text) {
                 Ok(Some(Cow::Borrowed(text)))
+            } else {
+                Err(wrong_type(NAME, text, EXPECTED))
+            }
+        }
+        Some(Slot::Built(text)) => {
+            if let Some(id) = raw_str(text) {
+                Ok(Some(Cow::Owned(id.into_owned())))
+            } else if is_integer_text(text) {
+                Ok(Some(Cow::Owned(text.to_string())))
             } else {
                 Err(wrong_type(NAME, text, EXPECTED))
             }
@@ -752,6 +900,63 @@ mod tests {
         assert_descends_like_value(r#"{"dup": 1, "dup": {"x": -2.5e3}}"#);
         assert_descends_like_value(r#"[[], [[0]], {"}": "{"}, false, null]"#);
         assert_descends_like_value(r#""not a container""#);
+    }
+
+    #[test]
+    fn a_built_object_reads_as_the_same_object_of_values() {
+        let mut built = Built::with_capacity(0);
+        built.string("kind", "result");
+        built.string("tool", "cr\"éer\n\u{1}");
+        built.raw("call_id", "17");
+        built.raw("output", r#"{"items": [10, {"id": null}], "n": 1.50}"#);
+        built.value("status", &serde_json::json!("ok"));
+        built.value("seq", &serde_json::json!(3));
+        built.string("text", "first");
+        // Set again: replaced, in its place.
+        built.string("text", "second");
+        let want = serde_json::json!({
+            "kind": "result", "tool": "cr\"éer\n\u{1}", "call_id": 17,
+            "output": {"items": [10, {"id": null}], "n": 1.5}, "status": "ok", "seq": 3,
+            "text": "second"
+        });
+        assert_eq!(Value::Object(built.to_map()), want);
+        let names: Vec<&str> = built.members().map(|(name, _)| name).collect();
+        assert_eq!(
+            names,
+            ["kind", "tool", "call_id", "output", "status", "seq", "text"]
+        );
+
+        let have = Record::new(Fields::Built(built), Location::default()).expect("valid record");
+        let want = owned(want);
+        assert_eq!(have.kind, want.kind);
+        assert_eq!(have.status, want.status);
+        assert_eq!(have.tool, want.tool);
+        assert_eq!(have.call_id.as_deref(), Some("17"));
+        assert_eq!(have.call_id, want.call_id);
+        for path in [
+            vec![key("output"), key("items"), Segment::Index(1), key("id")],
+            vec![key("output"), key("n")],
+            vec![key("output"), key("missing")],
+            vec![key("text")],
+            vec![key("seq")],
+        ] {
+            assert_eq!(have.get(&path), want.get(&path), "{path:?}");
+        }
+        assert!(have.has_field("output") && !have.has_field("args"));
+        assert_eq!(have.fields.raw_text("call_id").as_deref(), Some("17"));
+        assert_eq!(have.fields.keys().len(), 7);
+    }
+
+    #[test]
+    fn a_built_canonical_field_of_the_wrong_type_is_an_error() {
+        let mut built = Built::with_capacity(0);
+        built.string("kind", "call");
+        built.raw("tool", "5");
+        let err = Record::new(Fields::Built(built), Location::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "field `tool` is a number `5`, expected a string"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::trace::json_index::JsonIndex;
 use crate::trace::reader::{Line, LineContent, LineReader};
-use crate::trace::{Fields, Location, Record};
+use crate::trace::{Location, Record};
 
 /// The text of one JSON document of the input, and where it is in the file.
 pub(super) struct Doc {
@@ -808,11 +808,11 @@ fn finish(
             Emit::Record(mut fields) => {
                 let seq = names.entry(name.clone()).or_insert(0);
                 if traces > 1 {
-                    fields.insert("trace".into(), Value::String(name));
+                    fields.insert("trace", Value::String(name));
                 }
-                fields.insert("seq".into(), Value::from(*seq));
+                fields.insert("seq", Value::from(*seq));
                 *seq += 1;
-                match Record::new(Fields::Owned(fields), loc.clone()) {
+                match Record::new(fields.into_fields(), loc.clone()) {
                     Ok(record) => entries.push(Entry::Record(record)),
                     Err(err) => entries.push(Entry::Problem(malformed(loc, err.to_string()))),
                 }

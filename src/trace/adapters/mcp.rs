@@ -24,6 +24,14 @@
 //!   is kept as a record without a `kind` (`ignored: true`).
 //! - A request never answered gets its `missing` result from the checker, at the end
 //!   of its trace.
+//!
+//! A log streamed line by line is read from each line's text where it can be
+//! ([`Reader::line`]): one scan checks that the line is what its document would parse,
+//! and the two messages nearly every log is made of, a `tools/call` request and a reply
+//! with a `result` to an open request, become records built as JSON text ([`Built`]),
+//! their values copied raw from the line, with no `serde_json::Value` of the message.
+//! Any other message is read from a value, and any other line from its document,
+//! which says what is wrong with it.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -33,10 +41,12 @@ use serde_json::Value;
 
 use super::document::parse_unique;
 use super::shared::{
-    Map, describe, fields, id_text, offset_in, put, put_content, raw_member, raw_members, str_of,
+    Map, describe, fields, id_text, offset_of, put, put_content, scan_elements, scan_members,
+    str_of,
 };
 use super::{Element, Out, Site};
 use crate::trace::Location;
+use crate::trace::record::{Built, RawJson, raw_string};
 
 /// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
 pub fn is_message(map: &Map) -> bool {
@@ -162,9 +172,17 @@ impl Reader {
     /// tool properly. Returns `false`, having read nothing, for any other line, which
     /// [`Reader::element`] reads from the line's document (and reports what is wrong).
     pub(super) fn line(&mut self, text: &str, doc: usize, loc: &Location, out: &mut Out) -> bool {
-        let Some(members) = raw_members(text) else {
+        // One pass says the line is what its document would parse (valid JSON, no key
+        // twice anywhere, within serde_json's limits), or the document says what is
+        // wrong; then members are found by skipping values.
+        if !super::document::valid_without_duplicates(text.as_bytes()) {
             return false;
-        };
+        }
+        let mut members: Vec<(&str, &str)> = Vec::with_capacity(8);
+        if !scan_members(text, |name, value| members.push((name, value))) {
+            return false;
+        }
+        let member = |key: &str| members.iter().find(|(name, _)| *name == key).map(|m| m.1);
         let at = |pointer: &str, start: usize, len: usize| Site {
             doc,
             pointer: pointer.to_string(),
@@ -175,37 +193,22 @@ impl Reader {
                 pointer: pointer.into(),
             })),
         };
-        let (message, context) = if raw_member(&members, "jsonrpc").is_some() {
-            let Some(Value::Object(message)) = parse_unique(text) else {
-                return false;
-            };
-            (message, plain(at("", 0, text.len())))
+        let (message, context) = if member("jsonrpc").is_some() {
+            (text, plain(at("", 0, text.len())))
         } else {
             // As [`Reader::element`] reads an envelope: its first `message` or
             // `payload` that is an object (a batch, or no message, is read there).
             let inner = ["message", "payload"].into_iter().find_map(|key| {
-                let raw = raw_member(&members, key)?;
-                matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')).then_some((key, raw))
+                let raw = member(key)?;
+                matches!(raw.as_bytes().first(), Some(b'{' | b'[')).then_some((key, raw))
             });
-            let Some((key, raw)) = inner.filter(|(_, raw)| raw.get().starts_with('{')) else {
+            let Some((key, raw)) = inner.filter(|(_, raw)| raw.starts_with('{')) else {
                 return false;
             };
-            // The envelope's other members are not read, but a key twice in them makes
-            // the line an error all the same.
-            let nested_ok = members.iter().all(|(name, value)| {
-                name == key
-                    || !matches!(value.get().as_bytes().first(), Some(b'{' | b'['))
-                    || super::document::valid_without_duplicates(value.get().as_bytes())
-            });
-            if !nested_ok {
-                return false;
-            }
-            let value = |key: &str| -> Option<Value> {
-                serde_json::from_str(raw_member(&members, key)?.get()).ok()
-            };
+            let value = |key: &str| -> Option<Value> { serde_json::from_str(member(key)?).ok() };
             // Strings, the usual session and direction, are decoded without a `Value`.
             let string = |key: &str| -> Option<Cow<'_, str>> {
-                let raw = raw_member(&members, key)?.get();
+                let raw = member(key)?;
                 raw.starts_with('"')
                     .then(|| serde_json::from_str(raw).ok())
                     .flatten()
@@ -223,17 +226,14 @@ impl Reader {
             let time = ["timestamp", "time", "ts"]
                 .iter()
                 .find_map(|k| value(k).filter(|t| !t.is_null()));
-            let Some(Value::Object(message)) = parse_unique(raw.get()) else {
-                return false;
-            };
             let pointer = if key == "message" {
                 "/message"
             } else {
                 "/payload"
             };
-            let site = at(pointer, offset_in(text, raw), raw.get().len());
+            let site = at(pointer, offset_of(text, raw), raw.len());
             (
-                message,
+                raw,
                 Context {
                     site,
                     session,
@@ -242,6 +242,12 @@ impl Reader {
                 },
             )
         };
+        if fast_message(message, &context, &mut self.sessions, out) {
+            return true;
+        }
+        let Some(Value::Object(message)) = parse_unique(message) else {
+            return false;
+        };
         // Problems are located inside the message, which only its document can do.
         if located_problem(&message) {
             return false;
@@ -249,6 +255,203 @@ impl Reader {
         object(Cow::Owned(message), context, &mut self.sessions, out);
         true
     }
+}
+
+/// The parts of a JSON-RPC message [`fast_message`] reads, as raw JSON.
+#[derive(Default)]
+struct Parts<'t> {
+    jsonrpc: Option<&'t str>,
+    id: Option<&'t str>,
+    method: Option<&'t str>,
+    params: Option<&'t str>,
+    result: Option<&'t str>,
+    error: Option<&'t str>,
+}
+
+/// Reads the two messages nearly every log is made of from their text (valid JSON
+/// without a key twice), building their records as JSON text ([`Built`]) with the
+/// values copied raw from the line, as [`object`] reads them from a value: a
+/// `tools/call` request with a string or integer id, and a reply of `"jsonrpc": "2.0"`
+/// with a `result` (for a `tools/call`, an object with `structuredContent` and no
+/// `isError` other than a boolean) and no `error`, to an open request. Returns `false`,
+/// having read and changed nothing, for any other message, which the caller reads as a
+/// value.
+fn fast_message(
+    text: &str,
+    context: &Context,
+    sessions: &mut FxHashMap<Option<String>, Session>,
+    out: &mut Out,
+) -> bool {
+    let mut parts = Parts::default();
+    let known = scan_members(text, |name, value| {
+        let slot = match name {
+            "jsonrpc" => &mut parts.jsonrpc,
+            "id" => &mut parts.id,
+            "method" => &mut parts.method,
+            "params" => &mut parts.params,
+            "result" => &mut parts.result,
+            "error" => &mut parts.error,
+            _ => return,
+        };
+        *slot = Some(value);
+    });
+    if !known {
+        return false;
+    }
+    let Some(id) = parts.id.and_then(|raw| serde_json::from_str(raw).ok()) else {
+        return false;
+    };
+    let Some(call_id) = id_text(&id) else {
+        return false;
+    };
+    // A reply's record holds its `result` twice (as itself and as the output in it).
+    let mut record = Built::with_capacity(2 * text.len() + 64);
+    match parts.method {
+        Some(method) => {
+            if method != r#""tools/call""# {
+                return false;
+            }
+            let (mut name, mut arguments) = (None, None);
+            let params = parts.params.is_some_and(|params| {
+                scan_members(params, |key, value| match key {
+                    "name" => name = Some(value),
+                    "arguments" => arguments = Some(value),
+                    _ => {}
+                })
+            });
+            let Some(Ok(tool)) = name
+                .filter(|name| params && name.starts_with('"'))
+                .map(serde_json::from_str::<String>)
+            else {
+                return false;
+            };
+            record.raw("kind", r#""call""#);
+            record.string("tool", &tool);
+            record.string("call_id", &call_id);
+            if let Some(args) = arguments {
+                record.raw("args", args);
+            }
+            record.raw("method", method);
+            session_of(sessions, &context.session).open.push(Request {
+                id,
+                direction: context.direction,
+                tool,
+                method: "tools/call".to_string(),
+                call_id,
+                site: context.site.clone(),
+            });
+        }
+        None => {
+            if parts.jsonrpc != Some(r#""2.0""#) || parts.error.is_some() {
+                return false;
+            }
+            let Some(result) = parts.result else {
+                return false;
+            };
+            let Some(session) = sessions.get_mut(&context.session) else {
+                return false;
+            };
+            let answers = |r: &Request| {
+                r.id == id
+                    && (r.direction.is_none()
+                        || context.direction.is_none()
+                        || r.direction != context.direction)
+            };
+            let Some(index) = session.open.iter().position(answers) else {
+                return false;
+            };
+            record.raw("kind", r#""result""#);
+            if session.open[index].method == "tools/call" {
+                if !tool_result(result, &mut record) {
+                    return false;
+                }
+            } else {
+                record.raw("status", r#""ok""#);
+                record.raw("output", result);
+            }
+            let request = session.open.remove(index);
+            record.string("tool", &request.tool);
+            record.string("call_id", &request.call_id);
+            record.string("method", &request.method);
+        }
+    }
+    if let Some(time) = &context.time {
+        record.value("time", time);
+    }
+    out.built_in(context.session.clone(), &context.site, record);
+    true
+}
+
+/// The status, output (or error) and `result` of a `tools/call` reply's `result`, as
+/// [`reply`] and [`tool_output`] give them, when it is an object with
+/// `structuredContent` and an `isError` that is a boolean or absent; `false`, having
+/// set nothing, otherwise.
+fn tool_result(result: &str, record: &mut Built) -> bool {
+    let (mut is_error, mut structured, mut content) = (None, None, None);
+    let object = scan_members(result, |key, value| match key {
+        "isError" => is_error = Some(value),
+        "structuredContent" => structured = Some(value),
+        "content" => content = Some(value),
+        _ => {}
+    });
+    let failed = match is_error {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return false,
+    };
+    let Some(structured) = structured.filter(|_| object) else {
+        return false;
+    };
+    let key = if failed { "error" } else { "output" };
+    let mut text = String::new();
+    if let Some(content) = content.filter(|c| c.starts_with('[')) {
+        let mut first = true;
+        let scanned = scan_elements(content, |part| {
+            if let Some(part) = part_text(part) {
+                if !first {
+                    text.push('\n');
+                }
+                first = false;
+                text.push_str(&part);
+            }
+        });
+        if !scanned {
+            return false;
+        }
+    }
+    record.raw("status", if failed { r#""error""# } else { r#""ok""# });
+    record.raw(key, structured);
+    if !text.is_empty() {
+        record.string(super::shared::text_key(key), &text);
+    }
+    record.raw("result", result);
+    true
+}
+
+/// The text of one raw content part, as [`super::shared::parts_text`] reads a part: a
+/// string, or an object of a text type (or none) with a string `text` or `content`.
+fn part_text(part: &str) -> Option<Cow<'_, str>> {
+    let string = |raw| raw_string(RawJson::new(raw));
+    if part.starts_with('"') {
+        return string(part);
+    }
+    let (mut ty, mut text, mut content) = (None, None, None);
+    if !scan_members(part, |key, value| match key {
+        "type" => ty = Some(value),
+        "text" => text = Some(value),
+        "content" => content = Some(value),
+        _ => {}
+    }) {
+        return None;
+    }
+    let ty = ty.and_then(string);
+    if !matches!(
+        ty.as_deref(),
+        Some("text" | "input_text" | "output_text") | None
+    ) {
+        return None;
+    }
+    text.and_then(string).or_else(|| content.and_then(string))
 }
 
 /// Whether reading `message` gives a problem located inside it: a `method` that is not
@@ -921,6 +1124,35 @@ mod tests {
         );
         assert_eq!(fast, slow);
         assert!(slow.len() > 12, "{slow:#?}");
+    }
+
+    #[test]
+    fn messages_built_from_their_text_read_as_from_their_document() {
+        let lines = [
+            // Requests: ids of both kinds, escapes, arguments of every kind or none.
+            r#"{"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"name":"cr\u00e9er","arguments":{"x":[1,2.50,{"y":null}],"s":"a\nb"}}}"#,
+            r#"{"session_id":"s1","direction":"send","timestamp":1700000000,"message":{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":{"arguments":"text","name":"get"}}}"#,
+            r#"{"session_id":"s1","direction":"send","message":{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get","arguments":null}}}"#,
+            r#"{"session_id":"s1","direction":"send","message":{"id":9,"method":"tools/call","params":{"name":"get"}}}"#,
+            r#"{"session_id":"s1","direction":"send","message":{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"f"}}}"#,
+            // Replies: text parts of every shape beside the structured content, an
+            // error flagged in the result, a reply to a request that is not a tool
+            // call, and the ones read from a value (no structured content, an `isError`
+            // that is not a boolean, an id no request has, an `error`).
+            r#"{"jsonrpc":"2.0","id":"a\"1","result":{"content":[{"type":"text","text":"one\u0021"},"two",{"content":"three"},{"type":"image","text":"no"},{"type":"output_text","text":5},7],"structuredContent":{"id":"r1"},"isError":false}}"#,
+            r#"{"session_id":"s1","direction":"recv","timestamp":"t","message":{"jsonrpc":"2.0","id":-7,"result":{"structuredContent":[],"isError":true,"content":[]}}}"#,
+            r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":10,"result":{"contents":[]}}}"#,
+            r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"{\"id\": 1}"}]}}}"#,
+            r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":9,"result":{"structuredContent":{},"isError":"no"}}}"#,
+            r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":11,"result":{"structuredContent":{}}}}"#,
+            r#"{"session_id":"s1","direction":"send","message":{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get"}}}"#,
+            r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":12,"error":{"code":-1,"message":"m"}}}"#,
+        ];
+        let (slow, _) = read_lines(&lines, false);
+        let (fast, read_fast) = read_lines(&lines, true);
+        assert_eq!(read_fast, lines.len(), "every line is read from its text");
+        assert_eq!(fast, slow);
+        assert_eq!(slow.len(), 13, "{slow:#?}");
     }
 
     #[test]

@@ -58,7 +58,8 @@ pub(crate) use stream::Handed;
 pub use stream::Stream;
 
 use crate::trace::json_index::child_pointer;
-use crate::trace::{Location, Record};
+use crate::trace::record::Built;
+use crate::trace::{Fields, Location, Record};
 
 /// A trace format tracegate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -363,8 +364,46 @@ struct Emitted {
 
 #[derive(Debug)]
 enum Emit {
-    Record(Map),
+    Record(Made),
     Problem(String),
+}
+
+/// A record's fields as an adapter made them: an object of values, or one written as
+/// JSON text on a fast path ([`Built`]).
+pub(crate) enum Made {
+    Map(Map),
+    Built(Built),
+}
+
+impl Made {
+    /// Sets member `key` to `value`, replacing it if it is set.
+    pub fn insert(&mut self, key: &'static str, value: Value) {
+        match self {
+            Made::Map(map) => {
+                map.insert(key.into(), value);
+            }
+            Made::Built(built) => built.value(key, &value),
+        }
+    }
+
+    /// The fields of the record.
+    pub fn into_fields(self) -> Fields<'static> {
+        match self {
+            Made::Map(map) => Fields::Owned(map),
+            Made::Built(built) => Fields::Built(built),
+        }
+    }
+}
+
+/// Shown as the object it is, however it was made: a fast path and a slow one that
+/// make the same record look the same.
+impl fmt::Debug for Made {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Made::Map(map) => map.fmt(f),
+            Made::Built(built) => built.to_map().fmt(f),
+        }
+    }
 }
 
 impl Out {
@@ -378,7 +417,16 @@ impl Out {
         self.items.push(Emitted {
             site: site.clone(),
             trace,
-            what: Emit::Record(fields),
+            what: Emit::Record(Made::Map(fields)),
+        });
+    }
+
+    /// A record of the sub-trace `trace`, built as JSON text.
+    pub fn built_in(&mut self, trace: Option<String>, site: &Site, fields: Built) {
+        self.items.push(Emitted {
+            site: site.clone(),
+            trace,
+            what: Emit::Record(Made::Built(fields)),
         });
     }
 
@@ -661,6 +709,7 @@ pub(crate) mod tests_support {
             match entry {
                 Entry::Record(record) => match record.fields {
                     Fields::Owned(map) => records.push(Value::Object(map)),
+                    Fields::Built(built) => records.push(Value::Object(built.to_map())),
                     Fields::Raw(_) => unreachable!("adapters own their fields"),
                 },
                 Entry::Problem(problem) => {

@@ -5,97 +5,69 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
-use serde::Deserializer as _;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::{Element, Out, Site};
 
 pub type Map = serde_json::Map<String, Value>;
 
-/// The top-level members of `text` as raw slices of it, in order, when `text` is
-/// one JSON object without a key twice at its top level and nests no deeper than
-/// whole-value parsing allows; `None` otherwise (invalid JSON, another kind of value,
-/// a key twice). For fast paths that decode only the members they use: on `None`,
-/// the caller reads the text the slow way, which says what is wrong and where.
-pub fn raw_members(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    // serde_json parses a whole value at most 128 levels deep, but a raw member is
-    // skipped without that limit: text that could nest that deep is left to the slow
-    // path, which keeps the limit.
-    if text.bytes().filter(|&b| b == b'{' || b == b'[').count() > 100 {
-        return None;
-    }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let members = deserializer.deserialize_map(MembersVisitor).ok()?;
-    deserializer.end().ok()?;
-    Some(members)
+/// Hands each member of the object `text` to `each` as `(name, raw value)`, in order,
+/// skipping the values without decoding them. `text` must be valid JSON (checked
+/// before, with [`super::unique`]'s scan, say). Returns `false` when `text` is not an
+/// object, a name has an escape, or a value nests too deeply to skip: the caller then
+/// reads the text the slow way.
+pub fn scan_members<'t>(text: &'t str, mut each: impl FnMut(&'t str, &'t str)) -> bool {
+    scan_items(text, b'{', |name, value| {
+        each(name.unwrap_or_default(), value)
+    })
 }
 
-struct MembersVisitor;
+/// Hands each element of the array `text` to `each`, as [`scan_members`] does members.
+pub fn scan_elements<'t>(text: &'t str, mut each: impl FnMut(&'t str)) -> bool {
+    scan_items(text, b'[', |_, value| each(value))
+}
 
-impl<'de> serde::de::Visitor<'de> for MembersVisitor {
-    type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
+fn scan_items<'t>(text: &'t str, open: u8, mut each: impl FnMut(Option<&'t str>, &'t str)) -> bool {
+    use crate::trace::native::scan::{skip_ws, string, value};
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&open) {
+        return false;
     }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members: Self::Value = Vec::with_capacity(8);
-        while let Some(RawKey(name)) = map.next_key()? {
-            if members.iter().any(|(seen, _)| *seen == name) {
-                return Err(serde::de::Error::custom("duplicate key"));
-            }
-            members.push((name, map.next_value()?));
+    at = skip_ws(bytes, at + 1);
+    let close = if open == b'{' { b'}' } else { b']' };
+    if bytes.get(at) == Some(&close) {
+        return true;
+    }
+    loop {
+        let name = if open == b'{' {
+            let Some((end, false)) = string(bytes, at) else {
+                return false;
+            };
+            let name = &text[at + 1..end - 1];
+            at = skip_ws(bytes, end) + 1; // past `:`
+            at = skip_ws(bytes, at);
+            Some(name)
+        } else {
+            None
+        };
+        let Some(end) = value(bytes, at) else {
+            return false;
+        };
+        each(name, &text[at..end]);
+        at = skip_ws(bytes, end);
+        match bytes.get(at) {
+            Some(b',') => at = skip_ws(bytes, at + 1),
+            _ => return true,
         }
-        Ok(members)
     }
 }
 
-/// An object key, borrowed from the text when it has no escapes.
-pub(super) struct RawKey<'a>(pub(super) Cow<'a, str>);
-
-impl<'de> serde::Deserialize<'de> for RawKey<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(RawKeyVisitor)
-    }
-}
-
-struct RawKeyVisitor;
-
-impl<'de> serde::de::Visitor<'de> for RawKeyVisitor {
-    type Value = RawKey<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E: serde::de::Error>(self, key: &'de str) -> Result<Self::Value, E> {
-        Ok(RawKey(Cow::Borrowed(key)))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(RawKey(Cow::Owned(key.to_owned())))
-    }
-
-    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Self::Value, E> {
-        Ok(RawKey(Cow::Owned(key)))
-    }
-}
-
-/// The member `key` of `members` ([`raw_members`]).
-pub fn raw_member<'t>(members: &[(Cow<'_, str>, &'t RawValue)], key: &str) -> Option<&'t RawValue> {
-    members
-        .iter()
-        .find(|(name, _)| name == key)
-        .map(|(_, raw)| *raw)
-}
-
-/// Where `raw`, a slice of `text`, starts in it.
-pub fn offset_in(text: &str, raw: &RawValue) -> usize {
-    let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+/// Where `part`, a slice of `text`, starts in it.
+pub fn offset_of(text: &str, part: &str) -> usize {
+    let start = part.as_ptr() as usize - text.as_ptr() as usize;
     debug_assert!(
-        start + raw.get().len() <= text.len(),
+        start + part.len() <= text.len(),
         "bug: a slice of another text"
     );
     start
@@ -754,8 +726,11 @@ mod tests {
             .items
             .iter()
             .map(|item| match &item.what {
-                super::super::Emit::Record(map) => {
+                super::super::Emit::Record(super::super::Made::Map(map)) => {
                     (item.site.pointer.clone(), Value::Object(map.clone()))
+                }
+                super::super::Emit::Record(super::super::Made::Built(built)) => {
+                    (item.site.pointer.clone(), Value::Object(built.to_map()))
                 }
                 super::super::Emit::Problem(message) => (item.site.pointer.clone(), json!(message)),
             })

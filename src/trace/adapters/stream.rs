@@ -75,7 +75,7 @@ use super::document::{
     selects_nothing_at, trace_name, unknown_format_at,
 };
 use super::search::{Found, Search};
-use super::shared::{Map, Pairer};
+use super::shared::Pairer;
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
@@ -83,7 +83,7 @@ use super::{
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::spool::Spool;
-use crate::trace::{Fields, Location, Record};
+use crate::trace::{Location, Record};
 use doc_plan::{DocPlan, What};
 use scan::{Scanner, changed};
 
@@ -1047,7 +1047,7 @@ struct Finisher {
 
 enum Pending {
     Problem(Problem),
-    Record(String, Map, Location),
+    Record(String, super::Made, Location),
     TraceEnd(String),
 }
 
@@ -1175,7 +1175,7 @@ impl Finisher {
         }
     }
 
-    fn record(&mut self, name: String, mut fields: Map, loc: Location) {
+    fn record(&mut self, name: String, mut fields: super::Made, loc: Location) {
         let this = match self.names.get_mut(&name) {
             Some(seq) => {
                 *seq += 1;
@@ -1187,10 +1187,10 @@ impl Finisher {
             }
         };
         if self.many {
-            fields.insert("trace".into(), Value::String(name));
+            fields.insert("trace", Value::String(name));
         }
-        fields.insert("seq".into(), Value::from(this));
-        let entry = match Record::new(Fields::Owned(fields), loc.clone()) {
+        fields.insert("seq", Value::from(this));
+        let entry = match Record::new(fields.into_fields(), loc.clone()) {
             Ok(record) => Entry::Record(record),
             Err(err) => Entry::Problem(malformed(loc, err.to_string())),
         };

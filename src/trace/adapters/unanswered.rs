@@ -72,19 +72,14 @@ impl Unanswered {
             });
         }
         let trace = &mut self.traces[index];
-        if let Fields::Owned(map) = &record.fields {
-            if let Some(seq) = map.get("seq").and_then(Value::as_u64) {
-                trace.next_seq = Some(seq + 1);
-            }
+        if let Some(seq) = decoded(&record.fields, "seq").and_then(|seq| seq.as_u64()) {
+            trace.next_seq = Some(seq + 1);
         }
         let tool = record.tool.as_deref().map(str::to_string);
         let call_id = record.call_id.as_deref().map(str::to_string);
         match record.kind {
             Some(Kind::Call) => {
-                let paired_by = match &record.fields {
-                    Fields::Owned(map) => map.get("paired_by").cloned(),
-                    Fields::Raw(_) => None,
-                };
+                let paired_by = decoded(&record.fields, "paired_by");
                 let call = Call {
                     order: trace.made,
                     tool: tool.clone(),
@@ -160,11 +155,17 @@ impl Trace {
 
 /// The `trace` field of a record, as the checker names traces by it.
 fn trace_name(record: &Record<'_>) -> Option<String> {
-    match &record.fields {
-        Fields::Owned(map) => map.get("trace").map(|value| match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        }),
+    decoded(&record.fields, "trace").map(|value| match value {
+        Value::String(text) => text,
+        other => other.to_string(),
+    })
+}
+
+/// Member `key` of the fields an adapter made (never raw: adapters own their fields).
+fn decoded(fields: &Fields<'_>, key: &str) -> Option<Value> {
+    match fields {
+        Fields::Owned(map) => map.get(key).cloned(),
+        Fields::Built(built) => serde_json::from_str(built.get(key)?).ok(),
         Fields::Raw(_) => None,
     }
 }
