@@ -1791,9 +1791,9 @@ impl<'s> Monitor<'s> {
 
     /// Ends every trace of the input: synthesizes `missing` results for unanswered
     /// calls, then reports instances that did not end in an accepting state. Traces
-    /// that ended before ([`Monitor::end_trace`]) report what they found then, in
-    /// their place: the end of every trace comes after everything else, in the order
-    /// the traces began.
+    /// that ended before the input (a run of a document of runs) report what they found
+    /// then, in their place: the end of every trace comes after everything else, in the
+    /// order the traces began.
     pub fn finish(mut self) -> Outcome {
         self.at_end = true;
         let mut ended = std::mem::take(&mut self.ended);
