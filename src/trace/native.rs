@@ -401,7 +401,13 @@ pub(crate) mod scan {
     /// character (the test serde_json uses), found eight bytes at a time; or where the
     /// last eight bytes begin.
     #[inline]
-    fn special(bytes: &[u8], mut at: usize) -> usize {
+    fn special(bytes: &[u8], at: usize) -> usize {
+        plain_run(bytes, at, false)
+    }
+
+    /// [`special`], also stopping at a byte that is not ASCII when `ascii`.
+    #[inline]
+    pub(crate) fn plain_run(bytes: &[u8], mut at: usize, ascii: bool) -> usize {
         const ONES: u64 = u64::MAX / 255;
         while let Some(chunk) = bytes.get(at..at + 8) {
             let chars = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
@@ -410,7 +416,8 @@ pub(crate) mod scan {
             let quote = quote.wrapping_sub(ONES) & !quote;
             let backslash = chars ^ (ONES * u64::from(b'\\'));
             let backslash = backslash.wrapping_sub(ONES) & !backslash;
-            let found = (control | quote | backslash) & (ONES << 7);
+            let high = if ascii { chars } else { 0 };
+            let found = (control | quote | backslash | high) & (ONES << 7);
             if found != 0 {
                 return at + found.trailing_zeros() as usize / 8;
             }

@@ -172,6 +172,8 @@ impl<'t> Scan<'t> {
         let mut ascii = true;
         let mut escaped = false;
         loop {
+            // Plain ASCII eight bytes at a time, up to a byte the match below decides.
+            self.at = crate::trace::native::scan::plain_run(self.text, self.at, true);
             match *self.text.get(self.at)? {
                 b'"' => break,
                 b'\\' => {
