@@ -266,7 +266,8 @@ impl Built {
     }
 }
 
-/// Appends `text` to `out` as a JSON string.
+/// Appends `text` to `out` as a JSON string, escaped as serde_json writes it (so a
+/// built member's text is what an owned object's value prints).
 fn write_json_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
@@ -275,6 +276,8 @@ fn write_json_string(out: &mut String, text: &str) {
         let escape = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
             b'\n' => "\\n",
             b'\r' => "\\r",
             b'\t' => "\\t",
@@ -900,6 +903,20 @@ mod tests {
         assert_descends_like_value(r#"{"dup": 1, "dup": {"x": -2.5e3}}"#);
         assert_descends_like_value(r#"[[], [[0]], {"}": "{"}, false, null]"#);
         assert_descends_like_value(r#""not a container""#);
+    }
+
+    #[test]
+    fn a_built_string_is_written_as_serde_json_writes_it() {
+        let text: String = (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '\u{2028}'])
+            .collect();
+        let mut built = Built::default();
+        built.string("text", &text);
+        let want = serde_json::to_string(&text).expect("a string serializes");
+        assert_eq!(built.get("text"), Some(want.as_str()));
+        built.value("value", &Value::String(text.clone()));
+        assert_eq!(built.get("value"), Some(want.as_str()));
     }
 
     #[test]
