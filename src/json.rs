@@ -135,9 +135,69 @@ pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// Writes `text` as the body of a JSON string (without its quotes), handing each
+/// piece to `push`: runs of characters as they are, and an escape for `"`, `\` and
+/// every control character — the short ones (`\b \f \n \r \t`) where JSON has
+/// them, `\u00xx` in lower-case hex otherwise. That is exactly what serde_json writes
+/// and what ECMAScript's `JSON.stringify` writes (RFC 8785 §3.2.2.2), so a string
+/// written here reads back as serde_json's own output and is already canonical.
+pub fn write_string_body(text: &str, mut push: impl FnMut(&str)) {
+    let mut plain = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        push(&text[plain..i]);
+        plain = i + 1;
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let unicode = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ];
+            push(std::str::from_utf8(&unicode).unwrap_or_default());
+        } else {
+            push(escape);
+        }
+    }
+    push(&text[plain..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut every_ascii: String = (0u8..0x80).map(char::from).collect();
+        every_ascii.push_str("é ☃ 𝄞 \u{2028}");
+        for text in [
+            every_ascii.as_str(),
+            "",
+            "plain",
+            "\"",
+            "a\\b",
+            "\u{1f}\u{7f}",
+        ] {
+            let mut written = String::from("\"");
+            write_string_body(text, |piece| written.push_str(piece));
+            written.push('"');
+            let serde = serde_json::to_string(text).expect("a string serializes");
+            assert_eq!(written, serde, "{text:?}");
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -10,7 +10,6 @@
 //! a short integer are already canonical and are copied as they are, which keeps
 //! `seal` and `verify` close to the speed of hashing itself.
 
-use std::fmt::Write as _;
 use std::ops::Range;
 
 /// How deep arrays and objects may nest; deeper input is refused rather than risking
@@ -1092,31 +1091,16 @@ fn canonical_decimal_digits(int: &[u8], frac: &[u8]) -> bool {
 /// Writes `text` as a canonical JSON string.
 pub fn write_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
-    for c in text.chars() {
-        write_char(c, out);
-    }
+    crate::json::write_string_body(text, |piece| out.extend_from_slice(piece.as_bytes()));
     out.push(b'"');
 }
 
+/// Writes one character of a string's body in canonical form.
 fn write_char(c: char, out: &mut Vec<u8>) {
-    match c {
-        '"' => out.extend_from_slice(b"\\\""),
-        '\\' => out.extend_from_slice(b"\\\\"),
-        '\u{8}' => out.extend_from_slice(b"\\b"),
-        '\u{c}' => out.extend_from_slice(b"\\f"),
-        '\n' => out.extend_from_slice(b"\\n"),
-        '\r' => out.extend_from_slice(b"\\r"),
-        '\t' => out.extend_from_slice(b"\\t"),
-        c if (c as u32) < 0x20 => {
-            let mut escaped = String::with_capacity(6);
-            let _ = write!(escaped, "\\u{:04x}", c as u32);
-            out.extend_from_slice(escaped.as_bytes());
-        }
-        c => {
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-        }
-    }
+    let mut buf = [0u8; 4];
+    crate::json::write_string_body(c.encode_utf8(&mut buf), |piece| {
+        out.extend_from_slice(piece.as_bytes());
+    });
 }
 
 /// Writes a finite double as ECMAScript's `Number.prototype.toString` does

@@ -271,29 +271,7 @@ impl Built {
 fn write_json_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
-    let mut plain = 0;
-    for (i, byte) in text.bytes().enumerate() {
-        let escape = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&text[plain..i]);
-        plain = i + 1;
-        if escape.is_empty() {
-            use std::fmt::Write as _;
-            let _ = write!(out, "\\u{byte:04x}");
-        } else {
-            out.push_str(escape);
-        }
-    }
-    out.push_str(&text[plain..]);
+    crate::json::write_string_body(text, |piece| out.push_str(piece));
     out.push('"');
 }
 
