@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::trace::Location;
 use crate::trace::native::unreadable_line;
-use crate::trace::reader::{Line, LineContent};
+use crate::trace::reader::{Line, LineContent, find_newline};
 
 /// Lines per batch, about (a batch ends after the block that reaches this).
 const BATCH_LINES: usize = 8192;
@@ -338,14 +338,6 @@ fn reason(line: &Line<'_>, max: usize) -> String {
     unreadable_line(line, max)
         .map(|err| err.to_string())
         .unwrap_or_default()
-}
-
-/// The index of the first newline in `bytes`, found with the standard library's
-/// `memchr`.
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    let mut rest = bytes;
-    let read = rest.skip_until(b'\n').unwrap_or(0);
-    (read > 0 && bytes[read - 1] == b'\n').then(|| read - 1)
 }
 
 /// Reads `lines` in batches on this thread while `work` runs over each batch, in order,

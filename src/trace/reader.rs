@@ -221,7 +221,7 @@ fn copy_line(bytes: &[u8], buf: &mut Vec<u8>) -> (usize, bool) {
 /// The first newline of `bytes`, found with the `memchr` crate's vector search: it
 /// is on the path of every line read, where a byte loop (or the standard library's
 /// word-at-a-time search) costs a tenth of checking the line.
-fn find_newline(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn find_newline(bytes: &[u8]) -> Option<usize> {
     memchr::memchr(b'\n', bytes)
 }
 
