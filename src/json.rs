@@ -1,5 +1,6 @@
 //! JSON values as the spec language sees them: paths into a value, the six JSON
-//! types, and equality and ordering without coercion.
+//! types, and equality and ordering without coercion; and JSON strings as every
+//! writer of JSON text here writes them (built records, canonical JSON).
 //!
 //! The lowest layer: records (`trace`), guards (`machine`) and the syntax tree
 //! (`spec::ast`) all build on these, and this module imports none of them.
@@ -135,6 +136,45 @@ pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// The index of the first byte at or after `at` that ends a plain run of a string: a
+/// `"`, a `\\` or a control character (or the end). Eight bytes at a time, since most of
+/// a record's bytes are in strings: what needs no escape in JSON text.
+pub fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
+        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly those
+        // (bytes of 0x80 and above are excluded by `!word`).
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            return at + (stop.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !STRING_STOP[usize::from(bytes[at])] {
+        at += 1;
+    }
+    at
+}
+
+/// Bytes that end a run of a string that can be copied as it is.
+const STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Writes `text` as the body of a JSON string (without its quotes), handing each
 /// piece to `push`: runs of characters as they are, and an escape for `"`, `\` and
 /// every control character — the short ones (`\b \f \n \r \t`) where JSON has
@@ -142,8 +182,14 @@ pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
 /// and what ECMAScript's `JSON.stringify` writes (RFC 8785 §3.2.2.2), so a string
 /// written here reads back as serde_json's own output and is already canonical.
 pub fn write_string_body(text: &str, mut push: impl FnMut(&str)) {
-    let mut plain = 0;
-    for (i, byte) in text.bytes().enumerate() {
+    let bytes = text.as_bytes();
+    let (mut plain, mut i) = (0, 0);
+    loop {
+        i = skip_plain(bytes, i);
+        let Some(&byte) = bytes.get(i) else {
+            break;
+        };
+        i += 1;
         let escape = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -152,11 +198,10 @@ pub fn write_string_body(text: &str, mut push: impl FnMut(&str)) {
             b'\n' => "\\n",
             b'\r' => "\\r",
             b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
-        push(&text[plain..i]);
-        plain = i + 1;
+        push(&text[plain..i - 1]);
+        plain = i;
         if escape.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
             let unicode = [
@@ -196,6 +241,20 @@ mod tests {
             written.push('"');
             let serde = serde_json::to_string(text).expect("a string serializes");
             assert_eq!(written, serde, "{text:?}");
+        }
+        // Every byte that needs an escape at every place in and around the eight bytes
+        // scanned at once, among plain and multi-byte characters.
+        for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}'] {
+            for before in 0..20 {
+                for after in [0, 1, 7, 8, 9, 17] {
+                    let text = format!("{}{special}{}", "a".repeat(before), "é".repeat(after));
+                    let mut written = String::from("\"");
+                    write_string_body(&text, |piece| written.push_str(piece));
+                    written.push('"');
+                    let serde = serde_json::to_string(&text).expect("a string serializes");
+                    assert_eq!(written, serde, "{text:?}");
+                }
+            }
         }
     }
     use serde_json::json;

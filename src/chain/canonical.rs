@@ -12,6 +12,8 @@
 
 use std::ops::Range;
 
+use crate::json::skip_plain;
+
 /// How deep arrays and objects may nest; deeper input is refused rather than risking
 /// the stack.
 pub const MAX_DEPTH: usize = 128;
@@ -666,51 +668,12 @@ fn name_units(name: &[u8]) -> impl Iterator<Item = u16> + '_ {
     })
 }
 
-/// The index of the first byte at or after `at` that ends a plain run of a string: a
-/// `"`, a `\\` or a control character (or the end). Eight bytes at a time, since most of
-/// a record's bytes are in strings.
-fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
-        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
-        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly those
-        // (bytes of 0x80 and above are excluded by `!word`).
-        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-        let stop = quote | backslash | control;
-        if stop != 0 {
-            return at + (stop.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < bytes.len() && !STRING_STOP[usize::from(bytes[at])] {
-        at += 1;
-    }
-    at
-}
-
 struct Parser<'t> {
     text: &'t str,
     bytes: &'t [u8],
     pos: usize,
     buffers: Buffers,
 }
-
-/// Bytes that end a run of a string that can be copied as it is.
-const STRING_STOP: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        table[i] = true;
-        i += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
 
 impl<'t> Parser<'t> {
     fn new(text: &'t str, buffers: Buffers) -> Self {
