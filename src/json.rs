@@ -139,25 +139,35 @@ pub fn json_cmp(a: &Value, b: &Value) -> Option<Ordering> {
 /// The index of the first byte at or after `at` that ends a plain run of a string: a
 /// `"`, a `\\` or a control character (or the end). Eight bytes at a time, since most of
 /// a record's bytes are in strings: what needs no escape in JSON text.
-pub fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
-        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
-        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly those
-        // (bytes of 0x80 and above are excluded by `!word`).
-        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-        let stop = quote | backslash | control;
-        if stop != 0 {
-            return at + (stop.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
+pub fn skip_plain(bytes: &[u8], at: usize) -> usize {
+    let mut at = plain_words(bytes, at, false);
     while at < bytes.len() && !STRING_STOP[usize::from(bytes[at])] {
         at += 1;
+    }
+    at
+}
+
+/// [`skip_plain`] as far as eight bytes at a time go: it stops at the first word of
+/// eight that holds a byte ending the run (at that byte), or where fewer than eight
+/// bytes are left; also at a byte that is not ASCII when `ascii`.
+#[inline]
+pub fn plain_words(bytes: &[u8], mut at: usize, ascii: bool) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let chars = u64::from_le_bytes(chunk.try_into().expect("bug: an 8-byte chunk"));
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit of exactly
+        // those (bytes of 0x80 and above are excluded by `!chars`).
+        let control = chars.wrapping_sub(ONES * 0x20) & !chars;
+        let quote = chars ^ (ONES * u64::from(b'"'));
+        let quote = quote.wrapping_sub(ONES) & !quote;
+        let backslash = chars ^ (ONES * u64::from(b'\\'));
+        let backslash = backslash.wrapping_sub(ONES) & !backslash;
+        let high = if ascii { chars } else { 0 };
+        let found = (control | quote | backslash | high) & (ONES << 7);
+        if found != 0 {
+            return at + found.trailing_zeros() as usize / 8;
+        }
+        at += 8;
     }
     at
 }

@@ -407,23 +407,8 @@ pub(crate) mod scan {
 
     /// [`special`], also stopping at a byte that is not ASCII when `ascii`.
     #[inline]
-    pub(crate) fn plain_run(bytes: &[u8], mut at: usize, ascii: bool) -> usize {
-        const ONES: u64 = u64::MAX / 255;
-        while let Some(chunk) = bytes.get(at..at + 8) {
-            let chars = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            let control = chars.wrapping_sub(ONES * 0x20) & !chars;
-            let quote = chars ^ (ONES * u64::from(b'"'));
-            let quote = quote.wrapping_sub(ONES) & !quote;
-            let backslash = chars ^ (ONES * u64::from(b'\\'));
-            let backslash = backslash.wrapping_sub(ONES) & !backslash;
-            let high = if ascii { chars } else { 0 };
-            let found = (control | quote | backslash | high) & (ONES << 7);
-            if found != 0 {
-                return at + found.trailing_zeros() as usize / 8;
-            }
-            at += 8;
-        }
-        at
+    pub(crate) fn plain_run(bytes: &[u8], at: usize, ascii: bool) -> usize {
+        crate::json::plain_words(bytes, at, ascii)
     }
 
     /// [`string`] from `at`, inside the string, where a byte other than its closing
