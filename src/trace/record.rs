@@ -271,8 +271,16 @@ impl Built {
 fn write_json_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
+    let bytes = text.as_bytes();
     let mut plain = 0;
-    for (i, byte) in text.bytes().enumerate() {
+    let mut i = 0;
+    loop {
+        // Eight bytes at a time up to one that may need an escape: a quote, a
+        // backslash or a control character, the bytes serde_json escapes.
+        i = scan::plain_run(bytes, i, false);
+        let Some(&byte) = bytes.get(i) else {
+            break;
+        };
         let escape = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -282,10 +290,14 @@ fn write_json_string(out: &mut String, text: &str) {
             b'\r' => "\\r",
             b'\t' => "\\t",
             0..=0x1f => "",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&text[plain..i]);
-        plain = i + 1;
+        i += 1;
+        plain = i;
         if escape.is_empty() {
             use std::fmt::Write as _;
             let _ = write!(out, "\\u{byte:04x}");
@@ -353,7 +365,7 @@ impl<'a> Record<'a> {
     /// message says which field is wrong and how.
     pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, RecordError> {
         let canonical = Canonical::find(&fields);
-        let kind = match canonical_str(canonical.kind, "kind")? {
+        let kind = match canonical_text(canonical.kind, "kind")? {
             None => None,
             Some(text) => Some(Kind::parse(&text).ok_or_else(|| RecordError::Field {
                 field: "kind",
@@ -361,7 +373,7 @@ impl<'a> Record<'a> {
                 expected: r#""call", "result" or "message""#,
             })?),
         };
-        let status = match canonical_str(canonical.status, "status")? {
+        let status = match canonical_text(canonical.status, "status")? {
             None => None,
             Some(text) => Some(Status::parse(&text).ok_or_else(|| RecordError::Field {
                 field: "status",
@@ -371,8 +383,8 @@ impl<'a> Record<'a> {
         };
         let tool = canonical_str(canonical.tool, "tool")?;
         let call_id = call_id_of(canonical.call_id)?;
-        canonical_str(canonical.role, "role")?;
-        canonical_str(canonical.text, "text")?;
+        canonical_text(canonical.role, "role")?;
+        canonical_text(canonical.text, "text")?;
         Ok(Record {
             loc,
             kind,
@@ -737,6 +749,26 @@ fn canonical_str<'a>(
     }
 }
 
+/// A canonical field that must be a string when present, read only to be checked or
+/// matched: borrowed from the fields wherever it has no escapes, so checking a built
+/// record's `kind` copies nothing.
+fn canonical_text<'a: 'v, 'v>(
+    slot: Option<Slot<'a, 'v>>,
+    name: &'static str,
+) -> Result<Option<Cow<'v, str>>, RecordError> {
+    match slot {
+        None => Ok(None),
+        Some(Slot::Raw(value)) => raw_string(value)
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, value.get(), "a string")),
+        Some(Slot::Built(text)) => raw_str(text)
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, text, "a string")),
+        Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Borrowed(text))),
+        Some(Slot::Value(other)) => Err(wrong_type(name, &other.to_string(), "a string")),
+    }
+}
+
 /// `call_id` may be a string or an integer (JSON-RPC ids are either).
 fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, RecordError> {
     const NAME: &str = "call_id";
@@ -917,6 +949,19 @@ mod tests {
         assert_eq!(built.get("text"), Some(want.as_str()));
         built.value("value", &Value::String(text.clone()));
         assert_eq!(built.get("value"), Some(want.as_str()));
+        // Every byte that needs an escape at every place in and around the eight
+        // bytes read at once, among plain and multi-byte characters.
+        for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}'] {
+            for before in 0..20 {
+                for after in [0, 1, 7, 8, 9, 17] {
+                    let text = format!("{}{special}{}", "a".repeat(before), "é".repeat(after));
+                    let mut built = Built::default();
+                    built.string("text", &text);
+                    let want = serde_json::to_string(&text).expect("a string serializes");
+                    assert_eq!(built.get("text"), Some(want.as_str()), "{text:?}");
+                }
+            }
+        }
     }
 
     #[test]

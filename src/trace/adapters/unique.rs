@@ -66,6 +66,17 @@ struct Key {
     start: usize,
     end: usize,
     decoded: bool,
+    /// Its first eight bytes (zeros past its end): keys of up to eight bytes, most of
+    /// them, are compared by this number alone.
+    head: u64,
+}
+
+/// The first eight bytes of `bytes`, zeros past its end, as a number.
+fn head(bytes: &[u8]) -> u64 {
+    let mut first = [0; 8];
+    let n = bytes.len().min(8);
+    first[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(first)
 }
 
 impl Tape {
@@ -260,22 +271,25 @@ impl<'t> Scan<'t, '_> {
                 return None;
             }
             let (start, end, escaped) = self.string()?;
-            let key = if escaped {
+            let mut key = if escaped {
                 let from = self.tape.decoded.len();
                 decode_into(&self.text[start..end], &mut self.tape.decoded);
                 Key {
                     start: from,
                     end: self.tape.decoded.len(),
                     decoded: true,
+                    head: 0,
                 }
             } else {
                 Key {
                     start,
                     end,
                     decoded: false,
+                    head: 0,
                 }
             };
             let bytes = Self::key_bytes(self.text, &self.tape.decoded, key);
+            key.head = head(bytes);
             match &mut many {
                 Some(set) => {
                     let bytes = match key.decoded {
@@ -289,8 +303,9 @@ impl<'t> Scan<'t, '_> {
                 None => {
                     let (text, decoded) = (self.text, &self.tape.decoded);
                     let seen = self.tape.keys[first..].iter().any(|&other| {
-                        other.end - other.start == bytes.len()
-                            && Self::key_bytes(text, decoded, other) == bytes
+                        other.head == key.head
+                            && other.end - other.start == bytes.len()
+                            && (bytes.len() <= 8 || Self::key_bytes(text, decoded, other) == bytes)
                     });
                     if seen {
                         return None;
