@@ -222,6 +222,23 @@ impl Built {
         let start = self.text.len();
         match value {
             Value::String(text) => write_json_string(&mut self.text, text),
+            // A natural number, a `seq` say, is written without the formatting
+            // machinery: its digits are what serde_json prints for it.
+            Value::Number(n) if n.is_u64() => {
+                let mut n = n.as_u64().expect("bug: a natural number");
+                let mut digits = [0u8; 20];
+                let mut at = digits.len();
+                loop {
+                    at -= 1;
+                    digits[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                let digits = std::str::from_utf8(&digits[at..]).expect("bug: digits are ASCII");
+                self.text.push_str(digits);
+            }
             other => {
                 use std::fmt::Write as _;
                 let _ = write!(self.text, "{other}");
@@ -232,9 +249,11 @@ impl Built {
 
     fn set(&mut self, key: Cow<'static, str>, start: usize) {
         let range = start..self.text.len();
-        // Lengths first: most names differ in length, and comparing those costs no call.
-        let same = |name: &Cow<'static, str>| name.len() == key.len() && *name == key;
-        match self.members.iter_mut().find(|(name, _)| same(name)) {
+        match self
+            .members
+            .iter_mut()
+            .find(|(name, _)| same_name(name, &key))
+        {
             Some((_, old)) => *old = range,
             None => self.members.push((key, range)),
         }
@@ -244,7 +263,7 @@ impl Built {
     pub fn get(&self, key: &str) -> Option<&str> {
         self.members
             .iter()
-            .find(|(name, _)| name.len() == key.len() && name == key)
+            .find(|(name, _)| same_name(name, key))
             .map(|(_, range)| &self.text[range.clone()])
     }
 
@@ -264,6 +283,14 @@ impl Built {
             })
             .collect()
     }
+}
+
+/// Whether two member names are the same: lengths first, then byte by byte, for
+/// names are short and most differ in their first byte, where a call to compare
+/// them would cost more than the comparison.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(a, b)| a == b)
 }
 
 /// Appends `text` to `out` as a JSON string, escaped as serde_json writes it (so a
@@ -961,6 +988,25 @@ mod tests {
                     assert_eq!(built.get("text"), Some(want.as_str()), "{text:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_built_number_is_written_as_serde_json_writes_it() {
+        for value in [
+            serde_json::json!(0),
+            serde_json::json!(7),
+            serde_json::json!(10),
+            serde_json::json!(1_000_000),
+            serde_json::json!(u64::MAX),
+            serde_json::json!(-1),
+            serde_json::json!(i64::MIN),
+            serde_json::json!(1.5),
+            serde_json::json!(-0.0),
+        ] {
+            let mut built = Built::default();
+            built.value("n", &value);
+            assert_eq!(built.get("n"), Some(value.to_string().as_str()));
         }
     }
 

@@ -199,6 +199,7 @@ impl<'t> Scan<'t, '_> {
         self.text.get(self.at).copied()
     }
 
+    #[inline]
     fn space(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.at += 1;
@@ -390,6 +391,10 @@ impl<'t> Scan<'t, '_> {
     }
 
     /// A string: where its text is, between its quotes, and whether it has an escape.
+    ///
+    /// Inlined where it is called: most strings are short keys, and a call would cost
+    /// about as much as scanning one.
+    #[inline]
     fn string(&mut self) -> Option<(usize, usize, bool)> {
         self.at += 1;
         let start = self.at;
