@@ -26,10 +26,13 @@
 //!   of its trace.
 //!
 //! A log streamed line by line is read from each line's text where it can be
-//! ([`Reader::line`]): one scan checks that the line is what its document would parse,
-//! and the two messages nearly every log is made of, a `tools/call` request and a reply
-//! with a `result` to an open request, become records built as JSON text ([`Built`]),
-//! their values copied raw from the line, with no `serde_json::Value` of the message.
+//! ([`Reader::line`]): one scan checks that the line is what its document would parse
+//! and notes where the members of its outer objects are (a [`Tape`] kept from line to
+//! line), so nothing is scanned twice; and the two messages nearly every log is made
+//! of, a `tools/call` request and a reply with a `result` to an open request, become
+//! records built as JSON text ([`Built`]), their values copied raw from the line, with
+//! no `serde_json::Value` of the message (plain string ids, tool names, sessions and
+//! times are read without the parser too).
 //! Any other message is read from a value, and any other line from its document,
 //! which says what is wrong with it.
 
