@@ -402,13 +402,7 @@ pub(crate) mod scan {
     /// last eight bytes begin.
     #[inline]
     fn special(bytes: &[u8], at: usize) -> usize {
-        plain_run(bytes, at, false)
-    }
-
-    /// [`special`], also stopping at a byte that is not ASCII when `ascii`.
-    #[inline]
-    pub(crate) fn plain_run(bytes: &[u8], at: usize, ascii: bool) -> usize {
-        crate::json::plain_words(bytes, at, ascii)
+        crate::json::plain_words(bytes, at, false)
     }
 
     /// [`string`] from `at`, inside the string, where a byte other than its closing

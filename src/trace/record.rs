@@ -222,6 +222,23 @@ impl Built {
         let start = self.text.len();
         match value {
             Value::String(text) => write_json_string(&mut self.text, text),
+            // A natural number, a `seq` say, is written without the formatting
+            // machinery: its digits are what serde_json prints for it.
+            Value::Number(n) if n.is_u64() => {
+                let mut n = n.as_u64().expect("bug: a natural number");
+                let mut digits = [0u8; 20];
+                let mut at = digits.len();
+                loop {
+                    at -= 1;
+                    digits[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                let digits = std::str::from_utf8(&digits[at..]).expect("bug: digits are ASCII");
+                self.text.push_str(digits);
+            }
             other => {
                 use std::fmt::Write as _;
                 let _ = write!(self.text, "{other}");
@@ -232,9 +249,11 @@ impl Built {
 
     fn set(&mut self, key: Cow<'static, str>, start: usize) {
         let range = start..self.text.len();
-        // Lengths first: most names differ in length, and comparing those costs no call.
-        let same = |name: &Cow<'static, str>| name.len() == key.len() && *name == key;
-        match self.members.iter_mut().find(|(name, _)| same(name)) {
+        match self
+            .members
+            .iter_mut()
+            .find(|(name, _)| same_name(name, &key))
+        {
             Some((_, old)) => *old = range,
             None => self.members.push((key, range)),
         }
@@ -244,7 +263,7 @@ impl Built {
     pub fn get(&self, key: &str) -> Option<&str> {
         self.members
             .iter()
-            .find(|(name, _)| name.len() == key.len() && name == key)
+            .find(|(name, _)| same_name(name, key))
             .map(|(_, range)| &self.text[range.clone()])
     }
 
@@ -264,6 +283,14 @@ impl Built {
             })
             .collect()
     }
+}
+
+/// Whether two member names are the same: lengths first, then byte by byte, for
+/// names are short and most differ in their first byte, where a call to compare
+/// them would cost more than the comparison.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(a, b)| a == b)
 }
 
 /// Appends `text` to `out` as a JSON string, escaped as serde_json writes it (so a
@@ -331,7 +358,7 @@ impl<'a> Record<'a> {
     /// message says which field is wrong and how.
     pub fn new(fields: Fields<'a>, loc: Location) -> Result<Record<'a>, RecordError> {
         let canonical = Canonical::find(&fields);
-        let kind = match canonical_str(canonical.kind, "kind")? {
+        let kind = match canonical_text(canonical.kind, "kind")? {
             None => None,
             Some(text) => Some(Kind::parse(&text).ok_or_else(|| RecordError::Field {
                 field: "kind",
@@ -339,7 +366,7 @@ impl<'a> Record<'a> {
                 expected: r#""call", "result" or "message""#,
             })?),
         };
-        let status = match canonical_str(canonical.status, "status")? {
+        let status = match canonical_text(canonical.status, "status")? {
             None => None,
             Some(text) => Some(Status::parse(&text).ok_or_else(|| RecordError::Field {
                 field: "status",
@@ -349,8 +376,8 @@ impl<'a> Record<'a> {
         };
         let tool = canonical_str(canonical.tool, "tool")?;
         let call_id = call_id_of(canonical.call_id)?;
-        canonical_str(canonical.role, "role")?;
-        canonical_str(canonical.text, "text")?;
+        canonical_text(canonical.role, "role")?;
+        canonical_text(canonical.text, "text")?;
         Ok(Record {
             loc,
             kind,
@@ -715,6 +742,26 @@ fn canonical_str<'a>(
     }
 }
 
+/// A canonical field that must be a string when present, read only to be checked or
+/// matched: borrowed from the fields wherever it has no escapes, so checking a built
+/// record's `kind` copies nothing.
+fn canonical_text<'a: 'v, 'v>(
+    slot: Option<Slot<'a, 'v>>,
+    name: &'static str,
+) -> Result<Option<Cow<'v, str>>, RecordError> {
+    match slot {
+        None => Ok(None),
+        Some(Slot::Raw(value)) => raw_string(value)
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, value.get(), "a string")),
+        Some(Slot::Built(text)) => raw_str(text)
+            .map(Some)
+            .ok_or_else(|| wrong_type(name, text, "a string")),
+        Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Borrowed(text))),
+        Some(Slot::Value(other)) => Err(wrong_type(name, &other.to_string(), "a string")),
+    }
+}
+
 /// `call_id` may be a string or an integer (JSON-RPC ids are either).
 fn call_id_of<'a>(slot: Option<Slot<'a, '_>>) -> Result<Option<Cow<'a, str>>, RecordError> {
     const NAME: &str = "call_id";
@@ -895,6 +942,38 @@ mod tests {
         assert_eq!(built.get("text"), Some(want.as_str()));
         built.value("value", &Value::String(text.clone()));
         assert_eq!(built.get("value"), Some(want.as_str()));
+        // Every byte that needs an escape at every place in and around the eight
+        // bytes read at once, among plain and multi-byte characters.
+        for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}'] {
+            for before in 0..20 {
+                for after in [0, 1, 7, 8, 9, 17] {
+                    let text = format!("{}{special}{}", "a".repeat(before), "é".repeat(after));
+                    let mut built = Built::default();
+                    built.string("text", &text);
+                    let want = serde_json::to_string(&text).expect("a string serializes");
+                    assert_eq!(built.get("text"), Some(want.as_str()), "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_built_number_is_written_as_serde_json_writes_it() {
+        for value in [
+            serde_json::json!(0),
+            serde_json::json!(7),
+            serde_json::json!(10),
+            serde_json::json!(1_000_000),
+            serde_json::json!(u64::MAX),
+            serde_json::json!(-1),
+            serde_json::json!(i64::MIN),
+            serde_json::json!(1.5),
+            serde_json::json!(-0.0),
+        ] {
+            let mut built = Built::default();
+            built.value("n", &value);
+            assert_eq!(built.get("n"), Some(value.to_string().as_str()));
+        }
     }
 
     #[test]

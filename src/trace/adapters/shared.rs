@@ -11,68 +11,6 @@ use super::{Element, Out, Site};
 
 pub type Map = serde_json::Map<String, Value>;
 
-/// Hands each member of the object `text` to `each` as `(name, raw value)`, in order,
-/// skipping the values without decoding them. `text` must be valid JSON (checked
-/// before, with [`super::unique`]'s scan, say). Returns `false` when `text` is not an
-/// object, a name has an escape, or a value nests too deeply to skip: the caller then
-/// reads the text the slow way.
-pub fn scan_members<'t>(text: &'t str, mut each: impl FnMut(&'t str, &'t str)) -> bool {
-    scan_items(text, b'{', |name, value| {
-        each(name.unwrap_or_default(), value)
-    })
-}
-
-/// Hands each element of the array `text` to `each`, as [`scan_members`] does members.
-pub fn scan_elements<'t>(text: &'t str, mut each: impl FnMut(&'t str)) -> bool {
-    scan_items(text, b'[', |_, value| each(value))
-}
-
-fn scan_items<'t>(text: &'t str, open: u8, mut each: impl FnMut(Option<&'t str>, &'t str)) -> bool {
-    use crate::trace::native::scan::{skip_ws, string, value};
-    let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0);
-    if bytes.get(at) != Some(&open) {
-        return false;
-    }
-    at = skip_ws(bytes, at + 1);
-    let close = if open == b'{' { b'}' } else { b']' };
-    if bytes.get(at) == Some(&close) {
-        return true;
-    }
-    loop {
-        let name = if open == b'{' {
-            let Some((end, false)) = string(bytes, at) else {
-                return false;
-            };
-            let name = &text[at + 1..end - 1];
-            at = skip_ws(bytes, end) + 1; // past `:`
-            at = skip_ws(bytes, at);
-            Some(name)
-        } else {
-            None
-        };
-        let Some(end) = value(bytes, at) else {
-            return false;
-        };
-        each(name, &text[at..end]);
-        at = skip_ws(bytes, end);
-        match bytes.get(at) {
-            Some(b',') => at = skip_ws(bytes, at + 1),
-            _ => return true,
-        }
-    }
-}
-
-/// Where `part`, a slice of `text`, starts in it.
-pub fn offset_of(text: &str, part: &str) -> usize {
-    let start = part.as_ptr() as usize - text.as_ptr() as usize;
-    debug_assert!(
-        start + part.len() <= text.len(),
-        "bug: a slice of another text"
-    );
-    start
-}
-
 /// A record's fields, starting with its `kind`.
 pub fn fields(kind: &str) -> Map {
     let mut map = Map::new();

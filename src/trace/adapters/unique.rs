@@ -7,6 +7,11 @@
 //! of `f64`'s range and values nested 128 deep are errors) and says nothing of where
 //! or what is wrong: a caller that gets `false` reads the text the slow way, which
 //! does.
+//!
+//! The same scan can also note where the members and elements of the outer
+//! containers are ([`Tape`]), so that a reader of small documents (an MCP log's
+//! lines) finds the values it wants without scanning the text again; a tape is kept
+//! and reused from one text to the next, so scanning a line allocates nothing.
 
 use std::borrow::Cow;
 
@@ -21,34 +26,180 @@ const LISTED: usize = 16;
 /// Whether `text` is one valid JSON value (with white space around it) in which no
 /// object has a key twice. Strings must be valid UTF-8; elsewhere only ASCII is valid.
 pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
-    let mut scan = Scan {
-        text,
-        at: 0,
-        keys: Vec::new(),
-    };
-    scan.space();
-    scan.value(0).is_some() && {
+    Tape::default().scan_bytes(text, 0)
+}
+
+/// Where the items of a JSON text's outer containers are, as one scan found them
+/// ([`Tape::scan`]), and the scan's own lists, kept for the next text.
+#[derive(Debug, Default)]
+pub(super) struct Tape {
+    /// The members and elements of the containers nested at most `depth` deep, in the
+    /// order of the text: an item is followed by the items inside its value.
+    items: Vec<Item>,
+    /// How deep the containers whose items are noted are nested (the outermost is 1).
+    depth: usize,
+    /// Where the text's value is.
+    root: (usize, usize),
+    /// The keys of the objects being scanned, the innermost object's last.
+    keys: Vec<Key>,
+    /// The decoded text of the keys that have escapes.
+    decoded: Vec<u8>,
+}
+
+/// A member of an object, or an element of an array, that a scan noted.
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    /// Where the member's name is, between its quotes; empty for an element.
+    name: (usize, usize),
+    /// Whether the name has an escape.
+    escaped: bool,
+    /// Where its value is.
+    value: (usize, usize),
+    /// The index of the first item after the items inside its value.
+    end: usize,
+}
+
+/// A key of an object being scanned: its text as written, or decoded (it had escapes)
+/// in [`Tape::decoded`].
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    start: usize,
+    end: usize,
+    decoded: bool,
+    /// Its first eight bytes (zeros past its end): keys of up to eight bytes, most of
+    /// them, are compared by this number alone.
+    head: u64,
+}
+
+/// The first eight bytes of `bytes`, zeros past its end, as a number.
+fn head(bytes: &[u8]) -> u64 {
+    let mut first = [0; 8];
+    let n = bytes.len().min(8);
+    first[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(first)
+}
+
+impl Tape {
+    /// Scans `text` as [`valid_without_duplicates`] does, noting the items of the
+    /// containers nested at most `depth` deep; the value it found, or `None` when
+    /// `text` is not valid.
+    pub(super) fn scan<'t>(&'t mut self, text: &'t str, depth: usize) -> Option<Node<'t>> {
+        let valid = self.scan_bytes(text.as_bytes(), depth);
+        valid.then_some(Node {
+            tape: self,
+            text,
+            value: self.root,
+            items: (0, self.items.len()),
+            depth: 1,
+        })
+    }
+
+    fn scan_bytes(&mut self, text: &[u8], depth: usize) -> bool {
+        self.items.clear();
+        self.keys.clear();
+        self.decoded.clear();
+        self.depth = depth;
+        let mut scan = Scan {
+            text,
+            at: 0,
+            tape: self,
+        };
         scan.space();
-        scan.at == text.len()
+        let start = scan.at;
+        let valid = scan.value(0).is_some();
+        let end = scan.at;
+        scan.space();
+        let valid = valid && scan.at == text.len();
+        self.root = (start, end);
+        valid
+    }
+}
+
+/// A value of a scanned text: its raw JSON, and the items inside it when it is a
+/// container the scan noted the items of.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Node<'t> {
+    tape: &'t Tape,
+    text: &'t str,
+    value: (usize, usize),
+    /// The indexes of the items inside it.
+    items: (usize, usize),
+    /// How deep it is nested, as a container (the text's value is 1).
+    depth: usize,
+}
+
+impl<'t> Node<'t> {
+    /// The value's raw JSON text.
+    pub(super) fn text(&self) -> &'t str {
+        &self.text[self.value.0..self.value.1]
+    }
+
+    /// Where the value starts in the scanned text.
+    pub(super) fn offset(&self) -> usize {
+        self.value.0
+    }
+
+    /// Hands each member of the object to `each` as `(name, value)`, in order.
+    /// Returns `false`, maybe having handed some, when the value is not an object, its
+    /// members were not noted, or a name has an escape (the caller then reads the text
+    /// the slow way).
+    pub(super) fn members(&self, mut each: impl FnMut(&'t str, Node<'t>)) -> bool {
+        self.items(b'{', |item, node| {
+            if item.escaped {
+                return false;
+            }
+            each(&self.text[item.name.0..item.name.1], node);
+            true
+        })
+    }
+
+    /// Hands each element of the array to `each`, as [`Node::members`] does members.
+    pub(super) fn elements(&self, mut each: impl FnMut(Node<'t>)) -> bool {
+        self.items(b'[', |_, node| {
+            each(node);
+            true
+        })
+    }
+
+    fn items(&self, open: u8, mut each: impl FnMut(&Item, Node<'t>) -> bool) -> bool {
+        if self.text.as_bytes().get(self.value.0) != Some(&open) || self.depth > self.tape.depth {
+            return false;
+        }
+        let mut at = self.items.0;
+        while at < self.items.1 {
+            let item = &self.tape.items[at];
+            let node = Node {
+                tape: self.tape,
+                text: self.text,
+                value: item.value,
+                items: (at + 1, item.end),
+                depth: self.depth + 1,
+            };
+            if !each(item, node) {
+                return false;
+            }
+            at = item.end;
+        }
+        true
     }
 }
 
 /// `None` is invalid text; why is not kept.
 type Scanned = Option<()>;
 
-struct Scan<'t> {
+struct Scan<'t, 's> {
     text: &'t [u8],
     /// The next byte to read.
     at: usize,
-    /// The keys of the objects being scanned, decoded, the innermost object's last.
-    keys: Vec<Cow<'t, [u8]>>,
+    tape: &'s mut Tape,
 }
 
-impl<'t> Scan<'t> {
+impl<'t> Scan<'t, '_> {
     fn peek(&self) -> Option<u8> {
         self.text.get(self.at).copied()
     }
 
+    #[inline]
     fn space(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.at += 1;
@@ -60,7 +211,7 @@ impl<'t> Scan<'t> {
         match self.peek()? {
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
-            b'"' => self.string(false).map(drop),
+            b'"' => self.string().map(drop),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -74,12 +225,45 @@ impl<'t> Scan<'t> {
         (self.text.get(self.at..end)? == word).then(|| self.at = end)
     }
 
+    /// The bytes of `key`.
+    fn key_bytes<'k>(text: &'k [u8], decoded: &'k [u8], key: Key) -> &'k [u8] {
+        let all = if key.decoded { decoded } else { text };
+        &all[key.start..key.end]
+    }
+
+    /// Notes an item starting here (when its container is noted): its index.
+    fn open_item(&mut self, noted: bool, name: (usize, usize), escaped: bool) -> usize {
+        let index = self.tape.items.len();
+        if noted {
+            self.tape.items.push(Item {
+                name,
+                escaped,
+                value: (self.at, self.at),
+                end: index + 1,
+            });
+        }
+        index
+    }
+
+    /// Notes where the item at `index`, whose value ends here, ends.
+    fn close_item(&mut self, noted: bool, index: usize) {
+        if noted {
+            let end = self.tape.items.len();
+            let item = &mut self.tape.items[index];
+            item.value.1 = self.at;
+            item.end = end;
+        }
+    }
+
     /// An object, the `depth`th container in.
     fn object(&mut self, depth: usize) -> Scanned {
         if self.opened(depth, b'}')? {
             return Some(());
         }
-        let first = self.keys.len();
+        let noted = depth <= self.tape.depth;
+        let first = self.tape.keys.len();
+        // The keys decoded here are dropped with the object's keys.
+        let decoded_from = self.tape.decoded.len();
         // An object of more than `LISTED` keys moves them into a set, so that a wide
         // object costs a hash per key rather than a search of all the keys before it.
         let mut many: Option<FxHashSet<Cow<'t, [u8]>>> = None;
@@ -87,20 +271,56 @@ impl<'t> Scan<'t> {
             if self.peek()? != b'"' {
                 return None;
             }
-            let key = self.string(true)?;
+            let (start, end, escaped) = self.string()?;
+            let mut key = if escaped {
+                let from = self.tape.decoded.len();
+                decode_into(&self.text[start..end], &mut self.tape.decoded);
+                Key {
+                    start: from,
+                    end: self.tape.decoded.len(),
+                    decoded: true,
+                    head: 0,
+                }
+            } else {
+                Key {
+                    start,
+                    end,
+                    decoded: false,
+                    head: 0,
+                }
+            };
+            let bytes = Self::key_bytes(self.text, &self.tape.decoded, key);
+            key.head = head(bytes);
             match &mut many {
                 Some(set) => {
-                    if !set.insert(key) {
+                    let bytes = match key.decoded {
+                        true => Cow::Owned(bytes.to_vec()),
+                        false => Cow::Borrowed(&self.text[start..end]),
+                    };
+                    if !set.insert(bytes) {
                         return None;
                     }
                 }
                 None => {
-                    if self.keys[first..].contains(&key) {
+                    let (text, decoded) = (self.text, &self.tape.decoded);
+                    let seen = self.tape.keys[first..].iter().any(|&other| {
+                        other.head == key.head
+                            && other.end - other.start == bytes.len()
+                            && (bytes.len() <= 8 || Self::key_bytes(text, decoded, other) == bytes)
+                    });
+                    if seen {
                         return None;
                     }
-                    self.keys.push(key);
-                    if self.keys.len() - first > LISTED {
-                        many = Some(self.keys.drain(first..).collect());
+                    self.tape.keys.push(key);
+                    if self.tape.keys.len() - first > LISTED {
+                        let set = self.tape.keys.drain(first..).map(|key| {
+                            let bytes = Self::key_bytes(text, decoded, key);
+                            match key.decoded {
+                                true => Cow::Owned(bytes.to_vec()),
+                                false => Cow::Borrowed(&text[key.start..key.end]),
+                            }
+                        });
+                        many = Some(set.collect());
                     }
                 }
             }
@@ -110,9 +330,12 @@ impl<'t> Scan<'t> {
             }
             self.at += 1;
             self.space();
+            let index = self.open_item(noted, (start, end), escaped);
             self.value(depth)?;
+            self.close_item(noted, index);
             if self.closed(b'}')? {
-                self.keys.truncate(first);
+                self.tape.keys.truncate(first);
+                self.tape.decoded.truncate(decoded_from);
                 return Some(());
             }
         }
@@ -123,8 +346,11 @@ impl<'t> Scan<'t> {
         if self.opened(depth, b']')? {
             return Some(());
         }
+        let noted = depth <= self.tape.depth;
         loop {
+            let index = self.open_item(noted, (self.at, self.at), false);
             self.value(depth)?;
+            self.close_item(noted, index);
             if self.closed(b']')? {
                 return Some(());
             }
@@ -164,16 +390,19 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// A string; with `key`, its decoded bytes (borrowed when it has no escape), else
-    /// nothing.
-    fn string(&mut self, key: bool) -> Option<Cow<'t, [u8]>> {
+    /// A string: where its text is, between its quotes, and whether it has an escape.
+    ///
+    /// Inlined where it is called: most strings are short keys, and a call would cost
+    /// about as much as scanning one.
+    #[inline]
+    fn string(&mut self) -> Option<(usize, usize, bool)> {
         self.at += 1;
         let start = self.at;
         let mut ascii = true;
         let mut escaped = false;
         loop {
             // Plain ASCII eight bytes at a time, up to a byte the match below decides.
-            self.at = crate::trace::native::scan::plain_run(self.text, self.at, true);
+            self.at = crate::json::plain_words(self.text, self.at, true);
             match *self.text.get(self.at)? {
                 b'"' => break,
                 b'\\' => {
@@ -188,18 +417,14 @@ impl<'t> Scan<'t> {
                 _ => self.at += 1,
             }
         }
-        let raw = &self.text[start..self.at];
+        let end = self.at;
         self.at += 1;
         // Escapes are ASCII and decode to whole characters, so the text between them
         // is valid UTF-8 exactly when the decoded string is.
-        if !ascii && std::str::from_utf8(raw).is_err() {
+        if !ascii && std::str::from_utf8(&self.text[start..end]).is_err() {
             return None;
         }
-        Some(match (key, escaped) {
-            (false, _) => Cow::Borrowed(&[]),
-            (true, false) => Cow::Borrowed(raw),
-            (true, true) => Cow::Owned(decode(raw)),
-        })
+        Some((start, end, escaped))
     }
 
     /// An escape, at its backslash: what serde_json accepts in a string, where a
@@ -281,9 +506,8 @@ impl<'t> Scan<'t> {
     }
 }
 
-/// The UTF-8 bytes of a string's `raw` text, whose escapes are valid.
-fn decode(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
+/// Appends the UTF-8 bytes of a string's `raw` text, whose escapes are valid, to `out`.
+fn decode_into(raw: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     let hex = |at: usize| {
         raw[at..at + 4]
@@ -319,21 +543,90 @@ fn decode(raw: &[u8]) -> Vec<u8> {
         let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
         out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use super::super::document::parse_unique;
-    use super::valid_without_duplicates;
+    use serde_json::Value;
 
-    /// Whether the scan says what parsing says of `text`.
+    use super::super::document::parse_unique;
+    use super::{Node, Tape, valid_without_duplicates};
+
+    /// Whether the scan says what parsing says of `text`, with and without noting
+    /// members, on a fresh tape and on one reused from the texts before.
     #[track_caller]
     fn agrees(text: &str) {
-        let want = parse_unique(text).is_some();
-        assert_eq!(valid_without_duplicates(text.as_bytes()), want, "{text:?}");
+        let want = parse_unique(text);
+        assert_eq!(
+            valid_without_duplicates(text.as_bytes()),
+            want.is_some(),
+            "{text:?}"
+        );
+        TAPE.with_borrow_mut(|tape| {
+            for depth in [0, 1, 3, 200] {
+                let node = tape.scan(text, depth);
+                assert_eq!(
+                    node.is_some(),
+                    want.is_some(),
+                    "{text:?} noted {depth} deep"
+                );
+                if let (Some(node), Some(want)) = (node, &want) {
+                    same_tree(node, want, depth, text);
+                }
+            }
+        });
+    }
+
+    thread_local! {
+        /// One tape for all the texts a test scans, as a reader keeps one.
+        static TAPE: std::cell::RefCell<Tape> = std::cell::RefCell::default();
+    }
+
+    /// Whether `node` and its noted members and elements are the parts of `want`.
+    #[track_caller]
+    fn same_tree(node: Node<'_>, want: &Value, depth: usize, text: &str) {
+        let have: Value = serde_json::from_str(node.text()).expect("a node is valid JSON");
+        assert_eq!(&have, want, "{text:?}");
+        assert_eq!(
+            &text[node.offset()..node.offset() + node.text().len()],
+            node.text()
+        );
+        let noted = node.depth <= depth;
+        match want {
+            Value::Object(map) => {
+                let mut members = Vec::new();
+                let read = node.members(|name, value| members.push((name, value)));
+                // An object's members are all handed on, unless they were not noted or
+                // a name is escaped (which a reader cannot compare as written).
+                let escaped = node.text().contains("\\");
+                assert!(read || !noted || escaped, "{text:?}");
+                assert!(!read || noted, "{text:?}");
+                if read {
+                    assert_eq!(members.len(), map.len(), "{text:?}");
+                    for (name, value) in members {
+                        same_tree(value, &map[name], depth, text);
+                    }
+                }
+                assert!(!node.elements(|_| {}), "an object has no elements");
+            }
+            Value::Array(items) => {
+                let mut elements = Vec::new();
+                let read = node.elements(|element| elements.push(element));
+                assert_eq!(read, noted, "{text:?}");
+                if read {
+                    assert_eq!(elements.len(), items.len(), "{text:?}");
+                    for (element, want) in elements.into_iter().zip(items) {
+                        same_tree(element, want, depth, text);
+                    }
+                }
+                assert!(!node.members(|_, _| {}), "an array has no members");
+            }
+            _ => {
+                assert!(!node.members(|_, _| {}) && !node.elements(|_| {}));
+            }
+        }
     }
 
     #[test]
