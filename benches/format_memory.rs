@@ -140,6 +140,46 @@ fn codex(bytes: usize, sessions: usize) -> Input {
     )
 }
 
+/// One MCP `tools/call` request of session `s` and its reply, in envelopes.
+fn mcp_op(out: &mut String, s: usize, n: usize) {
+    let _ = writeln!(
+        out,
+        r#"{{"session_id":"s{s}","direction":"send","timestamp":"2025-01-01T00:00:01Z","message":{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"create_record","arguments":{{"request_id":"req-{s}-{n}","title":"Invoice {n}","amount":{amount}}}}}}}}}"#,
+        amount = 100 + n % 900
+    );
+    let _ = writeln!(
+        out,
+        r#"{{"session_id":"s{s}","direction":"recv","timestamp":"2025-01-01T00:00:02Z","message":{{"jsonrpc":"2.0","id":{n},"result":{{"content":[{{"type":"text","text":"created rec_{s}_{n}"}}],"structuredContent":{{"id":"rec_{s}_{n}"}},"isError":false}}}}}}"#
+    );
+}
+
+/// An MCP log of `sessions` sessions one after the other.
+fn mcp(bytes: usize, sessions: usize) -> Input {
+    transcripts(bytes, sessions, |_, _| {}, mcp_op, |_, _| {}, "")
+}
+
+/// An MCP log of `sessions` sessions, `together` at a time taking turns call by call:
+/// each group's sessions interleave, and the groups follow one another.
+fn mcp_interleaved(bytes: usize, sessions: usize, together: usize) -> Input {
+    let mut text = String::with_capacity(bytes + 4096);
+    let per = bytes / sessions;
+    let mut largest = 0;
+    for group in (0..sessions).step_by(together) {
+        let members = group..(group + together).min(sessions);
+        let start = text.len();
+        let mut n = 0;
+        while text.len() - start < per * members.len() {
+            for s in members.clone() {
+                mcp_op(&mut text, s, n);
+            }
+            n += 1;
+        }
+        // Each session's own lines, though spread over its group's.
+        largest = largest.max((text.len() - start) / members.len());
+    }
+    Input { text, largest }
+}
+
 /// One OpenAI Chat Completions call (an assistant message) and its tool message,
 /// separated by `sep`.
 fn openai_op(out: &mut String, s: usize, n: usize, sep: &str) {
@@ -425,6 +465,13 @@ fn main() {
         ),
         ("codex 1 session", |b| codex(b, 1), detected.clone()),
         ("codex 100 sessions", |b| codex(b, 100), detected.clone()),
+        ("mcp 1 session", |b| mcp(b, 1), detected.clone()),
+        ("mcp 100 sessions", |b| mcp(b, 100), detected.clone()),
+        (
+            "mcp 100 sessions, 10 interleaved",
+            |b| mcp_interleaved(b, 100, 10),
+            detected.clone(),
+        ),
         ("openai lines", openai_lines, detected.clone()),
         ("openai object", openai_object, detected.clone()),
         ("openai runs", |b| openai_runs(b, 1000), detected.clone()),
@@ -466,7 +513,7 @@ fn main() {
     ];
 
     println!(
-        "{:<28} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
+        "{:<34} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
         "workload", "file MB", "largest MB", "records", "s", "records/s", "peak MB", "peak/lg"
     );
     for (name, generate, input_options) in workloads {
@@ -486,7 +533,7 @@ fn main() {
         assert_eq!(read.1, 0, "{name}: the generated input conforms");
         let peak_mb = figures.peak_bytes as f64 / 1e6;
         println!(
-            "{:<28} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+            "{:<34} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
             name,
             file_mb,
             largest_mb,

@@ -10,7 +10,8 @@
 //! accepting state.
 //!
 //! A trace may end before the input: the traces of a streamed document of runs, one
-//! per run, end with their run ([`Item::TraceEnd`]). Such a trace is checked to its end
+//! per run, end with their run, and the threads and sessions of a streamed log with
+//! their last line ([`Item::TraceEnd`]). Such a trace is checked to its end
 //! at once and its state freed, so memory follows the runs being read, not the runs
 //! read; what its end found is held and reported where the end of the input would
 //! report it, so the report is the same either way.

@@ -126,7 +126,7 @@ fn run_messages(run: usize) -> String {
 
 /// Every create is answered (a call left unanswered gets a `missing` result, a
 /// violation at the end of its run).
-const ANSWERED: &str = r#"spec answered
+pub(crate) const ANSWERED: &str = r#"spec answered
 per args.request_id
 event create  = call create_record
 event created = result create_record where status == "ok"
@@ -140,7 +140,7 @@ forbid pending on lost: "the reply never came"
 
 /// A created record is looked up before the run ends, and nothing is created after
 /// (a run without a lookup ends unaccepted).
-const LOOKED_UP: &str = r#"spec looked_up
+pub(crate) const LOOKED_UP: &str = r#"spec looked_up
 event create = call create_record
 event lookup = call lookup
 initial idle
@@ -153,7 +153,7 @@ created -> checked on lookup
 /// A lookup names a record an output showed; an unanswered create leaves it in a
 /// state that may not end a run. Its events read provenance, so each is classified
 /// per instance.
-const CITED: &str = r#"spec cited
+pub(crate) const CITED: &str = r#"spec cited
 event lookup = call lookup where args.id in outputs of create_record
 event lost   = result create_record where status == "missing"
 initial idle
@@ -164,7 +164,7 @@ idle -> gone on lost
 
 /// A `per` key no record carries: whether a `missing` result lacks it decides the
 /// findings of other records, so a run that ends with one waits for the input's end.
-const MISSPELT: &str = r#"spec misspelt
+pub(crate) const MISSPELT: &str = r#"spec misspelt
 per args.request
 event lost = result create_record where status == "missing"
 initial idle
@@ -173,7 +173,7 @@ idle -> idle on lost
 
 /// Two events a `missing` result matches both: it is reported once in the input,
 /// so a run that ends with one waits for the input's end too.
-const TWICE: &str = r#"spec twice
+pub(crate) const TWICE: &str = r#"spec twice
 event lost  = result create_record where status == "missing"
 event other = result create_record where status != "ok"
 initial idle

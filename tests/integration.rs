@@ -21,6 +21,7 @@ mod human_scale;
 mod join;
 mod json_contract;
 mod limits;
+mod line_ends;
 mod lint;
 mod malformed;
 mod merge;

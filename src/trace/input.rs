@@ -161,7 +161,9 @@ pub enum Item<'r> {
     Stopped(io::Error),
     /// The trace of this name, which records name in their `trace` field, has ended:
     /// no record of it follows. Said only when the adapter knows it, of an input of
-    /// more than one trace: at the end of each run of a streamed document of runs.
+    /// more than one trace: at the end of each run of a streamed document of runs, and
+    /// after the last line of each thread or session of a streamed log whose first pass
+    /// found where each ends.
     TraceEnd(String),
 }
 

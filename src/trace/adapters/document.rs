@@ -832,9 +832,15 @@ fn finish(
 /// The name of the trace an emitted item belongs to, in the transcript named
 /// `transcript`.
 pub(super) fn trace_name(transcript: &str, item: &Emitted) -> String {
-    match (&item.trace, transcript) {
+    sub_trace_name(transcript, item.trace.as_deref())
+}
+
+/// The name of the sub-trace `sub` of the transcript named `transcript` (the
+/// transcript's own with none).
+pub(super) fn sub_trace_name(transcript: &str, sub: Option<&str>) -> String {
+    match (sub, transcript) {
         (None, name) => name.to_string(),
-        (Some(sub), "") => sub.clone(),
+        (Some(sub), "") => sub.to_string(),
         // A sub-trace named by a pointer (a ToolBench branch) reads like a list's name.
         (Some(sub), name) if sub.starts_with('/') => format!("{name} {sub}"),
         (Some(sub), name) => format!("{name} / {sub}"),

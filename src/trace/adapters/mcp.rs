@@ -158,6 +158,13 @@ pub(super) struct Reader {
 }
 
 impl Reader {
+    /// Forgets session `session`, whose last line has been read: its requests still
+    /// open stay unanswered, as at the end of the log (the checker gives them their
+    /// `missing` results at the end of the trace).
+    pub(super) fn end(&mut self, session: &Option<String>) {
+        self.sessions.remove(session);
+    }
+
     /// Reads one element of the log.
     pub(super) fn element(&mut self, element: &Element<'_>, out: &mut Out) {
         // A request's site is kept until its reply: pinned, in case the element's

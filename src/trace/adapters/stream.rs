@@ -54,6 +54,12 @@
 //! in the document, so no later run's) have ended, and the stream says so
 //! ([`Handed::TraceEnd`]) when records name their trace: the checker then ends them at
 //! once, and the stream forgets their names, so neither keeps anything per run read.
+//! A file of lines whose first pass found where each trace ends says so too: a thread
+//! of a Claude Code log or a Codex rollout once it is finished at its last line, a
+//! session of an MCP log once its last line with a record is read (the adapter then
+//! forgets the session's open requests, which the checker answers `missing` at the
+//! end of the trace, as at the end of the file). A name two of the adapter's traces
+//! share (records of no session and a session named `""`) ends only with the input.
 //!
 //! A document is streamed only when it has been read through once, without keeping
 //! it, and found to be valid JSON without a duplicate key ([`valid_without_duplicates`]):
@@ -63,6 +69,7 @@
 pub(super) mod doc_plan;
 mod scan;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 use std::rc::Rc;
@@ -72,7 +79,7 @@ use serde_json::Value;
 
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
-    selects_nothing_at, trace_name, unknown_format_at,
+    selects_nothing_at, sub_trace_name, trace_name, unknown_format_at,
 };
 use super::search::{Found, Search};
 use super::shared::Pairer;
@@ -153,7 +160,7 @@ enum Reader {
 /// time: the whole file is one transcript (one trace per session in a log of
 /// sessions), and each adapter holds only what it has not handed on yet.
 enum Lines {
-    Mcp(mcp::Reader),
+    Mcp(mcp::Reader, SessionEnds),
     ClaudeCode(claude_code::Reader),
     Codex(codex::Reader),
     /// Chat messages (OpenAI, Anthropic, Gemini CLI), each read by its format's
@@ -185,7 +192,7 @@ impl Lines {
         responses_answered: FxHashSet<String>,
     ) -> Option<Lines> {
         Some(match format {
-            Format::Mcp => Lines::Mcp(mcp::Reader::default()),
+            Format::Mcp => Lines::Mcp(mcp::Reader::default(), SessionEnds::default()),
             Format::ClaudeCode => Lines::ClaudeCode(claude_code::Reader::default()),
             Format::Codex => Lines::Codex(codex::Reader::new(codex_answered)),
             Format::OpenAi => Lines::Messages(Pairer::new(openai::WHY_MISSING), openai::message),
@@ -204,7 +211,7 @@ impl Lines {
 
     fn element(&mut self, element: &Element<'_>, out: &mut Out) {
         match self {
-            Lines::Mcp(reader) => reader.element(element, out),
+            Lines::Mcp(reader, _) => reader.element(element, out),
             Lines::ClaudeCode(reader) => reader.element(element, out),
             Lines::Codex(reader) => reader.element(element, out),
             Lines::Messages(pairer, message) => {
@@ -230,39 +237,42 @@ impl Lines {
     fn one_trace(&self) -> bool {
         match self {
             Lines::Messages(..) | Lines::Responses(..) | Lines::Atif(_) | Lines::Native => true,
-            Lines::Mcp(_) | Lines::ClaudeCode(_) | Lines::Codex(_) => false,
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) => false,
         }
     }
 
     /// Makes this the adapter of a first pass, which only counts.
     fn survey(&mut self) {
         match self {
+            Lines::Mcp(_, ends) => ends.survey = true,
             Lines::ClaudeCode(reader) => reader.threads().survey(),
             Lines::Codex(reader) => reader.threads().survey(),
-            Lines::Mcp(_)
-            | Lines::Messages(..)
-            | Lines::Responses(..)
-            | Lines::Atif(_)
-            | Lines::Native => {}
+            Lines::Messages(..) | Lines::Responses(..) | Lines::Atif(_) | Lines::Native => {}
         }
     }
 
-    /// Whether records are given thread by thread, so that a first pass finding where
-    /// each thread ends lets the later ones stream.
-    fn by_thread(&self) -> bool {
-        matches!(self, Lines::ClaudeCode(_) | Lines::Codex(_))
+    /// Whether a first pass finds where each trace ends: each thread of a log given
+    /// thread by thread, so that the later ones stream, and each session of an MCP log;
+    /// a trace is then ended as soon as its last record is handed on.
+    fn ends_found_first(&self) -> bool {
+        matches!(
+            self,
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_)
+        )
     }
 
-    /// Where each thread's last element is, found by a first pass.
-    fn ends(&mut self) -> Option<Vec<usize>> {
-        match self {
-            Lines::ClaudeCode(reader) => Some(reader.threads().ends()),
-            Lines::Codex(reader) => Some(reader.threads().ends()),
-            Lines::Mcp(_)
-            | Lines::Messages(..)
-            | Lines::Responses(..)
-            | Lines::Atif(_)
-            | Lines::Native => None,
+    /// Takes where each trace ends from `survey`, the adapter of a first pass over the
+    /// same input.
+    fn learn_ends(&mut self, survey: &mut Lines) {
+        match (self, survey) {
+            (Lines::Mcp(_, ends), Lines::Mcp(_, found)) => ends.learn(found),
+            (Lines::ClaudeCode(reader), Lines::ClaudeCode(found)) => {
+                reader.threads().set_ends(found.threads().ends());
+            }
+            (Lines::Codex(reader), Lines::Codex(found)) => {
+                reader.threads().set_ends(found.threads().ends());
+            }
+            _ => {}
         }
     }
 
@@ -272,7 +282,7 @@ impl Lines {
         match self {
             Lines::ClaudeCode(reader) => reader.threads().traces(),
             Lines::Codex(reader) => reader.threads().traces(),
-            Lines::Mcp(_)
+            Lines::Mcp(..)
             | Lines::Messages(..)
             | Lines::Responses(..)
             | Lines::Atif(_)
@@ -280,21 +290,31 @@ impl Lines {
         }
     }
 
-    fn set_ends(&mut self, ends: Vec<usize>) {
+    /// Notes what reading document `index` emitted, `out`, before it is handed on: in
+    /// a first pass over an MCP log, the sessions it has records of.
+    fn read(&mut self, index: usize, out: &Out) {
+        if let Lines::Mcp(_, ends) = self {
+            ends.read(index, out);
+        }
+    }
+
+    /// The adapter's traces (by their names within the transcript) that have ended
+    /// once what reading document `index` emitted is handed on: no record of theirs
+    /// follows. Known only after a first pass ([`Lines::learn_ends`]).
+    fn ended(&mut self, index: usize) -> Vec<Option<String>> {
         match self {
-            Lines::ClaudeCode(reader) => reader.threads().set_ends(ends),
-            Lines::Codex(reader) => reader.threads().set_ends(ends),
-            Lines::Mcp(_)
-            | Lines::Messages(..)
-            | Lines::Responses(..)
-            | Lines::Atif(_)
-            | Lines::Native => {}
+            Lines::Mcp(reader, ends) => ends.ended(index, reader),
+            Lines::ClaudeCode(reader) => reader.threads().take_ended(),
+            Lines::Codex(reader) => reader.threads().take_ended(),
+            Lines::Messages(..) | Lines::Responses(..) | Lines::Atif(_) | Lines::Native => {
+                Vec::new()
+            }
         }
     }
 
     fn finish(self, out: &mut Out) {
         match self {
-            Lines::Mcp(_) | Lines::Native => {}
+            Lines::Mcp(..) | Lines::Native => {}
             Lines::ClaudeCode(reader) => reader.finish(out),
             Lines::Codex(reader) => reader.finish(out),
             Lines::Messages(pairer, _) | Lines::Responses(pairer, _) => pairer.finish(out),
@@ -303,6 +323,64 @@ impl Lines {
                 pairer.finish(out);
             }
         }
+    }
+}
+
+/// Where each session of an MCP log ends: after the last line with a record of it,
+/// which a first pass finds. Every record of an MCP log is handed on as its line is
+/// read (a request never answered gets its `missing` result from the checker, at the
+/// end of its trace), so a session has ended once its last line is read.
+#[derive(Default)]
+struct SessionEnds {
+    /// Whether this is a first pass, which finds the ends.
+    survey: bool,
+    /// In a first pass: the last document each session has a record in.
+    last: FxHashMap<Option<String>, usize>,
+    /// After one: the sessions not ended yet, by the document after which they end,
+    /// that first.
+    ends: VecDeque<(usize, Option<String>)>,
+}
+
+impl SessionEnds {
+    /// In a first pass: notes the sessions `out` has records of, emitted when
+    /// document `index` was read.
+    fn read(&mut self, index: usize, out: &Out) {
+        if !self.survey {
+            return;
+        }
+        for item in &out.items {
+            if !matches!(item.what, super::Emit::Record(_)) {
+                continue;
+            }
+            match self.last.get_mut(&item.trace) {
+                Some(last) => *last = index,
+                None => {
+                    self.last.insert(item.trace.clone(), index);
+                }
+            }
+        }
+    }
+
+    /// Takes the ends `survey`, a first pass, found.
+    fn learn(&mut self, survey: &mut SessionEnds) {
+        let mut ends: Vec<(usize, Option<String>)> = survey
+            .last
+            .drain()
+            .map(|(name, last)| (last, name))
+            .collect();
+        ends.sort_unstable();
+        self.ends = ends.into();
+    }
+
+    /// The sessions that end once document `index` is read, forgotten by `reader`.
+    fn ended(&mut self, index: usize, reader: &mut mcp::Reader) -> Vec<Option<String>> {
+        let mut ended = Vec::new();
+        while self.ends.front().is_some_and(|(last, _)| *last <= index) {
+            let (_, session) = self.ends.pop_front().expect("bug: an end just seen");
+            reader.end(&session);
+            ended.push(session);
+        }
+        ended
     }
 }
 
@@ -516,7 +594,7 @@ impl Stream {
         let Reader::Lines(lines) = &mut self.reader else {
             return;
         };
-        if self.finisher.decided && !lines.by_thread() {
+        if self.finisher.decided && !lines.ends_found_first() {
             return;
         }
         let Some(reopen) = self.reopen.take() else {
@@ -537,12 +615,11 @@ impl Stream {
                 Err(_) => return,
             }
         }
-        if let Reader::Lines(theirs) = &mut survey.reader
-            && let Some(ends) = theirs.ends()
-        {
-            lines.set_ends(ends);
+        if let Reader::Lines(theirs) = &mut survey.reader {
+            lines.learn_ends(theirs);
         }
         survey.end();
+        self.finisher.shared = std::mem::take(&mut survey.finisher.shared);
         self.surveyed = survey.traces();
         if !self.finisher.decided {
             self.finisher.many = self.surveyed > 1;
@@ -718,7 +795,7 @@ impl Stream {
                 runs.finish(&mut self.finisher);
             }
             Reader::Lines(lines) => {
-                let lines = std::mem::replace(lines, Lines::Mcp(mcp::Reader::default()));
+                let lines = std::mem::replace(lines, Lines::Native);
                 let mut out = Out::default();
                 lines.finish(&mut out);
                 self.hand_on(&mut out, None);
@@ -746,12 +823,14 @@ impl Stream {
                     return Ok(false);
                 };
                 // The common line is read from its text; any other from its document.
-                if let (LineContent::Text(text), Lines::Mcp(mcp)) = (line.content, &mut *lines) {
+                if let (LineContent::Text(text), Lines::Mcp(mcp, _)) = (line.content, &mut *lines) {
                     let mut out = Out::default();
                     if mcp.line(text, index, &line.location(), &mut out) {
                         self.next_doc += 1;
                         self.offset = line.offset;
+                        lines.read(index, &out);
                         self.hand_on(&mut out, None);
+                        self.end_traces(index);
                         return Ok(true);
                     }
                 }
@@ -811,13 +890,26 @@ impl Stream {
             &mut out,
         );
         let known = lines.traces();
+        lines.read(index, &out);
         self.hand_on(&mut out, Some((doc, index)));
+        self.end_traces(index);
         if !self.finisher.decided && known > 1 {
             // A second thread with records: more than one trace, though its records
             // wait for the first thread's.
             self.surveyed = self.surveyed.max(known);
             self.finisher.many = true;
             self.finisher.flush();
+        }
+    }
+
+    /// Ends the traces of a file of lines that have ended once document `index` is
+    /// read and what it emitted handed on.
+    fn end_traces(&mut self, index: usize) {
+        let Reader::Lines(lines) = &mut self.reader else {
+            return;
+        };
+        for sub in lines.ended(index) {
+            self.finisher.ended(&self.transcript, sub.as_deref());
         }
     }
 
@@ -1039,6 +1131,13 @@ struct Finisher {
     /// Whether records are only counted, by trace, and nothing is handed on (a first
     /// pass).
     count_only: bool,
+    /// In a first pass: the adapter's trace (its name within the transcript) whose
+    /// records first had each name.
+    origins: FxHashMap<String, Option<String>>,
+    /// Names that records of more than one of the adapter's traces have (a file's
+    /// session `""` and its records of no session), found by a first pass: such a
+    /// trace ends only with the input.
+    shared: FxHashSet<String>,
     /// Problems of lines read (not JSON, a key twice), waiting for the first item
     /// emitted at or after their place, before which reading the whole input puts
     /// them: an adapter may still hold records from before them.
@@ -1103,6 +1202,13 @@ impl Finisher {
     fn emitted(&mut self, transcript: &str, mut item: Emitted, locate: impl Fn(&Site) -> Location) {
         let loc = locate(&item.site);
         self.drain_early(Some(loc.offset));
+        if self.count_only {
+            match item.what {
+                Emit::Problem(_) => {}
+                Emit::Record(_) => self.count(transcript, item.trace),
+            }
+            return;
+        }
         let name = match item.what {
             // The sub-trace's name is the trace's: moved, not copied.
             Emit::Record(_) if transcript.is_empty() => item.trace.take().unwrap_or_default(),
@@ -1111,9 +1217,6 @@ impl Finisher {
         };
         match item.what {
             Emit::Problem(message) => self.problem(malformed(loc, message)),
-            Emit::Record(_) if self.count_only => {
-                self.names.entry(name).or_insert(0);
-            }
             Emit::Record(fields) => {
                 if let Some(element) = &mut self.element {
                     if !element.contains(&name) {
@@ -1136,6 +1239,36 @@ impl Finisher {
                     None => self.record(name, fields, loc),
                 }
             }
+        }
+    }
+
+    /// In a first pass: counts a record of the adapter's trace `sub` of the transcript
+    /// named `transcript`, and notes whether its name is another trace's too.
+    fn count(&mut self, transcript: &str, sub: Option<String>) {
+        let name = match transcript {
+            "" => Cow::Borrowed(sub.as_deref().unwrap_or_default()),
+            _ => Cow::Owned(sub_trace_name(transcript, sub.as_deref())),
+        };
+        match self.origins.get(name.as_ref()) {
+            Some(origin) if *origin != sub => {
+                self.shared.insert(name.into_owned());
+            }
+            Some(_) => {}
+            None => {
+                let name = name.into_owned();
+                self.names.insert(name.clone(), 0);
+                self.origins.insert(name, sub);
+            }
+        }
+    }
+
+    /// The adapter's trace `sub` of the transcript named `transcript` (a session, a
+    /// thread) has emitted every record of its own: once they are handed on, its trace
+    /// has ended, unless another of the adapter's traces has its name.
+    fn ended(&mut self, transcript: &str, sub: Option<&str>) {
+        let name = sub_trace_name(transcript, sub);
+        if !self.shared.contains(&name) {
+            self.end(name);
         }
     }
 

@@ -7,7 +7,9 @@
 //! before it is finished, which is known at the end of the log, or, when a first pass
 //! over the file found where each thread's last element is ([`Threads::ends`]), at
 //! that element: a file of sessions one after the other then holds only the session
-//! being read.
+//! being read. A thread finished there has handed on every record of its own, so its
+//! trace has ended, which the stream says ([`Threads::take_ended`]) for the checker to
+//! end it at once.
 
 use super::Out;
 use super::shared::Pairer;
@@ -30,6 +32,9 @@ pub(super) struct Threads<T> {
     /// Whether this is a first pass, whose records are only counted: every thread
     /// hands on what is final, so that none holds much.
     survey: bool,
+    /// The names of the threads finished at their last element since
+    /// [`Threads::take_ended`] was last called.
+    ended: Vec<Option<String>>,
 }
 
 impl<T> Default for Threads<T> {
@@ -40,6 +45,7 @@ impl<T> Default for Threads<T> {
             ends: None,
             last: Vec::new(),
             survey: false,
+            ended: Vec::new(),
         }
     }
 }
@@ -104,6 +110,11 @@ impl<T: Thread> Threads<T> {
                 let thread = &mut self.threads[self.head];
                 let name = thread.name().map(str::to_string);
                 let pairer = std::mem::replace(thread.pairer(), Pairer::new(""));
+                // A thread that read no record has no trace to end (and its name may be
+                // another's, which goes on).
+                if pairer.recorded() {
+                    self.ended.push(name.clone());
+                }
                 pairer.finish_in(name.as_deref(), out);
                 self.head += 1;
             }
@@ -117,6 +128,14 @@ impl<T: Thread> Threads<T> {
         if let Some(index) = touched.filter(|&index| index != self.head) {
             self.threads[index].pairer().pin_new(out);
         }
+    }
+
+    /// The names of the threads finished before the end of the log since the last
+    /// call, each once: every record of theirs has been handed on, and no later
+    /// element can add one (unless the file changed since the first pass), so their
+    /// traces have ended.
+    pub fn take_ended(&mut self) -> Vec<Option<String>> {
+        std::mem::take(&mut self.ended)
     }
 
     /// Hands on the rest, thread by thread. A thread finished before holds nothing,
