@@ -18,10 +18,8 @@
 //! the same run (workload names start with `join`).
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use tracegate::check::{CheckOptions, check_path};
 use tracegate::machine::SpecSource;
@@ -31,6 +29,10 @@ use tracegate::trace::join::{JoinInput, TimeField};
 
 #[path = "support/counting.rs"]
 mod counting;
+#[path = "support/measure.rs"]
+mod measure;
+
+use measure::{measure, write_file};
 
 /// One instance per request id: a create must be answered before the next create of
 /// the same id.
@@ -397,34 +399,6 @@ fn claude_code_export(bytes: usize) -> Input {
         largest: text.len(),
         text,
     }
-}
-
-struct Figures {
-    seconds: f64,
-    peak_bytes: usize,
-}
-
-/// Runs `f` `runs` times and keeps the fastest, then once more with allocation
-/// counting on, for the most heap it held at once.
-fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
-    let mut best = Duration::MAX;
-    for _ in 0..runs {
-        let start = Instant::now();
-        f();
-        best = best.min(start.elapsed());
-    }
-    Figures {
-        seconds: best.as_secs_f64(),
-        peak_bytes: counting::peak(f),
-    }
-}
-
-fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    let mut file = std::fs::File::create(&path).expect("the temporary directory is writable");
-    file.write_all(bytes)
-        .expect("the temporary file is written");
-    path
 }
 
 fn main() {

@@ -20,9 +20,9 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tracegate::check::{CheckOptions, check_path};
 use tracegate::json::Segment;
@@ -31,6 +31,10 @@ use tracegate::trace::adapters::InputOptions;
 
 #[path = "support/counting.rs"]
 mod counting;
+#[path = "support/measure.rs"]
+mod measure;
+
+use measure::{measure, write_file};
 
 /// One instance per request id: a create must be answered before the next create of
 /// the same id.
@@ -140,34 +144,6 @@ fn write_openai_runs(sink: &mut impl std::io::Write, bytes: usize) -> std::io::R
     }
     sink.write_all(b"\n]\n")?;
     Ok(written + 3)
-}
-
-struct Figures {
-    seconds: f64,
-    peak_bytes: usize,
-}
-
-/// Runs `f` `runs` times and keeps the fastest, then once more with allocation
-/// counting on, for the most heap it held at once.
-fn measure(runs: usize, mut f: impl FnMut()) -> Figures {
-    let mut best = Duration::MAX;
-    for _ in 0..runs {
-        let start = Instant::now();
-        f();
-        best = best.min(start.elapsed());
-    }
-    Figures {
-        seconds: best.as_secs_f64(),
-        peak_bytes: counting::peak(f),
-    }
-}
-
-fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    let mut file = std::fs::File::create(&path).expect("the temporary directory is writable");
-    file.write_all(bytes)
-        .expect("the temporary file is written");
-    path
 }
 
 /// The input's records as native JSONL, as `convert` prints them.
