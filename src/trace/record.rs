@@ -729,17 +729,13 @@ fn canonical_str<'a>(
     slot: Option<Slot<'a, '_>>,
     name: &'static str,
 ) -> Result<Option<Cow<'a, str>>, RecordError> {
-    match slot {
-        None => Ok(None),
-        Some(Slot::Raw(value)) => raw_string(value)
+    if let Some(Slot::Raw(value)) = slot {
+        return raw_string(value)
             .map(Some)
-            .ok_or_else(|| wrong_type(name, value.get(), "a string")),
-        Some(Slot::Built(text)) => raw_str(text)
-            .map(|text| Some(Cow::Owned(text.into_owned())))
-            .ok_or_else(|| wrong_type(name, text, "a string")),
-        Some(Slot::Value(Value::String(text))) => Ok(Some(Cow::Owned(text.clone()))),
-        Some(Slot::Value(other)) => Err(wrong_type(name, &other.to_string(), "a string")),
+            .ok_or_else(|| wrong_type(name, value.get(), "a string"));
     }
+    // Any other text lives only as long as the fields: copied.
+    Ok(canonical_text(slot, name)?.map(|text| Cow::Owned(text.into_owned())))
 }
 
 /// A canonical field that must be a string when present, read only to be checked or
