@@ -225,19 +225,8 @@ impl Built {
             // A natural number, a `seq` say, is written without the formatting
             // machinery: its digits are what serde_json prints for it.
             Value::Number(n) if n.is_u64() => {
-                let mut n = n.as_u64().expect("bug: a natural number");
-                let mut digits = [0u8; 20];
-                let mut at = digits.len();
-                loop {
-                    at -= 1;
-                    digits[at] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                let digits = std::str::from_utf8(&digits[at..]).expect("bug: digits are ASCII");
-                self.text.push_str(digits);
+                let n = n.as_u64().expect("bug: a natural number");
+                self.text.push_str(itoa::Buffer::new().format(n));
             }
             other => {
                 use std::fmt::Write as _;
