@@ -153,7 +153,7 @@ created -> checked on lookup
 /// A lookup names a record an output showed; an unanswered create leaves it in a
 /// state that may not end a run. Its events read provenance, so each is classified
 /// per instance.
-pub(crate) const CITED: &str = r#"spec cited
+const CITED: &str = r#"spec cited
 event lookup = call lookup where args.id in outputs of create_record
 event lost   = result create_record where status == "missing"
 initial idle
@@ -164,7 +164,7 @@ idle -> gone on lost
 
 /// A `per` key no record carries: whether a `missing` result lacks it decides the
 /// findings of other records, so a run that ends with one waits for the input's end.
-pub(crate) const MISSPELT: &str = r#"spec misspelt
+const MISSPELT: &str = r#"spec misspelt
 per args.request
 event lost = result create_record where status == "missing"
 initial idle
@@ -173,12 +173,34 @@ idle -> idle on lost
 
 /// Two events a `missing` result matches both: it is reported once in the input,
 /// so a run that ends with one waits for the input's end too.
-pub(crate) const TWICE: &str = r#"spec twice
+const TWICE: &str = r#"spec twice
 event lost  = result create_record where status == "missing"
 event other = result create_record where status != "ok"
 initial idle
 idle -> idle on lost, other
 "#;
+
+/// The spec sets a trace's early end is checked with: one whose traces end at once
+/// (named `ending`), one with a `per` key no record carries (its traces wait for the
+/// end of the input, `missing-key`), and one whose ends are ambiguous until reported
+/// (`ambiguous-event`).
+pub(crate) fn spec_sets(
+    ending: &'static str,
+) -> [(&'static str, &'static [&'static str], Option<&'static str>); 3] {
+    [
+        (ending, &[ANSWERED, LOOKED_UP, CITED], None),
+        (
+            "a key never carried",
+            &[ANSWERED, LOOKED_UP, MISSPELT],
+            Some("missing-key"),
+        ),
+        (
+            "an ambiguous end",
+            &[ANSWERED, CITED, TWICE],
+            Some("ambiguous-event"),
+        ),
+    ]
+}
 
 #[test]
 fn runs_that_end_are_checked_to_their_end_at_once_and_report_as_read_whole() {
@@ -199,19 +221,7 @@ fn runs_that_end_are_checked_to_their_end_at_once_and_report_as_read_whole() {
         ("an object of runs", &object, InputOptions::default()),
         ("an object of runs, selected in", &object, selected),
     ];
-    let spec_sets: [(&str, &[&str], Option<&str>); 3] = [
-        ("runs end at once", &[ANSWERED, LOOKED_UP, CITED], None),
-        (
-            "a key never carried",
-            &[ANSWERED, LOOKED_UP, MISSPELT],
-            Some("missing-key"),
-        ),
-        (
-            "an ambiguous end",
-            &[ANSWERED, CITED, TWICE],
-            Some("ambiguous-event"),
-        ),
-    ];
+    let spec_sets = spec_sets("runs end at once");
     for (shape, text, options) in &shapes {
         let path = dir.path().join("runs.json");
         std::fs::write(&path, text).expect("the document is written");

@@ -12,7 +12,7 @@ use tracegate::check::{CheckOptions, Observation, Outcome, check_input, check_pa
 use tracegate::trace::adapters::InputOptions;
 use tracegate::trace::input::{Item, TraceInput};
 
-use crate::documents::{ANSWERED, CITED, LOOKED_UP, MISSPELT, TWICE};
+use crate::documents::{ANSWERED, LOOKED_UP, spec_sets};
 
 /// Lines of a log in one format: a trace's opening lines (with `padding` bytes of
 /// text), a call and its reply.
@@ -195,19 +195,7 @@ fn streamed_and_whole(
 #[test]
 fn threads_and_sessions_that_end_are_checked_to_their_end_at_once_and_report_as_read_whole() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let spec_sets: [(&str, &[&str], Option<&str>); 3] = [
-        ("traces end at once", &[ANSWERED, LOOKED_UP, CITED], None),
-        (
-            "a key never carried",
-            &[ANSWERED, LOOKED_UP, MISSPELT],
-            Some("missing-key"),
-        ),
-        (
-            "an ambiguous end",
-            &[ANSWERED, CITED, TWICE],
-            Some("ambiguous-event"),
-        ),
-    ];
+    let spec_sets = spec_sets("traces end at once");
     for log in &LOGS {
         for together in [false, true] {
             if together && log.name == "a Codex rollout" {
