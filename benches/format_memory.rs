@@ -11,6 +11,12 @@
 //! The target: no format needs more memory than a small multiple of its largest
 //! transcript, plus 32 MB.
 //!
+//! Then native JSONL split into traces by a field (`check --trace-by case`), the
+//! traces one after another and ten at a time interleaved: checked from its file, as
+//! `tracegate check` does (a first pass finds where each trace ends, and each is freed
+//! there), beside the same bytes checked from a reader, which has no first pass and
+//! holds every trace to the end (workload names start with `native --trace-by`).
+//!
 //! Then `check --join` of two witnesses in two formats (a Claude Code log and a Codex
 //! rollout whose records interleave in time), each input streamed through its adapter
 //! as `check --join` reads it, beside the same join with each input read whole by its
@@ -487,7 +493,7 @@ fn main() {
     ];
 
     println!(
-        "{:<34} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
+        "{:<42} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
         "workload", "file MB", "largest MB", "records", "s", "records/s", "peak MB", "peak/lg"
     );
     for (name, generate, input_options) in workloads {
@@ -507,7 +513,7 @@ fn main() {
         assert_eq!(read.1, 0, "{name}: the generated input conforms");
         let peak_mb = figures.peak_bytes as f64 / 1e6;
         println!(
-            "{:<34} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+            "{:<42} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
             name,
             file_mb,
             largest_mb,
@@ -518,6 +524,13 @@ fn main() {
             peak_mb / largest_mb,
         );
     }
+    if only.is_empty()
+        || only
+            .iter()
+            .any(|o| "native --trace-by".contains(o.as_str()))
+    {
+        trace_by(&dir, &specs, mb, runs);
+    }
     if only.is_empty() || only.iter().any(|o| "join".contains(o.as_str())) {
         join(&dir, &specs, mb, runs);
     }
@@ -526,6 +539,82 @@ fn main() {
         "\nlargest = the largest transcript's bytes; peak = most heap `check` held at once \
          (counted); records/s best of {runs}."
     );
+}
+
+/// Native records of `traces` traces named by their `case` field, `together` of them
+/// at a time taking turns line by line: in each, calls and their results.
+fn cases(bytes: usize, traces: usize, together: usize) -> Input {
+    let per = bytes / traces;
+    let mut text = String::with_capacity(bytes + 4096);
+    let mut largest = 0;
+    for group in (0..traces).step_by(together) {
+        let members: Vec<usize> = (group..(group + together).min(traces)).collect();
+        let mut sizes = vec![0; members.len()];
+        let mut n = 0;
+        while sizes.iter().any(|&size| size < per) {
+            for (i, case) in members.iter().enumerate() {
+                let start = text.len();
+                let _ = writeln!(
+                    text,
+                    r#"{{"case":"case-{case}","kind":"call","tool":"create_record","call_id":"c{n}","args":{{"request_id":"req-{case}-{n}","title":"Invoice {n}","amount":{amount}}}}}"#,
+                    amount = 100 + n % 900
+                );
+                let _ = writeln!(
+                    text,
+                    r#"{{"case":"case-{case}","kind":"result","tool":"create_record","call_id":"c{n}","status":"ok","output":{{"id":"rec_{case}_{n}"}}}}"#
+                );
+                sizes[i] += text.len() - start;
+            }
+            n += 1;
+        }
+        largest = largest.max(sizes.iter().copied().max().unwrap_or(0));
+    }
+    Input { text, largest }
+}
+
+/// `check --trace-by case` of native records, from the file (a first pass finds where
+/// each trace ends) and from a reader (no first pass: every trace is held to the end).
+fn trace_by(dir: &Path, specs: &[tracegate::machine::Machine], mb: usize, runs: usize) {
+    use tracegate::check::check_reader;
+    use tracegate::json::Segment;
+    let options = CheckOptions {
+        trace_by: Some(vec![Segment::Key("case".into())]),
+        ..CheckOptions::default()
+    };
+    for (name, together) in [("", 1), (", 10 interleaved", 10)] {
+        let input = cases(mb, 20_000, together);
+        let path = write_file(dir, "cases.jsonl", input.text.as_bytes());
+        let file_mb = input.text.len() as f64 / 1e6;
+        let largest_mb = input.largest as f64 / 1e6;
+        drop(input);
+        for (how, from_file) in [("file", true), ("reader", false)] {
+            let mut read = (0, 0, 0);
+            let figures = measure(runs, || {
+                let outcome = if from_file {
+                    check_path(specs, &path, &options, &InputOptions::default()).outcome
+                } else {
+                    let file = std::fs::File::open(&path).expect("the input opens");
+                    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+                    check_reader(specs, Arc::from(path.as_path()), reader, &options)
+                };
+                read = (outcome.records, outcome.traces, outcome.diagnostics.len());
+            });
+            assert_eq!(read.1, 20_000, "every case is a trace");
+            assert_eq!(read.2, 0, "the generated input conforms");
+            let peak_mb = figures.peak_bytes as f64 / 1e6;
+            println!(
+                "{:<42} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+                format!("native --trace-by{name}, {how}"),
+                file_mb,
+                largest_mb,
+                read.0,
+                figures.seconds,
+                read.0 as f64 / figures.seconds,
+                peak_mb,
+                peak_mb / largest_mb,
+            );
+        }
+    }
 }
 
 /// A joined check of a Claude Code log and a Codex rollout, streamed as `check --join`

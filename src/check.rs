@@ -10,13 +10,15 @@
 //! accepting state.
 //!
 //! A trace may end before the input: the traces of a streamed document of runs, one
-//! per run, end with their run, and the threads and sessions of a streamed log with
-//! their last line ([`Item::TraceEnd`]). Such a trace is checked to its end
-//! at once and its state freed, so memory follows the runs being read, not the runs
-//! read; what its end found is held and reported where the end of the input would
-//! report it, so the report is the same either way.
+//! per run, end with their run, the threads and sessions of a streamed log with
+//! their last line ([`Item::TraceEnd`]), and the `--trace-by` traces of a large file
+//! with their last record, which a first pass finds (`trace_ends`). Such a trace is
+//! checked to its end at once and its state freed, so memory follows the traces being
+//! read, not the traces read; what its end found is held and reported where the end of
+//! the input would report it, so the report is the same either way.
 
 mod instances;
+mod trace_ends;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -41,6 +43,7 @@ use crate::trace::adapters::{Detected, InputOptions, Problem, ProblemKind};
 use crate::trace::input::{Item, RecentBytes, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
 use instances::SpecRun;
+use trace_ends::TraceEnds;
 
 /// How traces are read and split.
 #[derive(Debug, Clone, Default)]
@@ -120,7 +123,7 @@ pub fn check_input(
 ) -> Outcome {
     let mut found = Vec::new();
     let mut outcome = drive(
-        specs, &file, input, options, observer, None, None, &mut found,
+        specs, &file, input, options, observer, None, None, None, &mut found,
     );
     outcome.diagnostics = found;
     outcome
@@ -136,7 +139,9 @@ pub fn check_input_reported(
     observer: Option<Observer<'_>>,
     report: &mut dyn Report,
 ) -> Outcome {
-    drive(specs, &file, input, options, observer, None, None, report)
+    drive(
+        specs, &file, input, options, observer, None, None, None, report,
+    )
 }
 
 /// Where a check hands its findings, each as soon as it is final: nothing found later
@@ -305,12 +310,21 @@ pub fn check_path_reported(
                 }
                 None => report,
             };
+            // Traces split by a field end where a first pass found their last
+            // record, when the file streams: memory then follows the traces in flight.
+            let ends = match &options.trace_by {
+                Some(by) if opened.reading().is_none() => {
+                    TraceEnds::survey(path, by, input, options.max_line_bytes)
+                }
+                _ => None,
+            };
             let outcome = drive(
                 specs,
                 &file,
                 opened,
                 options,
                 observer,
+                ends,
                 warning,
                 shard
                     .filter(|_| options.trace_by.is_some())
@@ -352,6 +366,7 @@ fn drive(
     input: TraceInput<'_>,
     options: &CheckOptions,
     observer: Option<Observer<'_>>,
+    mut ends: Option<TraceEnds>,
     warning: Option<Problem>,
     mut shard: Option<(Shard, &mut u64)>,
     report: &mut dyn Report,
@@ -376,6 +391,7 @@ fn drive(
     input.for_each(|item| {
         match item {
             Item::Record(record) => {
+                let ending = ends.as_mut().and_then(TraceEnds::record);
                 if let (Some((shard, elsewhere)), Some(path)) = (shard.as_mut(), &trace_by) {
                     // A record that names no trace is the first shard's to report.
                     let mine = match trace_name(path, &record) {
@@ -388,6 +404,9 @@ fn drive(
                     }
                 }
                 monitor.feed(record);
+                if let Some(name) = ending {
+                    monitor.end_trace(&name);
+                }
             }
             Item::Problem(problem) if !own_problems => drop(problem),
             Item::Problem(problem) => match problem.kind {
@@ -1996,15 +2015,26 @@ fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
 
 /// The name of the trace a record belongs to, when traces are split by `path`.
 fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, NoTraceField> {
-    let value = record.lookup(path).ok_or_else(|| NoTraceField {
+    with_trace_name(path, record, str::to_string).ok_or_else(|| NoTraceField {
         path: crate::spec::ast::Path {
             segments: path.to_vec(),
             span: Span::default(),
         },
-    })?;
-    Ok(match value.as_str() {
-        Some(text) => text.into_owned(),
-        None => value.to_value().map_or_else(String::new, |v| v.to_string()),
+    })
+}
+
+/// What `f` makes of the name of the trace `record` is in, with traces split by the
+/// field at `path` (its text, or its JSON text when it is not a string); `None` when
+/// the record lacks the field.
+fn with_trace_name<T>(
+    path: &[Segment],
+    record: &Record<'_>,
+    f: impl FnOnce(&str) -> T,
+) -> Option<T> {
+    let value = record.lookup(path)?;
+    Some(match value.as_str() {
+        Some(text) => f(&text),
+        None => f(&value.to_value().map_or_else(String::new, |v| v.to_string())),
     })
 }
 

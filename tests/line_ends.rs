@@ -1,14 +1,15 @@
 //! Logs of many traces read line by line (a Claude Code log's sessions, a Codex
-//! rollout's sessions, an MCP log's sessions) end each trace once its last line is
-//! read, as a document of runs ends each run's: the checker checks that trace's end
-//! then and frees it, and what it finds is reported where the end of the file would
-//! report it. Each log here is over a MiB, so that a first pass finds where each trace
-//! ends.
+//! rollout's sessions, an MCP log's sessions, and native records split by
+//! `--trace-by`) end each trace once its last line is read, as a document of runs ends
+//! each run's: the checker checks that trace's end then and frees it, and what it
+//! finds is reported where the end of the file would report it. Each log here is over
+//! a MiB, so that a first pass finds where each trace ends.
 
 use std::cell::RefCell;
 use std::path::Path;
 
 use tracegate::check::{CheckOptions, Observation, Outcome, check_input, check_path_observed};
+use tracegate::json::Segment;
 use tracegate::trace::adapters::InputOptions;
 use tracegate::trace::input::{Item, TraceInput};
 
@@ -24,6 +25,9 @@ struct Log {
     /// Whether the adapter gives a call unanswered at the next turn its `missing`
     /// result there (else the checker does, at the end of the trace).
     turns: bool,
+    /// The field that names each record's trace, for records that the user splits
+    /// into traces (`--trace-by`) rather than the adapter.
+    trace_by: Option<&'static str>,
 }
 
 fn claude_open(trace: &str, padding: &str) -> String {
@@ -84,13 +88,30 @@ fn mcp_reply(trace: &str, id: &str, output: &str) -> String {
     )
 }
 
-const LOGS: [Log; 3] = [
+fn native_open(trace: &str, padding: &str) -> String {
+    format!(
+        r#"{{"case":"{trace}","kind":"message","role":"user","text":"Create the invoices. {padding}"}}"#
+    )
+}
+
+fn native_call(trace: &str, id: &str, tool: &str, args: &str) -> String {
+    format!(r#"{{"case":"{trace}","kind":"call","tool":"{tool}","call_id":"{id}","args":{args}}}"#)
+}
+
+fn native_reply(trace: &str, id: &str, output: &str) -> String {
+    format!(
+        r#"{{"case":"{trace}","kind":"result","call_id":"{id}","status":"ok","output":{output}}}"#
+    )
+}
+
+const LOGS: [Log; 4] = [
     Log {
         name: "a Claude Code log",
         open: claude_open,
         call: claude_call,
         reply: claude_reply,
         turns: true,
+        trace_by: None,
     },
     Log {
         name: "a Codex rollout",
@@ -98,6 +119,7 @@ const LOGS: [Log; 3] = [
         call: codex_call,
         reply: codex_reply,
         turns: false,
+        trace_by: None,
     },
     Log {
         name: "an MCP log",
@@ -105,6 +127,15 @@ const LOGS: [Log; 3] = [
         call: mcp_call,
         reply: mcp_reply,
         turns: false,
+        trace_by: None,
+    },
+    Log {
+        name: "native records split by --trace-by",
+        open: native_open,
+        call: native_call,
+        reply: native_reply,
+        turns: false,
+        trace_by: Some("case"),
     },
 ];
 
@@ -164,31 +195,33 @@ fn log_text(log: &Log, together: bool) -> String {
 fn streamed_and_whole(
     specs: &[tracegate::machine::Machine],
     path: &Path,
+    trace_by: Option<&str>,
 ) -> (Outcome, Outcome, Vec<(usize, bool)>) {
     let options = InputOptions::default();
+    let check = CheckOptions {
+        trace_by: trace_by.map(|field| vec![Segment::Key(field.into())]),
+        ..CheckOptions::default()
+    };
     let moves = RefCell::new(Vec::new());
     let observer = Box::new(|seen: &Observation<'_>| {
         moves.borrow_mut().push((seen.trace, seen.at_end));
     });
-    let streamed = check_path_observed(
-        specs,
-        path,
-        &CheckOptions::default(),
-        &options,
-        Some(observer),
-    )
-    .outcome;
-    let reading = TraceInput::open(path, &options, None)
-        .expect("it opens")
-        .into_reading()
-        .expect("a log is adapted");
-    let whole = check_input(
-        specs,
-        std::sync::Arc::from(path),
-        TraceInput::read(reading),
-        &CheckOptions::default(),
-        None,
-    );
+    let streamed = check_path_observed(specs, path, &check, &options, Some(observer)).outcome;
+    // Native records are read from a reader, which has no first pass; a transcript, by
+    // its adapter at once.
+    let whole = match trace_by {
+        Some(_) => TraceInput::native(
+            std::io::BufReader::new(std::fs::File::open(path).expect("it opens")),
+            None,
+        ),
+        None => TraceInput::read(
+            TraceInput::open(path, &options, None)
+                .expect("it opens")
+                .into_reading()
+                .expect("a log is adapted"),
+        ),
+    };
+    let whole = check_input(specs, std::sync::Arc::from(path), whole, &check, None);
     (streamed, whole, moves.into_inner())
 }
 
@@ -207,7 +240,7 @@ fn threads_and_sessions_that_end_are_checked_to_their_end_at_once_and_report_as_
             std::fs::write(&path, &text).expect("the log is written");
             for (set, texts, waits_for) in &spec_sets {
                 let specs: Vec<_> = texts.iter().map(|text| crate::util::spec(text)).collect();
-                let (streamed, whole, moves) = streamed_and_whole(&specs, &path);
+                let (streamed, whole, moves) = streamed_and_whole(&specs, &path, log.trace_by);
                 let what = format!("{}, together: {together}, {set}", log.name);
                 let have: Vec<String> = streamed
                     .diagnostics
@@ -281,7 +314,8 @@ fn handed(path: &Path) -> Vec<String> {
 #[test]
 fn each_trace_ends_once_after_its_last_record_and_before_the_log_does() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    for log in &LOGS {
+    // (The checker ends `--trace-by` traces, not the adapter.)
+    for log in LOGS.iter().filter(|log| log.trace_by.is_none()) {
         for together in [false, true] {
             if together && log.name == "a Codex rollout" {
                 continue;
@@ -337,7 +371,7 @@ fn a_name_two_sessions_share_ends_only_with_the_log() {
     assert!(!seen.contains(&"end \"\"".to_string()), "{:?}", &seen[..3]);
     assert!(seen.contains(&"end \"s0\"".to_string()));
     let specs = vec![crate::util::spec(ANSWERED), crate::util::spec(LOOKED_UP)];
-    let (streamed, whole, _) = streamed_and_whole(&specs, &path);
+    let (streamed, whole, _) = streamed_and_whole(&specs, &path, None);
     let show =
         |o: &Outcome| -> Vec<String> { o.diagnostics.iter().map(|d| format!("{d:?}")).collect() };
     assert_eq!(show(&streamed), show(&whole));
