@@ -19,6 +19,8 @@
 //!   settings: neither is a record.
 //! - Every record gets the envelope's `timestamp` as `time`.
 
+use std::rc::Rc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
@@ -49,7 +51,7 @@ pub(super) struct Session {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut reader = Reader::new(answered(elements.iter().map(|e| e.value)));
+    let mut reader = Reader::new(Rc::new(answered(elements.iter().map(|e| e.value))));
     for element in elements {
         reader.element(element, out);
     }
@@ -71,7 +73,7 @@ pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<
 /// the order the sessions start ([`Threads`]).
 pub(super) struct Reader {
     /// The call ids output items answer, over the whole rollout.
-    answered: FxHashSet<String>,
+    answered: Rc<FxHashSet<String>>,
     sessions: Threads<Session>,
     by_name: FxHashMap<String, usize>,
     current: usize,
@@ -89,7 +91,7 @@ impl threads::Thread for Session {
 
 impl Reader {
     /// A reader of a rollout whose output items answer the calls `answered` names.
-    pub(super) fn new(answered: FxHashSet<String>) -> Reader {
+    pub(super) fn new(answered: Rc<FxHashSet<String>>) -> Reader {
         let mut sessions = Threads::default();
         sessions.push(Session {
             name: None,

@@ -167,7 +167,7 @@ enum Lines {
     /// function.
     Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
     /// OpenAI Responses items, with the call ids output items answer.
-    Responses(Pairer, FxHashSet<String>),
+    Responses(Pairer, Rc<FxHashSet<String>>),
     /// ATIF steps (of a trajectory's `steps`).
     Atif(Pairer),
     /// Native records (of a document's array).
@@ -188,8 +188,8 @@ impl Lines {
     /// answer in it; `None` for a format whose adapter reads its transcript whole.
     fn of(
         format: Format,
-        codex_answered: FxHashSet<String>,
-        responses_answered: FxHashSet<String>,
+        codex_answered: Rc<FxHashSet<String>>,
+        responses_answered: Rc<FxHashSet<String>>,
     ) -> Option<Lines> {
         Some(match format {
             Format::Mcp => Lines::Mcp(mcp::Reader::default(), SessionEnds::default()),
@@ -409,9 +409,10 @@ pub(super) struct LinePlan {
     /// clearly of the forced one: it is reported before any record.
     foreign: Option<Problem>,
     /// The call ids output items answer, read as Codex rollout lines and as Responses
-    /// items: a built-in call answered later is not given its own outcome.
-    codex_answered: FxHashSet<String>,
-    responses_answered: FxHashSet<String>,
+    /// items: a built-in call answered later is not given its own outcome. Shared by
+    /// the reads of the file (a first pass and the check), not copied.
+    codex_answered: Rc<FxHashSet<String>>,
+    responses_answered: Rc<FxHashSet<String>>,
     /// Whether the lines read were enough, before the end of the input: a stream's
     /// head that is enough decides how the whole stream is read.
     pub enough: bool,
@@ -432,10 +433,11 @@ pub(super) fn plan_lines(
         format: forced.unwrap_or(Format::OpenAi),
         decided: forced.is_some(),
         foreign: None,
-        codex_answered: FxHashSet::default(),
-        responses_answered: FxHashSet::default(),
+        codex_answered: Rc::default(),
+        responses_answered: Rc::default(),
         enough: false,
     };
+    let (mut codex_answered, mut responses_answered) = (FxHashSet::default(), FxHashSet::default());
     // With `--format`, whether an element of that format was met, and the first
     // element clearly of another.
     let mut own = forced.is_none();
@@ -487,12 +489,10 @@ pub(super) fn plan_lines(
             }
             // Until the format is known, as either; then only as the one it is.
             if !plan.decided || plan.format == Format::Codex {
-                plan.codex_answered
-                    .extend(codex::answered(std::iter::once(&value)));
+                codex_answered.extend(codex::answered(std::iter::once(&value)));
             }
             if !plan.decided || plan.format == Format::Responses {
-                plan.responses_answered
-                    .extend(responses::answered(std::iter::once(&value)));
+                responses_answered.extend(responses::answered(std::iter::once(&value)));
             }
         }
         let answers = matches!(plan.format, Format::Codex | Format::Responses);
@@ -501,11 +501,11 @@ pub(super) fn plan_lines(
             break;
         }
     }
-    if plan.format != Format::Codex {
-        plan.codex_answered = FxHashSet::default();
+    if plan.format == Format::Codex {
+        plan.codex_answered = Rc::new(codex_answered);
     }
-    if plan.format != Format::Responses {
-        plan.responses_answered = FxHashSet::default();
+    if plan.format == Format::Responses {
+        plan.responses_answered = Rc::new(responses_answered);
     }
     if let (Some(forced), Some((loc, format))) = (forced, other) {
         plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
@@ -651,7 +651,7 @@ impl Stream {
                 codex_answered,
                 responses_answered,
             } => {
-                let lines = Lines::of(list, codex_answered, responses_answered)
+                let lines = Lines::of(list, Rc::new(codex_answered), Rc::new(responses_answered))
                     .expect("bug: a document's list planned in a format read whole");
                 let mut stream = Stream::new(docs, Reader::Lines(lines), plan.layout, vec![list]);
                 stream.first = foreign;
