@@ -34,7 +34,9 @@
 //! no `serde_json::Value` of the message (plain string ids, tool names, sessions and
 //! times are read without the parser too).
 //! Any other message is read from a value, and any other line from its document,
-//! which says what is wrong with it.
+//! which says what is wrong with it. A first pass over a log, which needs only the
+//! session of each line's records, reads the common line only as far as that
+//! ([`Reader::line_session`]), after the same scan.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -313,6 +315,106 @@ impl Reader {
         true
     }
 }
+
+impl Reader {
+    /// What a first pass over a log needs of one line, `text`, read more cheaply than
+    /// [`Reader::line`] reads it: the session its records are of, for the common line
+    /// (valid, holding one message, bare or in an envelope, that names its session,
+    /// if any, by a string), with no record built and nothing kept. Any other line,
+    /// or one this is unsure of, is [`LineSession::Unknown`]: reading it says.
+    ///
+    /// A line's records depend on nothing read before it: every message that is an
+    /// object gives a record of the line's session (a request, a notification, any
+    /// reply, answered or not), unless its `method` is not a string or it is a
+    /// `tools/call` without its tool's name as a string, which are problems.
+    pub(super) fn line_session<'t>(&'t mut self, text: &'t str) -> LineSession<'t> {
+        // Only the message's members, and its `params`' for a `tools/call`, are read.
+        let Some(root) = self.tape.scan(text, SURVEYED) else {
+            return LineSession::Unknown;
+        };
+        let mut envelope = Envelope::default();
+        if !root.members(|name, value| envelope.set(name, value)) {
+            return LineSession::Unknown;
+        }
+        let (message, session) = if envelope.jsonrpc {
+            (root, None)
+        } else {
+            // As [`Reader::line`] finds the message: an object, not a batch.
+            let inner = [envelope.message, envelope.payload]
+                .into_iter()
+                .flatten()
+                .find(|node| matches!(node.text().as_bytes().first(), Some(b'{' | b'[')));
+            let Some(message) = inner.filter(|node| node.text().starts_with('{')) else {
+                return LineSession::Unknown;
+            };
+            // The first of the session's members there names it when it is a string;
+            // any other (a number names it too, `null` does not) is left to the reading.
+            let named = [envelope.session_id, envelope.session_id2, envelope.session]
+                .into_iter()
+                .flatten()
+                .next()
+                .map(|node| node.text());
+            let session = match named {
+                None => None,
+                Some(raw) if raw.starts_with('"') => match raw_string(RawJson::new(raw)) {
+                    Some(name) => Some(name),
+                    None => return LineSession::Unknown,
+                },
+                Some(_) => return LineSession::Unknown,
+            };
+            (message, session)
+        };
+        let (mut method, mut params) = (None, None);
+        if !message.members(|name, value| match name {
+            "method" => method = Some(value.text()),
+            "params" => params = Some(value),
+            _ => {}
+        }) {
+            return LineSession::Unknown;
+        }
+        let records = match method {
+            // A reply, whatever it holds.
+            None => true,
+            // A method with an escape is left to the reading.
+            Some(method) if !method.starts_with('"') || method.contains('\\') => false,
+            Some(r#""tools/call""#) => {
+                let mut named = false;
+                let read = params.is_some_and(|params| {
+                    params.members(|key, value| {
+                        if key == "name" {
+                            named = value.text().starts_with('"');
+                        }
+                    })
+                });
+                read && named
+            }
+            Some(_) => true,
+        };
+        match records {
+            true => LineSession::Records(session),
+            false => LineSession::Unknown,
+        }
+    }
+
+    /// Forgets every session: after a line a first pass read in full, as what comes
+    /// after it never depends on it there ([`Reader::line_session`]).
+    pub(super) fn forget(&mut self) {
+        self.sessions.clear();
+    }
+}
+
+/// What [`Reader::line_session`] found of a line.
+pub(super) enum LineSession<'t> {
+    /// The line gives at least one record, and all of them are of this session
+    /// (`None`: of no session).
+    Records(Option<Cow<'t, str>>),
+    /// Only reading the line says what it gives.
+    Unknown,
+}
+
+/// How deep the containers of a line are whose members [`Reader::line_session`] reads:
+/// an envelope, its message and the message's `params`.
+const SURVEYED: usize = 3;
 
 /// How deep the containers of a line are whose members [`Reader::line`] reads from its
 /// scan: an envelope, its message, the message's `params` or `result`, the result's

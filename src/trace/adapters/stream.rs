@@ -44,7 +44,9 @@
 //! they stream) or the input ends. A file of lines still undecided after its first MiB
 //! (or a Claude Code or Codex log of that size) is read through once first, keeping
 //! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
-//! from then on its records stream. A stream that cannot be read again (standard
+//! from then on its records stream. That first pass builds no record of an MCP log's
+//! common line: it reads the line only as far as the session of its records
+//! ([`mcp::Reader::line_session`]), and any other line in full. A stream that cannot be read again (standard
 //! input, a pipe) of such a log, of one trace, is held whole, as records; one that a
 //! first pass must read (a document, a Codex rollout, Responses items) is copied to a
 //! temporary file first and streamed from there as a file is (`trace::spool`).
@@ -290,6 +292,17 @@ impl Lines {
         }
     }
 
+    /// After a first pass over the transcript named `transcript`, when its adapter
+    /// found its traces itself (an MCP log's sessions): how many there are, and the
+    /// names more than one of the adapter's traces have. `None` when the records
+    /// handed on say ([`Finisher::count`]).
+    fn traces_found(&self, transcript: &str) -> Option<(usize, FxHashSet<String>)> {
+        match self {
+            Lines::Mcp(_, ends) => Some(ends.traces(transcript)),
+            _ => None,
+        }
+    }
+
     /// Notes what reading document `index` emitted, `out`, before it is handed on: in
     /// a first pass over an MCP log, the sessions it has records of.
     fn read(&mut self, index: usize, out: &Out) {
@@ -330,12 +343,19 @@ impl Lines {
 /// which a first pass finds. Every record of an MCP log is handed on as its line is
 /// read (a request never answered gets its `missing` result from the checker, at the
 /// end of its trace), so a session has ended once its last line is read.
+///
+/// A first pass needs nothing else of the log: its traces are its sessions (one name
+/// for the records of no session and a session named `""`), so it reads each common
+/// line only as far as its session ([`mcp::Reader::line_session`]), builds no record,
+/// and counts nothing apart.
 #[derive(Default)]
 struct SessionEnds {
     /// Whether this is a first pass, which finds the ends.
     survey: bool,
-    /// In a first pass: the last document each session has a record in.
-    last: FxHashMap<Option<String>, usize>,
+    /// In a first pass: the last document each named session has a record in.
+    last: FxHashMap<String, usize>,
+    /// In a first pass: the last document with a record of no session.
+    unnamed: Option<usize>,
     /// After one: the sessions not ended yet, by the document after which they end,
     /// that first.
     ends: VecDeque<(usize, Option<String>)>,
@@ -349,25 +369,49 @@ impl SessionEnds {
             return;
         }
         for item in &out.items {
-            if !matches!(item.what, super::Emit::Record(_)) {
-                continue;
-            }
-            match self.last.get_mut(&item.trace) {
-                Some(last) => *last = index,
-                None => {
-                    self.last.insert(item.trace.clone(), index);
-                }
+            if matches!(item.what, super::Emit::Record(_)) {
+                self.note(index, item.trace.as_deref());
             }
         }
     }
 
+    /// In a first pass: notes that document `index` has a record of `session`.
+    fn note(&mut self, index: usize, session: Option<&str>) {
+        let Some(name) = session else {
+            self.unnamed = Some(index);
+            return;
+        };
+        match self.last.get_mut(name) {
+            Some(last) => *last = index,
+            None => {
+                self.last.insert(name.to_string(), index);
+            }
+        }
+    }
+
+    /// In a first pass, once it is over: how many traces the sessions are in the
+    /// transcript named `transcript`, and the names more than one session has.
+    fn traces(&self, transcript: &str) -> (usize, FxHashSet<String>) {
+        let mut names: FxHashMap<String, usize> = FxHashMap::default();
+        let sessions = self.last.keys().map(|name| Some(name.as_str()));
+        for session in sessions.chain(self.unnamed.map(|_| None)) {
+            *names
+                .entry(sub_trace_name(transcript, session))
+                .or_default() += 1;
+        }
+        let shared = names
+            .iter()
+            .filter(|(_, sessions)| **sessions > 1)
+            .map(|(name, _)| name.clone())
+            .collect();
+        (names.len(), shared)
+    }
+
     /// Takes the ends `survey`, a first pass, found.
     fn learn(&mut self, survey: &mut SessionEnds) {
-        let mut ends: Vec<(usize, Option<String>)> = survey
-            .last
-            .drain()
-            .map(|(name, last)| (last, name))
-            .collect();
+        let named = survey.last.drain().map(|(name, last)| (last, Some(name)));
+        let unnamed = survey.unnamed.take().map(|last| (last, None));
+        let mut ends: Vec<(usize, Option<String>)> = named.chain(unnamed).collect();
         ends.sort_unstable();
         self.ends = ends.into();
     }
@@ -600,31 +644,41 @@ impl Stream {
         let Some(reopen) = self.reopen.take() else {
             return;
         };
-        let Ok(Some(mut survey)) = reopen() else {
+        let Ok(Some(survey)) = reopen() else {
             return;
         };
-        survey.reopen = None;
-        survey.finisher.count_only = true;
-        if let Reader::Lines(theirs) = &mut survey.reader {
-            theirs.survey();
-        }
-        loop {
-            match survey.read_doc() {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(_) => return,
-            }
-        }
-        if let Reader::Lines(theirs) = &mut survey.reader {
-            lines.learn_ends(theirs);
-        }
-        survey.end();
-        self.finisher.shared = std::mem::take(&mut survey.finisher.shared);
-        self.surveyed = survey.traces();
+        let Ok((traces, shared)) = survey.read_through(lines) else {
+            return;
+        };
+        self.finisher.shared = shared;
+        self.surveyed = traces;
         if !self.finisher.decided {
             self.finisher.many = self.surveyed > 1;
             self.finisher.flush();
         }
+    }
+
+    /// Reads this stream, a first pass, through, keeping nothing but the count of its
+    /// traces and the names two of its adapter's traces share, which it returns, and
+    /// where each trace ends, which `lines`, the adapter of the stream to come over the
+    /// same input, learns (nothing, if reading fails).
+    fn read_through(mut self, lines: &mut Lines) -> io::Result<(usize, FxHashSet<String>)> {
+        self.reopen = None;
+        self.finisher.count_only = true;
+        if let Reader::Lines(theirs) = &mut self.reader {
+            theirs.survey();
+        }
+        while self.read_doc()? {}
+        let mut found = None;
+        if let Reader::Lines(theirs) = &mut self.reader {
+            found = theirs.traces_found(&self.transcript);
+            lines.learn_ends(theirs);
+        }
+        self.end();
+        Ok(found.unwrap_or_else(|| {
+            let shared = std::mem::take(&mut self.finisher.shared);
+            (self.traces(), shared)
+        }))
     }
 
     /// Streams the document at `path` as `plan`, its first pass, says: the elements
@@ -735,7 +789,7 @@ impl Stream {
     /// Distinct traces among the records so far: final once the input is read, and
     /// more than one as soon as [`Stream::decide`] has returned if it will be.
     pub fn traces(&self) -> usize {
-        (self.finisher.names.len() + self.finisher.retired).max(self.surveyed)
+        self.finisher.traces().max(self.surveyed)
     }
 
     /// What was recognized in the input so far (final once it is read).
@@ -823,7 +877,20 @@ impl Stream {
                     return Ok(false);
                 };
                 // The common line is read from its text; any other from its document.
-                if let (LineContent::Text(text), Lines::Mcp(mcp, _)) = (line.content, &mut *lines) {
+                if let (LineContent::Text(text), Lines::Mcp(mcp, ends)) =
+                    (line.content, &mut *lines)
+                {
+                    // A first pass needs only the session of the common line's records.
+                    if ends.survey {
+                        if let mcp::LineSession::Records(session) = mcp.line_session(text) {
+                            ends.note(index, session.as_deref());
+                            self.next_doc += 1;
+                            self.offset = line.offset;
+                            return Ok(true);
+                        }
+                        // What a line read in full leaves open, no later line needs.
+                        mcp.forget();
+                    }
                     let mut out = Out::default();
                     if mcp.line(text, index, &line.location(), &mut out) {
                         self.next_doc += 1;
@@ -1131,8 +1198,8 @@ struct Finisher {
     /// Whether records are only counted, by trace, and nothing is handed on (a first
     /// pass).
     count_only: bool,
-    /// In a first pass: the adapter's trace (its name within the transcript) whose
-    /// records first had each name.
+    /// In a first pass: every trace met, with the adapter's trace (its name within the
+    /// transcript) whose records first had its name.
     origins: FxHashMap<String, Option<String>>,
     /// Names that records of more than one of the adapter's traces have (a file's
     /// session `""` and its records of no session), found by a first pass: such a
@@ -1162,6 +1229,15 @@ pub(crate) enum Handed {
 }
 
 impl Finisher {
+    /// Distinct traces among the records so far.
+    fn traces(&self) -> usize {
+        match self.count_only {
+            // A first pass keeps its traces' names in `origins` only.
+            true => self.origins.len(),
+            false => self.names.len() + self.retired,
+        }
+    }
+
     fn hold(&mut self) -> Option<&mut Vec<Pending>> {
         if self.decided {
             return None;
@@ -1255,9 +1331,7 @@ impl Finisher {
             }
             Some(_) => {}
             None => {
-                let name = name.into_owned();
-                self.names.insert(name.clone(), 0);
-                self.origins.insert(name, sub);
+                self.origins.insert(name.into_owned(), sub);
             }
         }
     }
@@ -1437,5 +1511,203 @@ impl Elements {
         self.scan.value(Some(bytes))?;
         self.count += 1;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use rustc_hash::{FxHashMap, FxHashSet};
+
+    use super::{LinePlan, Lines, Reader, SessionEnds, Stream};
+    use crate::trace::adapters::document::{Current, line_doc};
+    use crate::trace::adapters::{Element, Emit, Format, Out, Site, mcp};
+    use crate::trace::reader::LineReader;
+
+    const MAX_LINE_BYTES: usize = 1 << 20;
+
+    /// Where each session of a log ends (after which document, that first), how many
+    /// traces it holds, and the names two sessions share.
+    type Found = (Vec<(usize, Option<String>)>, usize, FxHashSet<String>);
+
+    /// What the MCP log `log` holds ([`Found`]), as reading every line in full from
+    /// its document, through the adapter, finds it.
+    fn read_in_full(log: &[u8]) -> Found {
+        let mut lines = LineReader::with_max_line_bytes(log, MAX_LINE_BYTES);
+        let mut reader = mcp::Reader::default();
+        let mut last: FxHashMap<Option<String>, usize> = FxHashMap::default();
+        let mut index = 0;
+        while let Some(line) = lines.next_line().expect("reading memory") {
+            let Some(doc) = line_doc(line, MAX_LINE_BYTES, &mut Vec::new()) else {
+                continue;
+            };
+            let doc = std::rc::Rc::new(doc);
+            let mut out = Out {
+                items: Vec::new(),
+                current: Some(Current {
+                    doc: index,
+                    read: doc.clone(),
+                }),
+            };
+            if let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) {
+                let site = Site::new(index, String::new());
+                reader.element(&Element { value, site }, &mut out);
+            }
+            for item in out.items {
+                if matches!(item.what, Emit::Record(_)) {
+                    last.insert(item.trace, index);
+                }
+            }
+            index += 1;
+        }
+        let mut ends: Vec<(usize, Option<String>)> =
+            last.iter().map(|(name, at)| (*at, name.clone())).collect();
+        ends.sort_unstable();
+        let names: FxHashSet<&str> = last.keys().map(|n| n.as_deref().unwrap_or("")).collect();
+        let mut shared = FxHashSet::default();
+        if last.contains_key(&None) && last.contains_key(&Some(String::new())) {
+            shared.insert(String::new());
+        }
+        (ends, names.len(), shared)
+    }
+
+    /// The same, as a first pass over the log finds them for the stream to come.
+    fn surveyed(log: &[u8]) -> Found {
+        let stream = |log: &[u8]| {
+            let plan = LinePlan {
+                format: Format::Mcp,
+                decided: true,
+                foreign: None,
+                codex_answered: FxHashSet::default(),
+                responses_answered: FxHashSet::default(),
+                enough: true,
+            };
+            let input = Box::new(Cursor::new(log.to_vec()));
+            Stream::lines(input, plan, false, MAX_LINE_BYTES).expect("an MCP log streams")
+        };
+        let mut main = stream(log);
+        let Reader::Lines(lines) = &mut main.reader else {
+            panic!("a log of lines is read by an adapter of lines")
+        };
+        let (traces, shared) = stream(log).read_through(lines).expect("reading memory");
+        let Lines::Mcp(_, SessionEnds { ends, .. }) = lines else {
+            panic!("an MCP log is read by the MCP adapter")
+        };
+        (ends.iter().cloned().collect(), traces, shared)
+    }
+
+    /// Lines of every kind an MCP log may hold, each one document.
+    const LOG: &[&str] = &[
+        // Requests and replies of interleaved sessions, some read by the cheap way.
+        r#"{"session_id":"s1","direction":"send","timestamp":"t","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"a":1}}}}"#,
+        r#"{"session_id":"s2","direction":"send","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create"}}}"#,
+        r#"{"session_id":"s1","direction":"recv","message":{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"id":"r"},"isError":false}}}"#,
+        // A session named with an escape is the same session.
+        r#"{"session_id":"s\u0032","direction":"recv","message":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}"#,
+        // Records of no session, and of a session named "".
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get"}}"#,
+        r#"{"session_id":"","message":{"jsonrpc":"2.0","id":7,"method":"ping"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"late"}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+        // Sessions named by numbers, by a later member when an earlier one names
+        // nothing, or by nothing at all.
+        r#"{"session_id":7,"message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get"}}}"#,
+        r#"{"session_id":null,"sessionId":"s3","message":{"jsonrpc":"2.0","id":2,"result":1}}"#,
+        r#"{"session_id":{"a":1},"session":true,"payload":{"jsonrpc":"2.0","id":3,"result":1}}"#,
+        r#"{"sessionId":"s4","session":"s5","message":{"jsonrpc":"2.0","method":"notifications/progress"}}"#,
+        // Replies to no request, without an id, invalid ones.
+        r#"{"session_id":"s2","message":{"jsonrpc":"2.0","id":99,"result":{}}}"#,
+        r#"{"session_id":"s2","message":{"jsonrpc":"2.0","result":{}}}"#,
+        r#"{"session_id":"s2","message":{"jsonrpc":"1.0","id":1,"error":{"code":1.5}}}"#,
+        // Batches: of requests, empty, with a member that is not a message.
+        r#"{"session_id":"s6","message":[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}]}"#,
+        r#"{"session_id":"s7","message":[]}"#,
+        r#"{"session_id":"s8","message":[5]}"#,
+        r#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#,
+        r#"[]"#,
+        // Messages that are problems: a method that is not a string, a tool call
+        // without its tool's name as a string, one named with an escape.
+        r#"{"session_id":"s9","message":{"jsonrpc":"2.0","id":1,"method":5}}"#,
+        r#"{"session_id":"s9","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}}"#,
+        r#"{"session_id":"s9","message":{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{}}}"#,
+        r#"{"session_id":"s9","message":{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"x"}}}"#,
+        r#"{"session_id":"s10","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}}"#,
+        r#"{"session_id":"s10","message":{"jsonrpc":"2.0","id":1,"method":"tools/call"}}"#,
+        // Envelopes with odd members: escaped names, a message that is not an object,
+        // a payload beside it, no message at all.
+        r#"{"sess\u0069on_id":"s11","message":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+        r#"{"session_id":"s11","message":{"jsonrpc":"2.0","id":1,"m\u0065thod":"ping"}}"#,
+        r#"{"session_id":"s12","message":"text","payload":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+        r#"{"session_id":"s12","message":5,"payload":[]}"#,
+        r#"{"session_id":"s13","note":"no message"}"#,
+        r#"{"session_id":"s14","message":{"id":1}}"#,
+        // Lines that are no message: a scalar, broken JSON, keys twice.
+        r#"5"#,
+        r#"{"session_id":"s15","message":{"jsonrpc":"2.0","id":1,"method":"ping""#,
+        r#"{"session_id":"s15","session_id":"s16","message":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+        r#"{"session_id":"s15","message":{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":2}}}"#,
+        "   ",
+        // The first sessions again, so they end late.
+        r#"{"session_id":"s1","direction":"send","message":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}}"#,
+        r#"{"session_id":"s2","direction":"recv","message":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}"#,
+    ];
+
+    fn log_of(lines: &[&str]) -> Vec<u8> {
+        let mut log = lines.join("\n").into_bytes();
+        // A line that is not UTF-8.
+        log.extend_from_slice(b"\n{\"session_id\":\"s17\xff\"}\n");
+        log
+    }
+
+    #[test]
+    fn a_first_pass_finds_the_ends_and_traces_reading_the_log_in_full_finds() {
+        let (want, traces, shared) = read_in_full(&log_of(LOG));
+        assert_eq!(traces, 12, "{want:?}");
+        assert_eq!(shared, FxHashSet::from_iter([String::new()]));
+        assert_eq!(surveyed(&log_of(LOG)), (want, traces, shared));
+        // Each session ending in turn at each place: the log rotated line by line.
+        for turn in 1..LOG.len() {
+            let mut lines = LOG.to_vec();
+            lines.rotate_left(turn);
+            let log = log_of(&lines);
+            assert_eq!(surveyed(&log), read_in_full(&log), "rotated by {turn}");
+        }
+    }
+
+    #[test]
+    fn a_first_pass_reads_the_common_line_only_as_far_as_its_session() {
+        let mut reader = mcp::Reader::default();
+        let sessions: Vec<Option<Option<String>>> = LOG
+            .iter()
+            .map(|line| match reader.line_session(line) {
+                mcp::LineSession::Records(session) => Some(session.map(|s| s.into_owned())),
+                mcp::LineSession::Unknown => None,
+            })
+            .collect();
+        let known: Vec<(usize, Option<&str>)> = sessions
+            .iter()
+            .enumerate()
+            .filter_map(|(at, session)| Some((at, session.as_ref()?.as_deref())))
+            .collect();
+        let want = [
+            (0, Some("s1")),
+            (1, Some("s2")),
+            (2, Some("s1")),
+            (3, Some("s2")),
+            (4, None),
+            (5, Some("")),
+            (6, None),
+            (7, None),
+            (11, Some("s4")),
+            (12, Some("s2")),
+            (13, Some("s2")),
+            (14, Some("s2")),
+            (28, Some("s12")),
+            (31, Some("s14")),
+            (37, Some("s1")),
+            (38, Some("s2")),
+        ];
+        assert_eq!(known, want);
     }
 }
