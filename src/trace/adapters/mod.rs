@@ -369,11 +369,13 @@ enum Emit {
 }
 
 /// A record's fields as an adapter made them: an object of values, or one written as
-/// JSON text on a fast path ([`Built`]).
+/// JSON text on a fast path ([`Built`]). A built object is boxed: a record kept as
+/// values (a transcript read whole keeps one per call) then costs a word more than its
+/// map, not a built object's two strings.
 #[derive(Clone)]
 pub(crate) enum Made {
     Map(Map),
-    Built(Built),
+    Built(Box<Built>),
 }
 
 impl From<Map> for Made {
@@ -384,7 +386,7 @@ impl From<Map> for Made {
 
 impl From<Built> for Made {
     fn from(built: Built) -> Made {
-        Made::Built(built)
+        Made::Built(Box::new(built))
     }
 }
 
@@ -440,7 +442,7 @@ impl Made {
     pub fn into_fields(self) -> Fields<'static> {
         match self {
             Made::Map(map) => Fields::Owned(map),
-            Made::Built(built) => Fields::Built(built),
+            Made::Built(built) => Fields::Built(*built),
         }
     }
 }
@@ -481,7 +483,7 @@ impl Out {
         self.items.push(Emitted {
             site: site.clone(),
             trace,
-            what: Emit::Record(Made::Built(fields)),
+            what: Emit::Record(Made::Built(Box::new(fields))),
         });
     }
 
