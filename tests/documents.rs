@@ -300,3 +300,61 @@ fn runs_that_end_are_checked_to_their_end_at_once_and_report_as_read_whole() {
         }
     }
 }
+
+/// Runs of OpenAI messages of every shape (plain ones, read from the run's text, and
+/// others, read from its value, alone or beside plain ones in a run), written on one
+/// line and spread over many, stream as they read whole: the same records, problems,
+/// names and locations.
+#[test]
+fn runs_of_every_kind_of_message_stream_as_they_read_whole() {
+    let messages = [
+        r#"{"role": "user", "content": "caf\u00e9 \"q\" \\ \ud83d\ude00 é", "name": "ann"}"#,
+        r#"{"role": "assistant", "content": null, "refusal": "no"}"#,
+        r#"{"role": "assistant", "content": "", "tool_calls": null}"#,
+        r#"{"role": "assistant", "tool_calls": [{"id": "c\"1", "function": {"name": "create_record", "arguments": " {\"request_id\": \"r\\u00e9\"} "}}, {"function": {"name": "create_record", "arguments": "5"}}]}"#,
+        r#"{"role": "tool", "tool_call_id": "c\"1", "content": "  [1, {\"a\": 2}] "}"#,
+        r#"{"role": "tool", "name": "create_record", "content": "{not json"}"#,
+        r#"{"role": "tool", "tool_call_id": "nobody", "content": null}"#,
+        r#"{"role": "user", "content": [{"type": "text", "text": "parts"}]}"#,
+        r#"{"role": "assistant", "tool_calls": [{"id": 7, "function": {"name": "create_record", "arguments": "{}"}}]}"#,
+        r#"{"role": "assistant", "tool_calls": [{"id": "c2", "function": {"name": "create_record", "arguments": "{\"request_id\": 1, \"request_id\": 2}"}}]}"#,
+        r#"{"role": "assistant", "tool_calls": [{"id": "c3", "function": {"name": "create_record", "arguments": "not json"}}]}"#,
+        r#"{"role": "assistant", "content": null, "function_call": {"name": "create_record", "arguments": "{}"}}"#,
+        r#"{"role": "function", "name": "create_record", "content": "legacy"}"#,
+        r#"{"role": "assistant", "tool_calls": [{"function": "create_record", "args": {"request_id": "d"}, "id": null}]}"#,
+        r#"{"role": "tool", "tool_call_id": null, "tool_call": {"function": "create_record"}, "error": "ValueError"}"#,
+        r#"{"role": "assistant", "tool_calls": ["x", {"id": "c4"}]}"#,
+        r#"{"content": "no role"}"#,
+    ];
+    let mut runs = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        // Each message alone after a plain run's, and the plain runs around it.
+        let plain = run_messages(i);
+        let end = plain.rfind(']').expect("a list");
+        runs.push(format!("{}, {message}{}", &plain[..end], &plain[end..]));
+        runs.push(format!(
+            r#"{{"id": {i}, "model": "m", "messages": [{message}]}}"#
+        ));
+        runs.push(plain);
+    }
+    runs.push(r#"{"id": "no list", "model": "m"}"#.to_string());
+    runs.push(r#"{"id": "empty", "messages": []}"#.to_string());
+    runs.push(r#"{"id": "two", "messages": [], "steps": [], "meta": {"a": 1}}"#.to_string());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let compact = format!("[{}]", runs.join(", "));
+    let value: serde_json::Value = serde_json::from_str(&compact).expect("valid JSON");
+    let spread = serde_json::to_string_pretty(&value).expect("it prints");
+    let object = format!("{{\"model\": \"m\", \"runs\": {compact}}}\n");
+    for (name, text) in [("compact", compact), ("spread", spread), ("object", object)] {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, text).expect("the document is written");
+        let input = TraceInput::open(&path, &InputOptions::default(), None).expect("it opens");
+        assert!(input.reading().is_none(), "{name} is streamed");
+        let (file, stdin) = file_and_stdin(&["convert"], &path);
+        assert_eq!(file, stdin, "convert {name}");
+        assert!(file.matches("\"kind\":\"call\"").count() > 60, "{file}");
+        let check = ["check", "specs", "--output", "json", "--traces"];
+        let (file, stdin) = file_and_stdin(&check, &path);
+        assert_eq!(file, stdin, "check {name}");
+    }
+}

@@ -218,6 +218,11 @@ fn tokens(pointer: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_
 /// Appends one reference token to a JSON pointer, escaping `~` and `/`.
 pub fn push_token(pointer: &mut String, token: &str) {
     pointer.push('/');
+    // Most tokens, keys and indexes, have nothing to escape.
+    if !token.contains(['~', '/']) {
+        pointer.push_str(token);
+        return;
+    }
     for c in token.chars() {
         match c {
             '~' => pointer.push_str("~0"),
@@ -229,8 +234,10 @@ pub fn push_token(pointer: &mut String, token: &str) {
 
 /// `pointer` with one more token.
 pub fn child_pointer(pointer: &str, token: impl std::fmt::Display) -> String {
-    let mut out = pointer.to_string();
-    push_token(&mut out, &token.to_string());
+    let token = token.to_string();
+    let mut out = String::with_capacity(pointer.len() + 1 + token.len());
+    out.push_str(pointer);
+    push_token(&mut out, &token);
     out
 }
 

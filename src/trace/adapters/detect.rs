@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::search::has_transcripts;
 use super::shared::str_of;
+use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
 use crate::trace::Location;
 use crate::trace::reader::{LineContent, LineReader};
@@ -202,6 +203,31 @@ pub(super) fn shallow(text: &str) -> Option<Value> {
     let value = serde::Deserializer::deserialize_map(&mut deserializer, Shallow).ok()?;
     deserializer.end().ok()?;
     Some(value)
+}
+
+/// [`shallow`] of a value already scanned with the members of its outer object noted
+/// ([`Tape::scan`](super::unique::Tape::scan) at least one deep): the object is made
+/// from the members the scan found, parsing only the values [`READ_MEMBERS`] names,
+/// so its text is not read again. Anything but an object, or an object with an escape
+/// in a key, is read by [`shallow`].
+pub(super) fn shallow_scanned(node: Node<'_>) -> Option<Value> {
+    let mut map = serde_json::Map::new();
+    let mut valid = true;
+    let read = node.text().starts_with('{')
+        && node.members(|key, value| {
+            let value = match READ_MEMBERS.contains(&key) {
+                true => serde_json::from_str(value.text()).unwrap_or_else(|_| {
+                    valid = false;
+                    Value::Null
+                }),
+                false => Value::Null,
+            };
+            map.insert(key.to_string(), value);
+        });
+    match read {
+        true => valid.then_some(Value::Object(map)),
+        false => shallow(node.text()),
+    }
 }
 
 /// Builds the object [`shallow`] reads.
@@ -504,6 +530,9 @@ mod tests {
         for value in &values {
             let text = serde_json::to_string(value).expect("a value prints");
             let have = shallow(&text).expect("valid JSON reads shallow");
+            let mut tape = super::super::unique::Tape::default();
+            let node = tape.scan(&text, 1).expect("valid JSON scans");
+            assert_eq!(shallow_scanned(node).as_ref(), Some(&have), "{text}");
             assert_eq!(signal(&have), signal(value), "{text}");
             let once = |v| std::iter::once(v);
             assert_eq!(

@@ -369,13 +369,65 @@ enum Emit {
 }
 
 /// A record's fields as an adapter made them: an object of values, or one written as
-/// JSON text on a fast path ([`Built`]).
+/// JSON text on a fast path ([`Built`]). A built object is boxed: a record kept as
+/// values (a transcript read whole keeps one per call) then costs a word more than its
+/// map, not a built object's two strings.
+#[derive(Clone)]
 pub(crate) enum Made {
     Map(Map),
-    Built(Built),
+    Built(Box<Built>),
+}
+
+impl From<Map> for Made {
+    fn from(map: Map) -> Made {
+        Made::Map(map)
+    }
+}
+
+impl From<Built> for Made {
+    fn from(built: Built) -> Made {
+        Made::Built(Box::new(built))
+    }
 }
 
 impl Made {
+    /// Whether member `key` is set.
+    pub fn contains(&self, key: &str) -> bool {
+        match self {
+            Made::Map(map) => map.contains_key(key),
+            Made::Built(built) => built.get(key).is_some(),
+        }
+    }
+
+    /// The value of member `key` (decoded from a built object's text).
+    pub fn get(&self, key: &str) -> Option<std::borrow::Cow<'_, Value>> {
+        match self {
+            Made::Map(map) => map.get(key).map(std::borrow::Cow::Borrowed),
+            Made::Built(built) => {
+                let value = serde_json::from_str(built.get(key)?)
+                    .expect("bug: a built member is valid JSON");
+                Some(std::borrow::Cow::Owned(value))
+            }
+        }
+    }
+
+    /// Sets member `key` to `from`'s, when `from` has it: copied as text from one
+    /// built object to another, as a value otherwise.
+    pub fn copy(&mut self, key: &'static str, from: &Made) {
+        match (&mut *self, from) {
+            (Made::Built(to), Made::Built(from)) => {
+                if let Some(raw) = from.get(key) {
+                    to.raw(key, raw);
+                }
+            }
+            _ => {
+                if let Some(value) = from.get(key) {
+                    self.insert(key, value.into_owned());
+                }
+            }
+        }
+    }
+
     /// Sets member `key` to `value`, replacing it if it is set.
     pub fn insert(&mut self, key: &'static str, value: Value) {
         match self {
@@ -390,7 +442,7 @@ impl Made {
     pub fn into_fields(self) -> Fields<'static> {
         match self {
             Made::Map(map) => Fields::Owned(map),
-            Made::Built(built) => Fields::Built(built),
+            Made::Built(built) => Fields::Built(*built),
         }
     }
 }
@@ -414,10 +466,15 @@ impl Out {
 
     /// A record of the sub-trace `trace` of the transcript.
     pub fn record_in(&mut self, trace: Option<String>, site: &Site, fields: Map) {
+        self.made_in(trace, site, Made::Map(fields));
+    }
+
+    /// A record of the sub-trace `trace`, made either way.
+    pub fn made_in(&mut self, trace: Option<String>, site: &Site, fields: Made) {
         self.items.push(Emitted {
             site: site.clone(),
             trace,
-            what: Emit::Record(Made::Map(fields)),
+            what: Emit::Record(fields),
         });
     }
 
@@ -426,7 +483,7 @@ impl Out {
         self.items.push(Emitted {
             site: site.clone(),
             trace,
-            what: Emit::Record(Made::Built(fields)),
+            what: Emit::Record(Made::Built(Box::new(fields))),
         });
     }
 

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::{Element, Out, Site};
+use super::{Element, Made, Out, Site};
 
 pub type Map = serde_json::Map<String, Value>;
 
@@ -244,14 +244,14 @@ enum Event {
     /// A point where the agent moves on: calls still unanswered, that no later result
     /// answers, get their `missing` result here.
     Boundary,
-    Record(Site, Map),
+    Record(Site, Made),
     Call(usize),
     Problem(Site, String),
 }
 
 struct Call {
     site: Site,
-    fields: Map,
+    fields: Made,
     answered: bool,
     reported: bool,
     by_position: bool,
@@ -320,14 +320,20 @@ impl Pairer {
         self.result_stamp = results;
     }
 
-    fn stamped(&self, mut fields: Map, result: bool) -> Map {
+    fn stamped(&self, fields: impl Into<Made>, result: bool) -> Made {
+        let mut fields = fields.into();
         let extra = self
             .stamp
             .iter()
             .chain(result.then_some(&self.result_stamp).into_iter().flatten());
         for (key, value) in extra {
-            if !fields.contains_key(key) {
-                fields.insert(key.clone(), value.clone());
+            if !fields.contains(key) {
+                match &mut fields {
+                    Made::Map(map) => {
+                        map.insert(key.clone(), value.clone());
+                    }
+                    Made::Built(built) => built.value(key.clone(), value),
+                }
             }
         }
         fields
@@ -349,7 +355,7 @@ impl Pairer {
         self.push(Event::Boundary);
     }
 
-    pub fn record(&mut self, site: Site, fields: Map) {
+    pub fn record(&mut self, site: Site, fields: impl Into<Made>) {
         let fields = self.stamped(fields, false);
         self.push(Event::Record(site, fields));
     }
@@ -359,7 +365,7 @@ impl Pairer {
     }
 
     /// A call; `fields` has its `tool` and `args`. `id: None` pairs by position.
-    pub fn call(&mut self, site: Site, fields: Map, id: Option<String>) {
+    pub fn call(&mut self, site: Site, fields: impl Into<Made>, id: Option<String>) {
         let mut fields = self.stamped(fields, false);
         let number = self.calls.len();
         let by_position = id.is_none();
@@ -377,9 +383,9 @@ impl Pairer {
                 format!("pos-{}", self.anonymous_seen)
             }
         };
-        put(&mut fields, "call_id", id);
+        fields.insert("call_id", Value::String(id));
         if by_position {
-            put(&mut fields, "paired_by", "position");
+            fields.insert("paired_by", Value::from("position"));
         }
         self.calls.push(Call {
             site,
@@ -394,14 +400,14 @@ impl Pairer {
 
     /// A result of the call `target` names. The result gets the call's id and, when it
     /// names none itself, the call's tool.
-    pub fn result(&mut self, site: Site, fields: Map, target: Target) {
+    pub fn result(&mut self, site: Site, fields: impl Into<Made>, target: Target) {
         let mut fields = self.stamped(fields, true);
         let (call, by_position, id) = match target {
             Target::Id(id) => (self.take_by_id(&id), false, Some(id)),
             Target::IdByPosition(id) => (self.take_by_id(&id), true, Some(id)),
             Target::Position(tool) => {
                 let found = self.open_anonymous.iter().position(|&number| {
-                    tool.is_none() || call_tool(&self.calls[number]) == tool.as_deref()
+                    tool.is_none() || call_tool(&self.calls[number]).as_deref() == tool.as_deref()
                 });
                 (found.map(|i| self.open_anonymous.remove(i)), true, None)
             }
@@ -410,25 +416,21 @@ impl Pairer {
             Some(number) => {
                 let call = &mut self.calls[number];
                 call.answered = true;
-                if let Some(id) = call.fields.get("call_id") {
-                    fields.insert("call_id".into(), id.clone());
-                }
-                if !fields.contains_key("tool") {
-                    if let Some(tool) = call.fields.get("tool") {
-                        fields.insert("tool".into(), tool.clone());
-                    }
+                fields.copy("call_id", &call.fields);
+                if !fields.contains("tool") {
+                    fields.copy("tool", &call.fields);
                 }
                 if by_position {
-                    put(&mut fields, "paired_by", "position");
+                    fields.insert("paired_by", Value::from("position"));
                 }
                 if call.emitted {
-                    call.fields = Map::new();
+                    call.fields = Made::Map(Map::new());
                     call.site = Site::new(call.site.doc, String::new());
                 }
             }
             None => {
                 if let Some(id) = id {
-                    put(&mut fields, "call_id", id);
+                    fields.insert("call_id", Value::String(id));
                 }
             }
         }
@@ -504,7 +506,7 @@ impl Pairer {
                         let mut missing = fields("result");
                         for key in ["tool", "call_id"] {
                             if let Some(value) = call.fields.get(key) {
-                                missing.insert(key.into(), value.clone());
+                                missing.insert(key.into(), value.into_owned());
                             }
                         }
                         put(&mut missing, "status", "missing");
@@ -515,7 +517,7 @@ impl Pairer {
                         out.record_in(trace.clone(), &call.site.clone(), missing);
                     }
                 }
-                Event::Record(site, fields) => out.record_in(trace.clone(), &site, fields),
+                Event::Record(site, fields) => out.made_in(trace.clone(), &site, fields),
                 Event::Problem(site, message) => out.problem(&site, message),
                 Event::Call(number) => {
                     let call = &mut self.calls[number];
@@ -523,10 +525,10 @@ impl Pairer {
                     // An answered call's fields are not read again: its result took
                     // what it needed.
                     let fields = match call.answered {
-                        true => std::mem::take(&mut call.fields),
+                        true => std::mem::replace(&mut call.fields, Made::Map(Map::new())),
                         false => call.fields.clone(),
                     };
-                    out.record_in(trace.clone(), &call.site, fields);
+                    out.made_in(trace.clone(), &call.site, fields);
                     match call.answered {
                         true => call.site = Site::new(call.site.doc, String::new()),
                         false => self.pending.push(number),
@@ -537,8 +539,13 @@ impl Pairer {
     }
 }
 
-fn call_tool(call: &Call) -> Option<&str> {
-    str_of(&call.fields, "tool")
+fn call_tool(call: &Call) -> Option<Cow<'_, str>> {
+    match &call.fields {
+        Made::Map(map) => str_of(map, "tool").map(Cow::Borrowed),
+        Made::Built(built) => built.get("tool").and_then(|raw| {
+            crate::trace::record::raw_string(crate::trace::record::RawJson::new(raw))
+        }),
+    }
 }
 
 #[cfg(test)]

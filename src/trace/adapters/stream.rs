@@ -28,8 +28,13 @@
 //!   then `[*]` (`runs[*].messages`), the array its keys lead to. A scanner finds each
 //!   element's bytes, which are parsed and then either fed to the format's incremental
 //!   adapter (a message list, as a file of lines is) or searched for transcripts (or
-//!   selected in) and adapted as the whole document would be (runs), then dropped. A
-//!   minified document on one line streams the same way. Still read whole: OpenTelemetry
+//!   selected in) and adapted as the whole document would be (runs), then dropped. The
+//!   common run, an object whose one array member is a list of plain OpenAI messages
+//!   beside scalar members (an id, a model), is not parsed: one scan checks it and notes
+//!   where its members are ([`Tape`]), and its records are built from its text and
+//!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
+//!   is parsed and searched. A minified document on one line streams the same way.
+//!   Still read whole: OpenTelemetry
 //!   exports, ToolBench trees, an object of sessions keyed by id, transcripts in two
 //!   members or nested below one without `--select`, and key-only or indexed `--select`
 //!   paths.
@@ -83,8 +88,9 @@ use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
     selects_nothing_at, sub_trace_name, trace_name, unknown_format_at,
 };
-use super::search::{Found, Search};
-use super::shared::Pairer;
+use super::search::{self, Found, Search};
+use super::shared::{Map, Pairer};
+use super::unique::{Node, Tape};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
@@ -557,6 +563,10 @@ pub(super) fn plan_lines(
     Ok(plan)
 }
 
+/// How deep the containers of a run are whose members [`Runs::read_plain`] reads from
+/// its scan: the run, its list, a message, its calls, a call, and its `function`.
+const PLAIN_NOTED: usize = 6;
+
 #[derive(Default)]
 struct Runs {
     /// `--format`'s format, if given.
@@ -580,6 +590,8 @@ struct Runs {
     otel: Vec<(usize, Rc<Doc>, Vec<String>)>,
     /// Where the whole document is, for a problem about all of it.
     whole: Location,
+    /// The scan of the last run read from its text, kept for the next.
+    tape: Tape,
 }
 
 impl Stream {
@@ -932,6 +944,15 @@ impl Stream {
                 self.next_doc += 1;
                 runs.any = true;
                 let base = child_pointer(&elements.pointer, element.index);
+                if runs.read_plain(
+                    index,
+                    &element,
+                    &base,
+                    &mut self.detected,
+                    &mut self.finisher,
+                ) {
+                    return Ok(true);
+                }
                 let doc = Rc::new(element_doc(&mut self.finisher, element, base));
                 runs.read(index, &doc, &mut self.detected, &mut self.finisher);
                 Ok(true)
@@ -1108,7 +1129,91 @@ impl Runs {
         for (name, item) in adapt(&found, self.format) {
             finisher.emitted(&name, item, |site| locate(doc, index, site));
         }
-        self.end_traces(doc, finisher);
+        self.end_traces(&doc.base, finisher);
+    }
+
+    /// Reads run `index`, `element` at `base`, from its text when it is plain, as
+    /// [`Runs::read`] reads it from its value: an object whose one array member holds
+    /// plain OpenAI messages ([`openai::read_plain`]) and whose other members are not
+    /// containers, searched for transcripts and nothing selected in it. One scan
+    /// checks the run (what its value would parse) and notes where its members are,
+    /// down to each call's `function`; its records are built from the text and
+    /// located by the scan. Returns `false`, having read nothing, for any other run.
+    fn read_plain(
+        &mut self,
+        index: usize,
+        element: &Scanned,
+        base: &str,
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) -> bool {
+        // The search of a run at depth 1 or 2 reaches the members of its list.
+        if self.format.is_some() || self.select.is_some() || self.depth > 2 {
+            return false;
+        }
+        let Some(run) = self.tape.scan(&element.text, PLAIN_NOTED) else {
+            return false;
+        };
+        // The search of the run finds the list in its one array member, but for the
+        // arrays it reads as other formats; the other members, scalars, hold nothing
+        // and may name the run.
+        let mut list = None;
+        let mut parent = Map::new();
+        let mut plain = true;
+        let read = run.members(|key, value| match value.text().as_bytes().first() {
+            Some(b'[')
+                if list.is_none() && !matches!(key, "steps" | "resourceSpans" | "children") =>
+            {
+                list = Some((key, value));
+            }
+            Some(b'[' | b'{') => plain = false,
+            _ => {
+                if let Ok(value) = serde_json::from_str(value.text()) {
+                    parent.insert(key.to_string(), value);
+                }
+            }
+        });
+        let Some((key, messages)) = list.filter(|_| read && plain) else {
+            return false;
+        };
+        let pointer = child_pointer(base, key);
+        // Where each line of the run starts, for the lines of the records in it.
+        let newlines: Vec<usize> = memchr::memchr_iter(b'\n', element.text.as_bytes()).collect();
+        let site_at = |node: Node<'_>, pointer: String| {
+            let start = node.offset();
+            let loc = Location {
+                line: element.line + newlines.partition_point(|&at| at < start) as u64,
+                offset: element.offset + start as u64,
+                len: node.text().len() as u64,
+                pointer: pointer.as_str().into(),
+            };
+            Site {
+                doc: index,
+                pointer,
+                pinned: Some(std::sync::Arc::new(loc)),
+            }
+        };
+        let mut out = Out::default();
+        if !openai::read_plain(messages, &pointer, site_at, &mut out) {
+            return false;
+        }
+        let name = search::name(&self.prefix, &pointer, Some(&parent));
+        if !detected.formats.contains(&Format::OpenAi) {
+            detected.formats.push(Format::OpenAi);
+        }
+        self.found = true;
+        finisher.element = Some(Vec::new());
+        for item in out.items {
+            finisher.emitted(&name, item, |site| match &site.pinned {
+                Some(loc) => Location::clone(loc),
+                None => {
+                    debug_assert!(false, "bug: a site of a plain run not pinned");
+                    Location::default()
+                }
+            });
+        }
+        self.end_traces(base, finisher);
+        true
     }
 
     /// Ends the traces of the run just read, `doc`: every record of theirs has been
@@ -1117,10 +1222,10 @@ impl Runs {
     /// with its pointer, below the run's, and so does a ToolBench branch's; the traces
     /// of OpenTelemetry exports, named by trace id and read together at the end, are
     /// not the run's.
-    fn end_traces(&self, doc: &Doc, finisher: &mut Finisher) {
+    fn end_traces(&self, base: &str, finisher: &mut Finisher) {
         let place = match self.prefix.is_empty() {
-            true => doc.base.clone(),
-            false => format!("{} {}", self.prefix, doc.base),
+            true => base.to_string(),
+            false => format!("{} {base}", self.prefix),
         };
         for name in finisher.element.take().unwrap_or_default() {
             let own = name

@@ -545,6 +545,46 @@ fn decode_into(raw: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// The text of a JSON string a scan found valid, `raw` with its quotes, decoded:
+/// borrowed when it has no escape, else the runs between escapes copied whole.
+/// `None` when `raw` is not a string.
+pub(super) fn decoded_string(raw: &str) -> Option<Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let bytes = inner.as_bytes();
+    let Some(first) = memchr::memchr(b'\\', bytes) else {
+        return Some(Cow::Borrowed(inner));
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut from = 0;
+    let mut at = first;
+    loop {
+        out.extend_from_slice(&bytes[from..at]);
+        // An escape is two bytes, or six for a `\u` one, twelve for a surrogate pair.
+        let len = match bytes.get(at + 1) {
+            Some(b'u') => match bytes.get(at + 2..at + 6) {
+                Some(hex) if hex.first().is_some_and(|&b| b == b'd' || b == b'D') => {
+                    let second = hex.get(1).copied().unwrap_or(b'0');
+                    match second {
+                        b'8'..=b'9' | b'a' | b'b' | b'A' | b'B' => 12,
+                        _ => 6,
+                    }
+                }
+                _ => 6,
+            },
+            _ => 2,
+        };
+        let escape = bytes.get(at..at + len)?;
+        decode_into(escape, &mut out);
+        from = at + len;
+        match memchr::memchr(b'\\', &bytes[from..]) {
+            Some(next) => at = from + next,
+            None => break,
+        }
+    }
+    out.extend_from_slice(&bytes[from..]);
+    String::from_utf8(out).ok().map(Cow::Owned)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -627,6 +667,29 @@ mod tests {
                 assert!(!node.members(|_, _| {}) && !node.elements(|_| {}));
             }
         }
+    }
+
+    /// Strings decode as serde_json decodes them.
+    #[test]
+    fn strings_decode_as_parsing_does() {
+        for raw in [
+            r#""""#,
+            r#""plain""#,
+            r#""caf\u00e9 \"q\" \\ \/ \b\f\n\r\t end""#,
+            r#""\ud83d\ude00\uD83D\uDE00 \u0000 \uffff \uDBFF\uDFFF""#,
+            r#""\u00e9""#,
+            r#""x\n""#,
+            "\"h\u{e9}llo \\u00e9 \u{1f600}\"",
+        ] {
+            assert!(valid_without_duplicates(raw.as_bytes()), "{raw}");
+            let want: String = serde_json::from_str(raw).expect("a string");
+            assert_eq!(
+                super::decoded_string(raw).as_deref(),
+                Some(want.as_str()),
+                "{raw}"
+            );
+        }
+        assert_eq!(super::decoded_string("12"), None);
     }
 
     #[test]

@@ -18,8 +18,9 @@
 //!
 //! The second pass parses every element of the streamed array, so this one parses
 //! them as little as its decisions need: each is checked by a scan that builds
-//! nothing ([`valid_without_duplicates`]), then read only as far as saying its format
-//! takes ([`shallow`]: an object's keys, and the few members the formats' tests read).
+//! nothing but a note of where its members are ([`Tape`]), from which it is read only
+//! as far as saying its format takes ([`shallow_scanned`]: an object's keys, and the
+//! few members the formats' tests read, parsed alone).
 //! An element is parsed whole only while searching or selecting in it can still change
 //! what is decided (in an array of runs, until one holds a transcript). A transcript
 //! element is not searched as a run; an array of them that turns out to be no
@@ -32,10 +33,11 @@ use std::path::Path;
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use super::super::detect::{ListTally, Signal, shallow, signal};
+use super::super::detect::{ListTally, Signal, shallow_scanned, signal};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
 use super::super::search::{self, Search};
 use super::super::shared::{Map, str_of};
+use super::super::unique::Tape;
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
@@ -215,6 +217,7 @@ pub(in super::super) fn plan(
         scan: Scanner::new(input)?,
         options,
         bytes: Vec::new(),
+        tape: Tape::default(),
     };
     // A document the scanner cannot follow is not valid JSON: it is read whole, which
     // says what is wrong and where.
@@ -235,6 +238,8 @@ struct Pass<'o> {
     options: &'o InputOptions,
     /// A buffer for keys, members and elements.
     bytes: Vec<u8>,
+    /// The scan of the last element read, kept for the next.
+    tape: Tape,
 }
 
 impl Pass<'_> {
@@ -554,13 +559,16 @@ impl Pass<'_> {
             let (offset, line) = (self.scan.offset, self.scan.line);
             self.bytes.clear();
             self.scan.value(Some(&mut self.bytes))?;
-            if !valid_without_duplicates(&self.bytes) {
-                return Ok(None);
-            }
-            if !matches!(purpose, Purpose::Check) {
+            if matches!(purpose, Purpose::Check) {
+                if !valid_without_duplicates(&self.bytes) {
+                    return Ok(None);
+                }
+            } else {
+                // One scan checks the element and notes its members, from which its
+                // shallow reading is made without reading its text again.
                 let Some((value, text)) = std::str::from_utf8(&self.bytes)
                     .ok()
-                    .and_then(|text| Some((shallow(text)?, text)))
+                    .and_then(|text| Some((shallow_scanned(self.tape.scan(text, 1)?)?, text)))
                 else {
                     return Ok(None);
                 };

@@ -128,7 +128,9 @@ impl Scanner {
                 ));
             }
             let mut end = None;
-            for (i, &b) in buf.iter().enumerate() {
+            let mut i = 0;
+            while i < buf.len() {
+                let b = buf[i];
                 if in_string {
                     if escape {
                         escape = false;
@@ -140,7 +142,14 @@ impl Scanner {
                             end = Some(i + 1);
                             break;
                         }
+                    } else {
+                        // The rest of a run of plain text, eight bytes at a time up
+                        // to the next quote or escape: strings are most of a
+                        // transcript's bytes.
+                        i = crate::json::plain_words(buf, i + 1, false);
+                        continue;
                     }
+                    i += 1;
                     continue;
                 }
                 if scalar {
@@ -148,6 +157,7 @@ impl Scanner {
                         end = Some(i);
                         break;
                     }
+                    i += 1;
                     continue;
                 }
                 match b {
@@ -163,10 +173,11 @@ impl Scanner {
                     _ if depth == 0 => scalar = true,
                     _ => {}
                 }
+                i += 1;
             }
             let take = end.unwrap_or(buf.len());
             let chunk = &buf[..take];
-            self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            self.line += memchr::memchr_iter(b'\n', chunk).count() as u64;
             if let Some(out) = out.as_deref_mut() {
                 out.extend_from_slice(chunk);
             }
