@@ -1684,8 +1684,8 @@ mod tests {
                 format: Format::Mcp,
                 decided: true,
                 foreign: None,
-                codex_answered: FxHashSet::default(),
-                responses_answered: FxHashSet::default(),
+                codex_answered: std::rc::Rc::default(),
+                responses_answered: std::rc::Rc::default(),
                 enough: true,
             };
             let input = Box::new(Cursor::new(log.to_vec()));
