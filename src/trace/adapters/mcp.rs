@@ -403,6 +403,130 @@ impl Reader {
     }
 }
 
+/// The session an enveloped line's records would be of, read without checking that
+/// the line is valid JSON: `Some(session)` for a line that looks like an envelope
+/// (an object with no top-level `jsonrpc`, whose `message` or `payload` is an object)
+/// naming its session, by the first of `session_id`, `sessionId` and `session` it has,
+/// with a string without escapes (`None`: it has none of them); `None` for any other
+/// line, or one whose top-level names have escapes.
+///
+/// On a valid line that gives records, this is the session [`Reader::line`] and
+/// [`Reader::element`] give them. On any other line it may name a session that line
+/// gives no record of: a first pass that already knows the session has records uses it
+/// only to place the session's end, which a line too late only delays (the session's
+/// trace is then freed later, and nothing else changes). It never panics.
+pub(super) fn quick_session(text: &str) -> Option<Option<&str>> {
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    // `session_id`, `sessionId`, `session`: the first present names the session.
+    let mut sessions: [Option<&str>; 3] = [None; 3];
+    let mut message = false;
+    loop {
+        at = skip_ws(bytes, at);
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let name_end = at + 1 + memchr::memchr2(b'"', b'\\', bytes.get(at + 1..)?)?;
+        if bytes[name_end] != b'"' {
+            return None; // a name with an escape
+        }
+        let name = text.get(at + 1..name_end)?;
+        at = skip_ws(bytes, name_end + 1);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_ws(bytes, at + 1);
+        let start = at;
+        at = skip_value(bytes, at)?;
+        let value = text.get(start..at)?;
+        match name {
+            "jsonrpc" => return None,
+            "message" | "payload" => message |= value.starts_with('{'),
+            "session_id" => sessions[0] = Some(value),
+            "sessionId" => sessions[1] = Some(value),
+            "session" => sessions[2] = Some(value),
+            _ => {}
+        }
+        at = skip_ws(bytes, at);
+        match bytes.get(at)? {
+            b',' => at += 1,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if !message {
+        return None;
+    }
+    match sessions.into_iter().flatten().next() {
+        None => Some(None),
+        Some(raw) => {
+            let name = raw.strip_prefix('"')?.strip_suffix('"')?;
+            (!name.contains('\\')).then_some(Some(name))
+        }
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The end of the JSON value that starts at `at`, found without checking it: the
+/// closing quote of a string, the bracket that closes a container (strings inside
+/// skipped), or the end of a scalar; `None` when the text ends first.
+fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
+    match *bytes.get(at)? {
+        b'"' => skip_string(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut at = at;
+            loop {
+                match *bytes.get(at)? {
+                    b'"' => {
+                        at = skip_string(bytes, at)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+        }
+        _ => {
+            let rest = bytes.get(at..)?;
+            let len = rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(rest.len());
+            Some(at + len)
+        }
+    }
+}
+
+/// The end of the string whose opening quote is at `at` (past its closing quote).
+fn skip_string(bytes: &[u8], mut at: usize) -> Option<usize> {
+    at += 1;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[at] == b'"' {
+            return Some(at + 1);
+        }
+        at += 2; // an escape and the byte it escapes
+    }
+}
+
 /// What [`Reader::line_session`] found of a line.
 pub(super) enum LineSession<'t> {
     /// The line gives at least one record, and all of them are of this session

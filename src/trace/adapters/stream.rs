@@ -51,7 +51,9 @@
 //! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
 //! from then on its records stream. That first pass builds no record of an MCP log's
 //! common line: it reads the line only as far as the session of its records
-//! ([`mcp::Reader::line_session`]), and any other line in full. A stream that cannot be read again (standard
+//! ([`mcp::Reader::line_session`]), and any other line in full; a line of a session
+//! already known to have records it only places, without checking it
+//! ([`mcp::quick_session`]). A stream that cannot be read again (standard
 //! input, a pipe) of such a log, of one trace, is held whole, as records; one that a
 //! first pass must read (a document, a Codex rollout, Responses items) is copied to a
 //! temporary file first and streamed from there as a file is (`trace::spool`).
@@ -353,12 +355,16 @@ impl Lines {
 /// A first pass needs nothing else of the log: its traces are its sessions (one name
 /// for the records of no session and a session named `""`), so it reads each common
 /// line only as far as its session ([`mcp::Reader::line_session`]), builds no record,
-/// and counts nothing apart.
+/// and counts nothing apart. Once a session is known to have records, its lines are
+/// only placed, their text not checked ([`mcp::quick_session`]): a line of it that
+/// gives no record may then end it later than its last record, which only frees its
+/// trace later.
 #[derive(Default)]
 struct SessionEnds {
     /// Whether this is a first pass, which finds the ends.
     survey: bool,
-    /// In a first pass: the last document each named session has a record in.
+    /// In a first pass: the last document each named session has a record in (or, once
+    /// it has one, a later document that names it).
     last: FxHashMap<String, usize>,
     /// In a first pass: the last document with a record of no session.
     unnamed: Option<usize>,
@@ -381,7 +387,16 @@ impl SessionEnds {
         }
     }
 
-    /// In a first pass: notes that document `index` has a record of `session`.
+    /// In a first pass: whether a document read so far has a record of `session`.
+    fn has_records(&self, session: Option<&str>) -> bool {
+        match session {
+            Some(name) => self.last.contains_key(name),
+            None => self.unnamed.is_some(),
+        }
+    }
+
+    /// In a first pass: notes that document `index` has a record of `session` (or may
+    /// have, for a session known to have records).
     fn note(&mut self, index: usize, session: Option<&str>) {
         let Some(name) = session else {
             self.unnamed = Some(index);
@@ -892,8 +907,17 @@ impl Stream {
                 if let (LineContent::Text(text), Lines::Mcp(mcp, ends)) =
                     (line.content, &mut *lines)
                 {
-                    // A first pass needs only the session of the common line's records.
+                    // A first pass needs only the session of the common line's records;
+                    // of a session known to have records, only where the line is.
                     if ends.survey {
+                        if let Some(session) = mcp::quick_session(text)
+                            && ends.has_records(session)
+                        {
+                            ends.note(index, session);
+                            self.next_doc += 1;
+                            self.offset = line.offset;
+                            return Ok(true);
+                        }
                         if let mcp::LineSession::Records(session) = mcp.line_session(text) {
                             ends.note(index, session.as_deref());
                             self.next_doc += 1;
@@ -1637,16 +1661,29 @@ mod tests {
     type Found = (Vec<(usize, Option<String>)>, usize, FxHashSet<String>);
 
     /// What the MCP log `log` holds ([`Found`]), as reading every line in full from
-    /// its document, through the adapter, finds it.
+    /// its document, through the adapter, finds it; each session ending after its last
+    /// record, or after a later line that [`mcp::quick_session`] says is of it, as a
+    /// first pass places it once the session is known to have records (a line that
+    /// gives none only delays that end).
     fn read_in_full(log: &[u8]) -> Found {
         let mut lines = LineReader::with_max_line_bytes(log, MAX_LINE_BYTES);
         let mut reader = mcp::Reader::default();
         let mut last: FxHashMap<Option<String>, usize> = FxHashMap::default();
+        let mut delayed: FxHashMap<Option<String>, usize> = FxHashMap::default();
         let mut index = 0;
         while let Some(line) = lines.next_line().expect("reading memory") {
+            let quick = match &line.content {
+                crate::trace::reader::LineContent::Text(text) => mcp::quick_session(text),
+                _ => None,
+            }
+            .map(|session| session.map(str::to_string))
+            .filter(|session| last.contains_key(session));
             let Some(doc) = line_doc(line, MAX_LINE_BYTES, &mut Vec::new()) else {
                 continue;
             };
+            if let Some(session) = quick {
+                delayed.insert(session, index);
+            }
             let doc = std::rc::Rc::new(doc);
             let mut out = Out {
                 items: Vec::new(),
@@ -1666,8 +1703,10 @@ mod tests {
             }
             index += 1;
         }
-        let mut ends: Vec<(usize, Option<String>)> =
-            last.iter().map(|(name, at)| (*at, name.clone())).collect();
+        let mut ends: Vec<(usize, Option<String>)> = last
+            .iter()
+            .map(|(name, at)| (delayed.get(name).map_or(*at, |d| *d.max(at)), name.clone()))
+            .collect();
         ends.sort_unstable();
         let names: FxHashSet<&str> = last.keys().map(|n| n.as_deref().unwrap_or("")).collect();
         let mut shared = FxHashSet::default();
@@ -1753,6 +1792,22 @@ mod tests {
         r#"{"session_id":"s15","session_id":"s16","message":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
         r#"{"session_id":"s15","message":{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":2}}}"#,
         "   ",
+        // Lines a first pass may place without reading them through: a bare message
+        // with a session member (of no session), a session member only inside the
+        // message, members in every order, spaces, brackets and escapes in strings,
+        // a batch beside a payload, and broken lines that name a session.
+        r#"{"session_id":"s1","jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        r#"{"message":{"jsonrpc":"2.0","id":1,"method":"ping","params":{"session_id":"s1"}}}"#,
+        r#"{"session":"s1","session_id":"s2","message":{"jsonrpc":"2.0","id":2,"method":"ping"}}"#,
+        r#"{"sessionId":"s2","message":{"jsonrpc":"2.0","id":3,"method":"ping"},"session_id":"s1"}"#,
+        r#" { "session_id" : "s2" , "message" : { "jsonrpc" : "2.0" , "id" : 4 , "method" : "ping" } } "#,
+        r#"{"session_id":"s1","payload":{"jsonrpc":"2.0","id":6,"method":"ping"},"message":[{"jsonrpc":"2.0","id":7,"method":"ping"}]}"#,
+        r#"{"session_id":"s2","message":{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a\"b}{","arguments":{"x":"]]}}"}}}}"#,
+        r#"{"x":"\\","session_id":"s1","message":{"jsonrpc":"2.0","id":9,"method":"ping"}}"#,
+        r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":10,"method":"ping"}}garbage"#,
+        r#"{"session_id":"s2","message":{"jsonrpc":"2.0","id":11,"method":"ping"}"#,
+        r#"{"session_id":"s2","message":{"jsonrpc":"2.0","id":12,"method":5}}"#,
+        r#"{"session_id":"s1","jsonrpc":"2.0","id":13,"method":"ping","message":{"a":1}}"#,
         // The first sessions again, so they end late.
         r#"{"session_id":"s1","direction":"send","message":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}}"#,
         r#"{"session_id":"s2","direction":"recv","message":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}"#,
@@ -1810,9 +1865,54 @@ mod tests {
             (14, Some("s2")),
             (28, Some("s12")),
             (31, Some("s14")),
-            (37, Some("s1")),
-            (38, Some("s2")),
+            (37, None),
+            (38, None),
+            (39, Some("s2")),
+            (40, Some("s1")),
+            (41, Some("s2")),
+            (43, Some("s2")),
+            (44, Some("s1")),
+            (48, None),
+            (49, Some("s1")),
+            (50, Some("s2")),
         ];
         assert_eq!(known, want);
+    }
+
+    #[test]
+    fn a_line_placed_without_reading_it_through_is_of_the_session_reading_it_gives() {
+        // Wherever both answer, the unchecked read agrees with the checked one.
+        let mut reader = mcp::Reader::default();
+        let mut agreed = 0;
+        for line in LOG {
+            let quick = mcp::quick_session(line);
+            if let (Some(quick), mcp::LineSession::Records(session)) =
+                (quick, reader.line_session(line))
+            {
+                assert_eq!(quick, session.as_deref(), "{line}");
+                agreed += 1;
+            }
+        }
+        assert_eq!(agreed, 18);
+        // A bare message is of no session whatever members it has beside `jsonrpc`; a
+        // session named only inside the message is none; an escaped or non-string
+        // session, a batch alone, broken text: not known without reading.
+        let cases = [
+            (LOG[37], None),
+            (LOG[38], Some(None)),
+            (LOG[42], Some(Some("s1"))),
+            (LOG[3], None),
+            (LOG[8], None),
+            (LOG[15], None),
+            (LOG[46], None),
+            (LOG[48], None),
+            (r#"{"session_id":"s1","message":{"a":"\"#, None),
+            (r#"{"session_id":"s1","message":{"#, None),
+            (r#"{"#, None),
+            ("", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(mcp::quick_session(line), want, "{line}");
+        }
     }
 }
