@@ -511,18 +511,7 @@ fn main() {
             read = (checked.outcome.records, checked.outcome.diagnostics.len());
         });
         assert_eq!(read.1, 0, "{name}: the generated input conforms");
-        let peak_mb = figures.peak_bytes as f64 / 1e6;
-        println!(
-            "{:<42} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
-            name,
-            file_mb,
-            largest_mb,
-            read.0,
-            figures.seconds,
-            read.0 as f64 / figures.seconds,
-            peak_mb,
-            peak_mb / largest_mb,
-        );
+        row(name, file_mb, largest_mb, read.0, &figures);
     }
     if only.is_empty()
         || only
@@ -538,6 +527,22 @@ fn main() {
     println!(
         "\nlargest = the largest transcript's bytes; peak = most heap `check` held at once \
          (counted); records/s best of {runs}."
+    );
+}
+
+/// Prints a workload's row: its sizes, records/s and peak heap.
+fn row(name: &str, file_mb: f64, largest_mb: f64, records: u64, figures: &measure::Figures) {
+    let peak_mb = figures.peak_bytes as f64 / 1e6;
+    println!(
+        "{:<42} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
+        name,
+        file_mb,
+        largest_mb,
+        records,
+        figures.seconds,
+        records as f64 / figures.seconds,
+        peak_mb,
+        peak_mb / largest_mb,
     );
 }
 
@@ -601,18 +606,8 @@ fn trace_by(dir: &Path, specs: &[tracegate::machine::Machine], mb: usize, runs: 
             });
             assert_eq!(read.1, 20_000, "every case is a trace");
             assert_eq!(read.2, 0, "the generated input conforms");
-            let peak_mb = figures.peak_bytes as f64 / 1e6;
-            println!(
-                "{:<42} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
-                format!("native --trace-by{name}, {how}"),
-                file_mb,
-                largest_mb,
-                read.0,
-                figures.seconds,
-                read.0 as f64 / figures.seconds,
-                peak_mb,
-                peak_mb / largest_mb,
-            );
+            let name = format!("native --trace-by{name}, {how}");
+            row(&name, file_mb, largest_mb, read.0, &figures);
         }
     }
 }

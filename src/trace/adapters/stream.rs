@@ -1914,5 +1914,11 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(mcp::quick_session(line), want, "{line}");
         }
+        // A line cut short anywhere is never placed (and nothing panics).
+        for line in LOG.iter().filter(|line| line.ends_with('}')) {
+            for end in (0..line.len()).filter(|&end| line.is_char_boundary(end)) {
+                assert_eq!(mcp::quick_session(&line[..end]), None, "{}", &line[..end]);
+            }
+        }
     }
 }
