@@ -668,17 +668,6 @@ fn join(dir: &Path, specs: &[tracegate::machine::Machine], mb: usize, runs: usiz
         ("join streamed", stream),
         ("join read whole (before)", read),
     ] {
-        let peak_mb = figures.peak_bytes as f64 / 1e6;
-        println!(
-            "{:<26} {:>8.1} {:>10.1} {:>9} {:>8.2} {:>12.0} {:>10.1} {:>7.1}x",
-            name,
-            file_mb,
-            largest_mb,
-            records,
-            figures.seconds,
-            records as f64 / figures.seconds,
-            peak_mb,
-            peak_mb / largest_mb,
-        );
+        row(name, file_mb, largest_mb, records, &figures);
     }
 }
