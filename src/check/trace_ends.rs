@@ -4,12 +4,13 @@
 //! Split by a field of the user's choosing, a file's traces may interleave in any way,
 //! so none is known to be over before the input is. Memory would then hold every
 //! trace the file has had, ended or not. A first pass over a file over
-//! [`SURVEY_AFTER`] bytes reads it the way the check will (the same adapter, the same
-//! records in the same order) and notes, for each trace name, the number of the last
-//! record that carries it. The check then ends a trace as soon as that record is
-//! checked ([`super::Monitor::end_trace`]), and what its end finds is reported where
-//! the end of the input would report it: the report is the same either way, and memory
-//! follows the traces in flight, plus one name and one number a trace until it ends.
+//! [`SURVEY_AFTER`] bytes (a MiB, as for the first pass over a transcript log) reads it
+//! the way the check will (the same adapter, the same records in the same order) and
+//! notes, for each trace name, the number of the last record that carries it. The
+//! check then ends a trace as soon as that record is checked
+//! ([`super::Monitor::end_trace`]), and what its end finds is reported where the end of
+//! the input would report it: the report is the same either way, and memory follows
+//! the traces in flight, plus one name and one number a trace until it ends.
 //!
 //! Only a regular file has a first pass (a pipe can be read once), and only when its
 //! records stream (a transcript read whole is already in memory). An
@@ -24,12 +25,8 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use crate::json::Segment;
-use crate::trace::adapters::InputOptions;
+use crate::trace::adapters::{InputOptions, SURVEY_AFTER};
 use crate::trace::input::{Item, TraceInput, is_stdin};
-
-/// Bytes of a file below which it has no first pass: memory is no concern, and reading
-/// it twice would be. (Unit tests use a small one, to survey small files.)
-pub(super) const SURVEY_AFTER: u64 = if cfg!(test) { 256 } else { 1 << 20 };
 
 /// The traces of a file still to end, each by the number (from 1) of its last record.
 #[derive(Debug, Default)]
@@ -115,7 +112,7 @@ mod tests {
         for (case, n) in [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5), ("c", 6)] {
             text.push_str(&format!(
                 "{{\"case\":\"{case}\",\"kind\":\"call\",\"tool\":\"t\",\"call_id\":\"{n}\",\"args\":{{\"pad\":\"{}\"}}}}\n",
-                "x".repeat(40)
+                "x".repeat(400)
             ));
         }
         // A record of no trace and a line that is no record end nothing, and a

@@ -527,6 +527,30 @@ fn skip_string(bytes: &[u8], mut at: usize) -> Option<usize> {
     }
 }
 
+#[cfg(test)]
+impl Reader {
+    /// Reads `doc`, document `index` of a log, from its value, as reading the log
+    /// whole does: what tests hold the other ways of reading a line to.
+    pub(super) fn read_doc(
+        &mut self,
+        doc: &std::rc::Rc<super::document::Doc>,
+        index: usize,
+    ) -> Out {
+        let mut out = Out {
+            items: Vec::new(),
+            current: Some(super::document::Current {
+                doc: index,
+                read: doc.clone(),
+            }),
+        };
+        if let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) {
+            let site = Site::new(index, String::new());
+            self.element(&Element { value, site }, &mut out);
+        }
+        out
+    }
+}
+
 /// What [`Reader::line_session`] found of a line.
 pub(super) enum LineSession<'t> {
     /// The line gives at least one record, and all of them are of this session
@@ -1232,7 +1256,7 @@ fn tool_output(record: &mut Map, key: &str, result: &Value) {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{Element, Location, Out, Reader, Site};
+    use super::{Location, Out, Reader};
     use crate::trace::reader::LineContent;
 
     use crate::trace::adapters::Format;
@@ -1403,7 +1427,7 @@ mod tests {
     /// record or problem)`: through [`Reader::line`] where it reads a line (with `fast`),
     /// else from the line's document, as the stream reads them.
     fn read_lines(lines: &[&str], fast: bool) -> (Vec<String>, usize) {
-        use crate::trace::adapters::document::{Current, line_doc};
+        use crate::trace::adapters::document::line_doc;
         use crate::trace::reader::LineReader;
         let text = lines.join("\n");
         let mut lines = LineReader::new(text.as_bytes());
@@ -1429,17 +1453,7 @@ mod tests {
                 continue;
             };
             let doc = std::rc::Rc::new(doc);
-            let mut out = Out {
-                items: Vec::new(),
-                current: Some(Current {
-                    doc: index,
-                    read: doc.clone(),
-                }),
-            };
-            if let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) {
-                let site = Site::new(index, String::new());
-                reader.element(&Element { value, site }, &mut out);
-            }
+            let out = reader.read_doc(&doc, index);
             for item in out.items {
                 let loc = match &item.site.pinned {
                     Some(loc) => Location::clone(loc),

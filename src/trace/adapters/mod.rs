@@ -54,8 +54,8 @@ use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
 use shared::Map;
-pub(crate) use stream::Handed;
 pub use stream::Stream;
+pub(crate) use stream::{Handed, SURVEY_AFTER};
 
 use crate::trace::json_index::child_pointer;
 use crate::trace::record::Built;

@@ -139,9 +139,10 @@ type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
 
 /// Bytes of input after which a file whose records are still held back (it is not
 /// known yet whether it holds more than one trace) or given thread by thread is read
-/// through once first, so that its records stream from then on.
+/// through once first, so that its records stream from then on; and a file split by
+/// `--trace-by`, to find where its traces end (`check::trace_ends`).
 /// (Unit tests use a small one, to read small files both ways.)
-const SURVEY_AFTER: u64 = if cfg!(test) { 2048 } else { 1 << 20 };
+pub(crate) const SURVEY_AFTER: u64 = if cfg!(test) { 2048 } else { 1 << 20 };
 
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -910,15 +911,16 @@ impl Stream {
                     // A first pass needs only the session of the common line's records;
                     // of a session known to have records, only where the line is.
                     if ends.survey {
-                        if let Some(session) = mcp::quick_session(text)
-                            && ends.has_records(session)
+                        let placed = match mcp::quick_session(text)
+                            .filter(|session| ends.has_records(*session))
                         {
-                            ends.note(index, session);
-                            self.next_doc += 1;
-                            self.offset = line.offset;
-                            return Ok(true);
-                        }
-                        if let mcp::LineSession::Records(session) = mcp.line_session(text) {
+                            Some(session) => Some(session.map(Cow::Borrowed)),
+                            None => match mcp.line_session(text) {
+                                mcp::LineSession::Records(session) => Some(session),
+                                mcp::LineSession::Unknown => None,
+                            },
+                        };
+                        if let Some(session) = placed {
                             ends.note(index, session.as_deref());
                             self.next_doc += 1;
                             self.offset = line.offset;
@@ -1650,8 +1652,8 @@ mod tests {
     use rustc_hash::{FxHashMap, FxHashSet};
 
     use super::{LinePlan, Lines, Reader, SessionEnds, Stream};
-    use crate::trace::adapters::document::{Current, line_doc};
-    use crate::trace::adapters::{Element, Emit, Format, Out, Site, mcp};
+    use crate::trace::adapters::document::line_doc;
+    use crate::trace::adapters::{Emit, Format, mcp};
     use crate::trace::reader::LineReader;
 
     const MAX_LINE_BYTES: usize = 1 << 20;
@@ -1684,18 +1686,7 @@ mod tests {
             if let Some(session) = quick {
                 delayed.insert(session, index);
             }
-            let doc = std::rc::Rc::new(doc);
-            let mut out = Out {
-                items: Vec::new(),
-                current: Some(Current {
-                    doc: index,
-                    read: doc.clone(),
-                }),
-            };
-            if let Some(value) = doc.value.as_ref().filter(|_| !doc.hides("")) {
-                let site = Site::new(index, String::new());
-                reader.element(&Element { value, site }, &mut out);
-            }
+            let out = reader.read_doc(&std::rc::Rc::new(doc), index);
             for item in out.items {
                 if matches!(item.what, Emit::Record(_)) {
                     last.insert(item.trace, index);
