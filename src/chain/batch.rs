@@ -254,7 +254,7 @@ impl Batch {
             line: lines.lines,
             offset: start + bom as u64,
             len: content.len() as u64,
-            pointer: Box::default(),
+            pointer: Default::default(),
         };
         if content.len() > lines.max_line_bytes {
             let line = Line {

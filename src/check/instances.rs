@@ -24,7 +24,7 @@ use super::{Found, FoundKind};
 use crate::diagnostic::PATH_LIMIT;
 use crate::eval::Val;
 use crate::machine::{EventId, Machine, Move, StateId};
-use crate::trace::Location;
+use crate::trace::{Location, Pointer};
 
 /// Bytes of encoded moves kept inside a body (four or five moves of a file of a few
 /// million lines); a longer path moves to the heap.
@@ -161,7 +161,7 @@ struct Last {
     line: u64,
     offset: u64,
     len: u64,
-    pointer: Option<Box<Box<str>>>,
+    pointer: Option<Box<Pointer>>,
 }
 
 impl Last {

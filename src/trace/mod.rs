@@ -9,4 +9,4 @@ pub mod reader;
 pub mod record;
 pub(crate) mod spool;
 
-pub use record::{Fields, Kind, Location, Record, Status};
+pub use record::{Fields, Kind, Location, Pointer, Record, Status};

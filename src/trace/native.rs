@@ -722,7 +722,7 @@ mod tests {
             line: 3,
             offset: 10,
             len: line.len() as u64,
-            pointer: Box::default(),
+            pointer: Default::default(),
         };
         let have = decode_line(line, loc.clone()).unwrap();
         assert_eq!(have.kind, Some(Kind::Call));

@@ -68,7 +68,7 @@ impl Line<'_> {
             line: self.number,
             offset: self.offset,
             len: self.len,
-            pointer: Box::default(),
+            pointer: Default::default(),
         }
     }
 }
@@ -408,7 +408,7 @@ mod tests {
             line: 2,
             offset: 1,
             len: 6,
-            pointer: Box::default(),
+            pointer: Default::default(),
         };
         assert_eq!(have, want);
     }

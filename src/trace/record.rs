@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -150,7 +151,52 @@ pub struct Location {
     /// Length of the record's source text in bytes.
     pub len: u64,
     /// JSON pointer to the record inside the line's document; empty for a whole line.
-    pub pointer: Box<str>,
+    pub pointer: Pointer,
+}
+
+/// A JSON pointer as a [`Location`] keeps it: shared, so that copying a location (the
+/// checker keeps where each call and each instance was last seen) allocates nothing;
+/// the empty pointer of a whole line holds nothing at all.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Pointer(Option<Arc<str>>);
+
+impl Pointer {
+    /// The pointer's text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for Pointer {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Pointer {
+    fn from(text: &str) -> Pointer {
+        Pointer((!text.is_empty()).then(|| Arc::from(text)))
+    }
+}
+
+impl From<String> for Pointer {
+    fn from(text: String) -> Pointer {
+        Pointer((!text.is_empty()).then(|| Arc::from(text)))
+    }
+}
+
+impl std::fmt::Debug for Pointer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Pointer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The raw JSON text of one value, a slice of its line, known to be valid JSON.

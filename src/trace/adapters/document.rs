@@ -101,7 +101,7 @@ impl Doc {
             line: self.line,
             offset: self.offset,
             len: self.text.len() as u64,
-            pointer: Box::default(),
+            pointer: Default::default(),
         }
     }
 }
@@ -127,7 +127,7 @@ pub(super) fn read_document(source: Source<'_>, problems: &mut Vec<Problem>) -> 
                     line,
                     offset: skip + valid as u64,
                     len: 1,
-                    pointer: Box::default(),
+                    pointer: Default::default(),
                 },
                 format!(
                     "the file is not valid UTF-8 (first bad byte at offset {})",
@@ -170,7 +170,7 @@ pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -
                     line,
                     offset: offset + start as u64,
                     len: text[start..].find('\n').unwrap_or(text.len() - start) as u64,
-                    pointer: Box::default(),
+                    pointer: Default::default(),
                 },
                 format!("the file is not valid JSON: {err}"),
             ));
@@ -188,7 +188,7 @@ pub(super) fn document(text: String, offset: u64, problems: &mut Vec<Problem>) -
                 line: err.line() as u64,
                 offset: offset + start as u64,
                 len: text[start..].find('\n').unwrap_or(text.len() - start) as u64,
-                pointer: Box::default(),
+                pointer: Default::default(),
             },
             duplicate_message(&err),
         ));

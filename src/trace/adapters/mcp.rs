@@ -39,7 +39,7 @@
 //! ([`Reader::line_session`]), after the same scan.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -48,8 +48,8 @@ use super::document::parse_unique;
 use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
 use super::unique::{Node, Tape};
 use super::{Element, Out, Site};
-use crate::trace::Location;
 use crate::trace::record::{Built, RawJson, raw_string};
+use crate::trace::{Location, Pointer};
 
 /// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
 pub fn is_message(map: &Map) -> bool {
@@ -150,6 +150,10 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
     }
 }
 
+/// The pointers of an envelope's message, shared by every line's records.
+static MESSAGE: LazyLock<Pointer> = LazyLock::new(|| Pointer::from("/message"));
+static PAYLOAD: LazyLock<Pointer> = LazyLock::new(|| Pointer::from("/payload"));
+
 /// Reads a log one message (or line) at a time, holding only the requests still open.
 #[derive(Default)]
 pub(super) struct Reader {
@@ -223,21 +227,21 @@ impl Reader {
         if !root.members(|name, value| envelope.set(name, value)) {
             return false;
         }
-        let at = |pointer: &str, start: usize, len: usize| Site {
+        let at = |pointer: &Pointer, start: usize, len: usize| Site {
             doc,
-            pointer: pointer.to_string(),
+            pointer: pointer.clone(),
             pinned: Some(Arc::new(Location {
                 line: loc.line,
                 offset: loc.offset + start as u64,
                 len: len as u64,
-                pointer: pointer.into(),
+                pointer: pointer.clone(),
             })),
         };
         // The envelope's time, when it is a string without escapes: copied as it is
         // (it is what the decoded string prints), with no value made.
         let mut plain_time = None;
         let (message, mut context) = if envelope.jsonrpc {
-            (root, plain(at("", 0, text.len())))
+            (root, plain(at(&Pointer::default(), 0, text.len())))
         } else {
             // As [`Reader::element`] reads an envelope: its first `message` or
             // `payload` that is an object (a batch, or no message, is read there).
@@ -283,9 +287,9 @@ impl Reader {
                 None => value(time),
             };
             let pointer = if key == "message" {
-                "/message"
+                &*MESSAGE
             } else {
-                "/payload"
+                &*PAYLOAD
             };
             let site = at(pointer, message.offset(), message.text().len());
             (

@@ -59,7 +59,7 @@ pub(crate) use stream::{Handed, SURVEY_AFTER};
 
 use crate::trace::json_index::child_pointer;
 use crate::trace::record::Built;
-use crate::trace::{Fields, Location, Record};
+use crate::trace::{Fields, Location, Pointer, Record};
 
 /// A trace format tracegate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -313,7 +313,7 @@ pub(crate) struct Site {
     /// The document's index among the documents read.
     pub doc: usize,
     /// The JSON pointer of the value in the document.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Where the site is in the file, worked out while its document was at hand
     /// ([`Out::pin`]): a streamed input keeps no document once it is read, and an
     /// adapter may emit at a site it kept (an MCP request's, when it is cancelled).
@@ -325,7 +325,7 @@ impl Site {
     pub fn new(doc: usize, pointer: String) -> Site {
         Site {
             doc,
-            pointer,
+            pointer: pointer.into(),
             pinned: None,
         }
     }

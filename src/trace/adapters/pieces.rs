@@ -93,7 +93,8 @@ fn list_of(docs: &[Doc], elements: &[Element<'_>]) -> Option<(Site, usize)> {
         .len();
     let all = len == elements.len()
         && elements.iter().enumerate().all(|(i, element)| {
-            element.site.doc == first.site.doc && element.site.pointer == child_pointer(parent, i)
+            element.site.doc == first.site.doc
+                && element.site.pointer.as_str() == child_pointer(parent, i)
         });
     all.then(|| {
         let site = Site::new(first.site.doc, parent.to_string());

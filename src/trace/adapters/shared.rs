@@ -672,12 +672,14 @@ mod tests {
             .iter()
             .map(|item| match &item.what {
                 super::super::Emit::Record(super::super::Made::Map(map)) => {
-                    (item.site.pointer.clone(), Value::Object(map.clone()))
+                    (item.site.pointer.to_string(), Value::Object(map.clone()))
                 }
                 super::super::Emit::Record(super::super::Made::Built(built)) => {
-                    (item.site.pointer.clone(), Value::Object(built.to_map()))
+                    (item.site.pointer.to_string(), Value::Object(built.to_map()))
                 }
-                super::super::Emit::Problem(message) => (item.site.pointer.clone(), json!(message)),
+                super::super::Emit::Problem(message) => {
+                    (item.site.pointer.to_string(), json!(message))
+                }
             })
             .collect();
         assert_eq!(have.len(), 6, "{have:#?}");

@@ -100,7 +100,7 @@ use super::{
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::spool::Spool;
-use crate::trace::{Location, Record};
+use crate::trace::{Location, Pointer, Record};
 use doc_plan::{DocPlan, What};
 use scan::{Scanner, changed};
 
@@ -546,7 +546,7 @@ pub(super) fn plan_lines(
                             line: line.number,
                             offset: line.offset,
                             len: text.len() as u64,
-                            pointer: Box::default(),
+                            pointer: Default::default(),
                         };
                         other = Some((loc, format));
                     }
@@ -1147,7 +1147,7 @@ impl Runs {
         if !exports.is_empty() {
             let pointers = exports
                 .iter()
-                .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.clone()))
+                .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.to_string()))
                 .collect();
             self.otel.push((index, doc.clone(), pointers));
         }
@@ -1207,11 +1207,12 @@ impl Runs {
         let newlines: Vec<usize> = memchr::memchr_iter(b'\n', element.text.as_bytes()).collect();
         let site_at = |node: Node<'_>, pointer: String| {
             let start = node.offset();
+            let pointer = Pointer::from(pointer);
             let loc = Location {
                 line: element.line + newlines.partition_point(|&at| at < start) as u64,
                 offset: element.offset + start as u64,
                 len: node.text().len() as u64,
-                pointer: pointer.as_str().into(),
+                pointer: pointer.clone(),
             };
             Site {
                 doc: index,

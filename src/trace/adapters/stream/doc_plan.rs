@@ -256,7 +256,7 @@ impl Pass<'_> {
             line: 1,
             offset: self.scan.bom,
             len: len - self.scan.bom,
-            pointer: Box::default(),
+            pointer: Default::default(),
         };
         let found = match &self.options.select {
             Some(selector) => match selector.split_each() {
