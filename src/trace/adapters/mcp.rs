@@ -434,9 +434,14 @@ pub(super) fn quick_session(text: &str) -> Option<Option<&str>> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        let name_end = at + 1 + memchr::memchr2(b'"', b'\\', bytes.get(at + 1..)?)?;
-        if bytes[name_end] != b'"' {
-            return None; // a name with an escape
+        let mut name_end = at + 1;
+        loop {
+            name_end = crate::json::plain_words(bytes, name_end, false);
+            match *bytes.get(name_end)? {
+                b'"' => break,
+                b'\\' => return None, // a name with an escape
+                _ => name_end += 1,
+            }
         }
         let name = text.get(at + 1..name_end)?;
         at = skip_ws(bytes, name_end + 1);
@@ -520,14 +525,18 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The end of the string whose opening quote is at `at` (past its closing quote).
+///
+/// Eight bytes at a time (most strings are short, where a call to `memchr` costs more
+/// than the scan); a control character, which stops the words, is stepped over.
 fn skip_string(bytes: &[u8], mut at: usize) -> Option<usize> {
     at += 1;
     loop {
-        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
-        if bytes[at] == b'"' {
-            return Some(at + 1);
+        at = crate::json::plain_words(bytes, at, false);
+        match *bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => at += 2, // an escape and the byte it escapes
+            _ => at += 1,
         }
-        at += 2; // an escape and the byte it escapes
     }
 }
 

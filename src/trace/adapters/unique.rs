@@ -72,11 +72,16 @@ struct Key {
 }
 
 /// The first eight bytes of `bytes`, zeros past its end, as a number.
+#[inline]
 fn head(bytes: &[u8]) -> u64 {
-    let mut first = [0; 8];
-    let n = bytes.len().min(8);
-    first[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(first)
+    match bytes.first_chunk::<8>() {
+        Some(first) => u64::from_le_bytes(*first),
+        // A short key: a byte at a time, with no call to copy it.
+        None => bytes
+            .iter()
+            .rev()
+            .fold(0, |head, &byte| head << 8 | u64::from(byte)),
+    }
 }
 
 impl Tape {
@@ -592,7 +597,18 @@ mod tests {
     use serde_json::Value;
 
     use super::super::document::parse_unique;
-    use super::{Node, Tape, valid_without_duplicates};
+    use super::{Node, Tape, head, valid_without_duplicates};
+
+    #[test]
+    fn a_head_is_the_first_eight_bytes_then_zeros() {
+        let text = b"abcdefghij\xff\x01";
+        for len in 0..=text.len() {
+            let mut first = [0u8; 8];
+            let n = len.min(8);
+            first[..n].copy_from_slice(&text[..n]);
+            assert_eq!(head(&text[..len]), u64::from_le_bytes(first), "{len} bytes");
+        }
+    }
 
     /// Whether the scan says what parsing says of `text`, with and without noting
     /// members, on a fresh tape and on one reused from the texts before.
