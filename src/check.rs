@@ -1016,6 +1016,17 @@ struct NoTraceField {
     path: crate::spec::ast::Path,
 }
 
+impl NoTraceField {
+    fn at(path: &[Segment]) -> NoTraceField {
+        NoTraceField {
+            path: crate::spec::ast::Path {
+                segments: path.to_vec(),
+                span: Span::default(),
+            },
+        }
+    }
+}
+
 impl<'s> Monitor<'s> {
     /// A monitor for one input named `file`, checking it against `specs`, with one
     /// trace per value of `trace_by` (the whole input when `None`).
@@ -1355,10 +1366,19 @@ impl<'s> Monitor<'s> {
             }
             return Ok(0);
         };
-        let name = trace_name(path, record)?;
-        if let Some(&index) = self.trace_index.get(&name) {
-            return Ok(index);
-        }
+        // The name is looked up where it is in the record, and copied only for a new
+        // trace.
+        let known = with_trace_name(path, record, |name| {
+            self.trace_index
+                .get(name)
+                .copied()
+                .ok_or_else(|| name.to_string())
+        });
+        let name = match known {
+            Some(Ok(index)) => return Ok(index),
+            Some(Err(name)) => name,
+            None => return Err(NoTraceField::at(path)),
+        };
         let index = self.traces.len();
         self.trace_index.insert(name.clone(), index);
         self.traces.push(self.new_trace(Some(name)));
@@ -2015,12 +2035,7 @@ fn verdict(machine: &Machine, step: Move) -> Option<FoundKind> {
 
 /// The name of the trace a record belongs to, when traces are split by `path`.
 fn trace_name(path: &[Segment], record: &Record<'_>) -> Result<String, NoTraceField> {
-    with_trace_name(path, record, str::to_string).ok_or_else(|| NoTraceField {
-        path: crate::spec::ast::Path {
-            segments: path.to_vec(),
-            span: Span::default(),
-        },
-    })
+    with_trace_name(path, record, str::to_string).ok_or_else(|| NoTraceField::at(path))
 }
 
 /// What `f` makes of the name of the trace `record` is in, with traces split by the
