@@ -5,7 +5,10 @@
 //! order, which is the order end-of-trace reports and records lacking the key follow.
 //! Keys are stored once, back to back in one string, and found through a hash table of
 //! entry numbers, each beside 32 bits of its key's hash: growing the table, and most
-//! mismatches, then read no key. What only a live instance needs (its path, the last record it saw,
+//! mismatches, then read no key. In front of that table, a small direct-mapped table of
+//! recently used keys answers the records of the instances in flight: their entries
+//! and keys are among the newest, still in the processor's cache, where the big
+//! table's slots are scattered over megabytes. What only a live instance needs (its path, the last record it saw,
 //! its variables) is a [`Body`] in a slab, freed when the instance finishes: when it
 //! stopped after a violation, or reached a sink state (accepting, and no event can
 //! move it out or be a violation there). A finished instance is a tombstone that
@@ -32,6 +35,20 @@ const INLINE: usize = 22;
 
 /// Elements per chunk of a [`Chunks`].
 const CHUNK: usize = 1 << 12;
+
+/// Slots of [`SpecRun::recent`] (8 bytes each): a few times the instances a busy trace
+/// has in flight, small enough to stay in the processor's cache.
+const RECENT: usize = 1 << 16;
+
+/// How many instances a run has before it keeps [`SpecRun::recent`]: below that, its
+/// key table is small enough to stay in cache itself.
+const RECENT_AFTER: usize = 1 << 12;
+
+/// A [`Slot`] of [`SpecRun::recent`] that names no entry.
+const NO_SLOT: Slot = Slot {
+    entry: u32::MAX,
+    hash: 0,
+};
 
 /// `Entry::life` of an instance that stopped after its violation.
 const STOPPED: u32 = u32::MAX;
@@ -113,22 +130,38 @@ struct Slot {
     hash: u32,
 }
 
-/// The hash of an instance key, in the two forms [`SpecRun::index`] uses: the 32 bits
-/// each [`Slot`] keeps, and the table's 64-bit hash, computed from those 32 bits alone
-/// so that the table grows without reading any key again.
+/// The hash of an instance key (or a call id), in the two forms [`SpecRun::index`]
+/// uses: the 32 bits each [`Slot`] keeps, and the table's 64-bit hash, computed from
+/// those 32 bits alone so that the table grows without reading any key again.
 #[derive(Clone, Copy)]
-struct KeyHash(u32);
+pub(super) struct KeyHash(u32);
 
 impl KeyHash {
-    fn of(key: &[u8]) -> KeyHash {
+    pub(super) fn of(key: &[u8]) -> KeyHash {
         let full = FxBuildHasher.hash_one(key);
         KeyHash((full ^ (full >> 32)) as u32)
     }
 
+    /// The 32 bits a slot keeps.
+    pub(super) fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The hash whose [`KeyHash::bits`] are `bits`.
+    pub(super) fn from_bits(bits: u32) -> KeyHash {
+        KeyHash(bits)
+    }
+
     /// Spreads the 32 bits over 64: the table takes its bucket from the low bits and
     /// its tag from the top ones.
-    fn table(self) -> u64 {
+    pub(super) fn table(self) -> u64 {
         u64::from(self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// The key's place in [`SpecRun::recent`]: the top bits of the spread hash, which
+    /// the big table uses only as its tag.
+    fn recent(self) -> usize {
+        (self.table() >> (64 - RECENT.trailing_zeros())) as usize
     }
 }
 
@@ -360,6 +393,11 @@ pub(super) struct SpecRun {
     keys: Vec<u8>,
     /// Entry numbers, hashed by their key.
     index: HashTable<Slot>,
+    /// The slots of recently used keys, each at its key's [`KeyHash::recent`] place
+    /// (the last key there wins); empty until the run has [`RECENT_AFTER`] instances.
+    /// An entry never changes its key, so a slot here can be stale only by being
+    /// overwritten, never wrong.
+    recent: Box<[Slot]>,
     entries: Chunks<Entry>,
     bodies: Chunks<Body>,
     /// Body slots freed by finished instances, for the next new ones.
@@ -378,6 +416,7 @@ impl SpecRun {
             keyed: !machine.per.is_empty(),
             keys: Vec::new(),
             index: HashTable::new(),
+            recent: Box::default(),
             entries: Chunks::default(),
             bodies: Chunks::default(),
             free: Vec::new(),
@@ -404,9 +443,36 @@ impl SpecRun {
         std::str::from_utf8(self.key_bytes(entry)).expect("bug: keys are stored as text")
     }
 
+    /// The entry [`SpecRun::recent`] holds for `key`, if it still does.
+    fn recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
+        let slot = *self.recent.get(hash.recent())?;
+        (slot.hash == hash.0
+            && slot.entry != NO_SLOT.entry
+            && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes())
+        .then_some(slot.entry as usize)
+    }
+
+    /// Puts entry `entry`, of key hash `hash`, in [`SpecRun::recent`], which is made
+    /// once the run has [`RECENT_AFTER`] instances.
+    fn remember(&mut self, hash: KeyHash, entry: usize) {
+        if self.recent.is_empty() {
+            if self.entries.len < RECENT_AFTER {
+                return;
+            }
+            self.recent = vec![NO_SLOT; RECENT].into_boxed_slice();
+        }
+        self.recent[hash.recent()] = Slot {
+            entry: u32::try_from(entry).expect("bug: more than 4 billion instances"),
+            hash: hash.0,
+        };
+    }
+
     /// The instance whose key is `key` (for a spec without a `per` key, `""`).
     pub(super) fn find(&self, key: &str) -> Option<usize> {
         let hash = KeyHash::of(key.as_bytes());
+        if let Some(entry) = self.recent(hash, key) {
+            return Some(entry);
+        }
         self.index
             .find(hash.table(), |slot| {
                 slot.hash == hash.0
@@ -425,6 +491,9 @@ impl SpecRun {
         loc: &Location,
     ) -> usize {
         let hash = KeyHash::of(key.as_bytes());
+        if let Some(entry) = self.recent(hash, key) {
+            return entry;
+        }
         let (keys, entries) = (&self.keys, &self.entries);
         let entry = self.index.entry(
             hash.table(),
@@ -434,7 +503,7 @@ impl SpecRun {
             },
             |slot| KeyHash(slot.hash).table(),
         );
-        match entry {
+        let index = match entry {
             hashbrown::hash_table::Entry::Occupied(found) => found.get().entry as usize,
             hashbrown::hash_table::Entry::Vacant(vacant) => {
                 // The entry this number names is pushed right after.
@@ -446,7 +515,9 @@ impl SpecRun {
                 });
                 self.push(machine, sinks, key, loc)
             }
-        }
+        };
+        self.remember(hash, index);
+        index
     }
 
     /// A new instance for `key`, in the initial state, which has seen the record at
@@ -469,6 +540,7 @@ impl SpecRun {
             },
             |slot| KeyHash(slot.hash).table(),
         );
+        self.remember(hash, index);
         index
     }
 
@@ -800,7 +872,55 @@ mod tests {
             assert_eq!(run.key(index), Some(key.as_str()));
         }
         assert_eq!(run.len(), keys.len());
+        // So many keys are also held in the table of recent ones.
+        assert_eq!(run.recent.len(), RECENT);
         // An instance created in a sink keeps no body.
         assert!(run.bodies.len == 0);
+    }
+
+    #[test]
+    fn keys_that_share_a_recent_slot_keep_their_own_instances() {
+        let source = std::sync::Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: "spec t\nper args.id\nevent a = call a\ninitial s\ns -> s on a\n".into(),
+        });
+        let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
+        let sinks = sinks(&machine);
+        let mut run = SpecRun::new(&machine);
+        let filler: Vec<String> = (0..RECENT_AFTER).map(|i| format!("f{i}")).collect();
+        for key in &filler {
+            run.find_or_create(&machine, &sinks, key, &Location::default());
+        }
+        // Two keys of the same place in the table of recent keys, which takes turns
+        // holding each.
+        let place = KeyHash::of(b"a").recent();
+        let other = (0..)
+            .map(|i| format!("b{i}"))
+            .find(|key| KeyHash::of(key.as_bytes()).recent() == place)
+            .expect("some key shares the place");
+        let a = run.find_or_create(&machine, &sinks, "a", &Location::default());
+        assert!(!run.recent.is_empty());
+        let b = run.find_or_create(&machine, &sinks, &other, &Location::default());
+        assert_ne!(a, b);
+        for _ in 0..3 {
+            assert_eq!(run.find("a"), Some(a));
+            assert_eq!(
+                run.find_or_create(&machine, &sinks, "a", &Location::default()),
+                a
+            );
+            assert_eq!(
+                run.find_or_create(&machine, &sinks, &other, &Location::default()),
+                b
+            );
+            assert_eq!(run.find(&other), Some(b));
+        }
+        for (index, key) in filler.iter().enumerate() {
+            assert_eq!(
+                run.find_or_create(&machine, &sinks, key, &Location::default()),
+                index
+            );
+        }
+        assert_eq!(run.len(), filler.len() + 2);
+        assert_eq!(run.key(b), Some(other.as_str()));
     }
 }
