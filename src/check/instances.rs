@@ -5,8 +5,8 @@
 //! order, which is the order end-of-trace reports and records lacking the key follow.
 //! Keys are stored once, back to back in one string, and found through a hash table of
 //! entry numbers, each beside 32 bits of its key's hash: growing the table, and most
-//! mismatches, then read no key. In front of that table, a small direct-mapped table of
-//! recently used keys answers the records of the instances in flight: their entries
+//! mismatches, then read no key. In front of that table, a small set-associative table
+//! of recently used keys answers the records of the instances in flight: their entries
 //! and keys are among the newest, still in the processor's cache, where the big
 //! table's slots are scattered over megabytes. What only a live instance needs (its path, the last record it saw,
 //! its variables) is a [`Body`] in a slab, freed when the instance finishes: when it
@@ -38,7 +38,10 @@ const CHUNK: usize = 1 << 12;
 
 /// Slots of [`SpecRun::recent`] (8 bytes each): a few times the instances a busy trace
 /// has in flight, small enough to stay in the processor's cache.
-const RECENT: usize = 1 << 16;
+const RECENT: usize = 1 << 14;
+
+/// Slots of a [`Ways`]: the keys of one place of [`SpecRun::recent`] that are kept.
+const WAYS: usize = 4;
 
 /// How many instances a run has before it keeps [`SpecRun::recent`]: below that, its
 /// key table is small enough to stay in cache itself.
@@ -161,7 +164,7 @@ impl KeyHash {
     /// The key's place in [`SpecRun::recent`]: the top bits of the spread hash, which
     /// the big table uses only as its tag.
     fn recent(self) -> usize {
-        (self.table() >> (64 - RECENT.trailing_zeros())) as usize
+        (self.table() >> (64 - (RECENT / WAYS).trailing_zeros())) as usize
     }
 }
 
@@ -175,7 +178,14 @@ struct Entry {
     life: u32,
 }
 
-/// What a live instance needs beyond its entry.
+/// The slots of one place of [`SpecRun::recent`], the most recently added first; in
+/// one cache line.
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct Ways([Slot; WAYS]);
+
+/// What a live instance needs beyond its entry: one cache line.
+#[repr(align(64))]
 struct Body {
     /// The last record delivered to it, where an unaccepted end is reported.
     last: Last,
@@ -393,11 +403,11 @@ pub(super) struct SpecRun {
     keys: Vec<u8>,
     /// Entry numbers, hashed by their key.
     index: HashTable<Slot>,
-    /// The slots of recently used keys, each at its key's [`KeyHash::recent`] place
-    /// (the last key there wins); empty until the run has [`RECENT_AFTER`] instances.
-    /// An entry never changes its key, so a slot here can be stale only by being
-    /// overwritten, never wrong.
-    recent: Box<[Slot]>,
+    /// The slots of recently used keys, each at its key's [`KeyHash::recent`] place,
+    /// which keeps the last [`WAYS`] keys found there; empty until the run has
+    /// [`RECENT_AFTER`] instances. An entry never changes its key, so a slot here can
+    /// be stale only by being dropped, never wrong.
+    recent: Box<[Ways]>,
     entries: Chunks<Entry>,
     bodies: Chunks<Body>,
     /// Body slots freed by finished instances, for the next new ones.
@@ -445,23 +455,28 @@ impl SpecRun {
 
     /// The entry [`SpecRun::recent`] holds for `key`, if it still does.
     fn recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
-        let slot = *self.recent.get(hash.recent())?;
-        (slot.hash == hash.0
-            && slot.entry != NO_SLOT.entry
-            && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes())
-        .then_some(slot.entry as usize)
+        let ways = self.recent.get(hash.recent())?;
+        let slot = ways.0.iter().find(|slot| {
+            slot.hash == hash.0
+                && slot.entry != NO_SLOT.entry
+                && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes()
+        })?;
+        Some(slot.entry as usize)
     }
 
-    /// Puts entry `entry`, of key hash `hash`, in [`SpecRun::recent`], which is made
+    /// Puts entry `entry`, of key hash `hash`, which [`SpecRun::recent`] does not hold,
+    /// first in its place there, dropping the oldest of the place. The table is made
     /// once the run has [`RECENT_AFTER`] instances.
     fn remember(&mut self, hash: KeyHash, entry: usize) {
         if self.recent.is_empty() {
             if self.entries.len < RECENT_AFTER {
                 return;
             }
-            self.recent = vec![NO_SLOT; RECENT].into_boxed_slice();
+            self.recent = vec![Ways([NO_SLOT; WAYS]); RECENT / WAYS].into_boxed_slice();
         }
-        self.recent[hash.recent()] = Slot {
+        let ways = &mut self.recent[hash.recent()].0;
+        ways.copy_within(..WAYS - 1, 1);
+        ways[0] = Slot {
             entry: u32::try_from(entry).expect("bug: more than 4 billion instances"),
             hash: hash.0,
         };
@@ -873,13 +888,13 @@ mod tests {
         }
         assert_eq!(run.len(), keys.len());
         // So many keys are also held in the table of recent ones.
-        assert_eq!(run.recent.len(), RECENT);
+        assert_eq!(run.recent.len() * WAYS, RECENT);
         // An instance created in a sink keeps no body.
         assert!(run.bodies.len == 0);
     }
 
     #[test]
-    fn keys_that_share_a_recent_slot_keep_their_own_instances() {
+    fn keys_that_share_a_recent_place_keep_their_own_instances() {
         let source = std::sync::Arc::new(crate::machine::SpecSource {
             path: "t.tg".into(),
             text: "spec t\nper args.id\nevent a = call a\ninitial s\ns -> s on a\n".into(),
@@ -887,40 +902,38 @@ mod tests {
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let sinks = sinks(&machine);
         let mut run = SpecRun::new(&machine);
+        let at = Location::default();
         let filler: Vec<String> = (0..RECENT_AFTER).map(|i| format!("f{i}")).collect();
         for key in &filler {
-            run.find_or_create(&machine, &sinks, key, &Location::default());
+            run.find_or_create(&machine, &sinks, key, &at);
         }
-        // Two keys of the same place in the table of recent keys, which takes turns
-        // holding each.
-        let place = KeyHash::of(b"a").recent();
-        let other = (0..)
-            .map(|i| format!("b{i}"))
-            .find(|key| KeyHash::of(key.as_bytes()).recent() == place)
-            .expect("some key shares the place");
-        let a = run.find_or_create(&machine, &sinks, "a", &Location::default());
         assert!(!run.recent.is_empty());
-        let b = run.find_or_create(&machine, &sinks, &other, &Location::default());
-        assert_ne!(a, b);
+        // More keys of one place in the table of recent keys than it keeps: each
+        // drops another in turn.
+        let place = KeyHash::of(b"a").recent();
+        let keys: Vec<String> = std::iter::once("a".to_string())
+            .chain((0..).map(|i| format!("b{i}")))
+            .filter(|key| KeyHash::of(key.as_bytes()).recent() == place)
+            .take(WAYS + 2)
+            .collect();
+        let made: Vec<usize> = keys
+            .iter()
+            .map(|key| run.find_or_create(&machine, &sinks, key, &at))
+            .collect();
+        assert_eq!(
+            made,
+            (filler.len()..filler.len() + keys.len()).collect::<Vec<_>>()
+        );
         for _ in 0..3 {
-            assert_eq!(run.find("a"), Some(a));
-            assert_eq!(
-                run.find_or_create(&machine, &sinks, "a", &Location::default()),
-                a
-            );
-            assert_eq!(
-                run.find_or_create(&machine, &sinks, &other, &Location::default()),
-                b
-            );
-            assert_eq!(run.find(&other), Some(b));
+            for (key, &index) in keys.iter().zip(&made).rev() {
+                assert_eq!(run.find(key), Some(index));
+                assert_eq!(run.find_or_create(&machine, &sinks, key, &at), index);
+                assert_eq!(run.key(index), Some(key.as_str()));
+            }
         }
         for (index, key) in filler.iter().enumerate() {
-            assert_eq!(
-                run.find_or_create(&machine, &sinks, key, &Location::default()),
-                index
-            );
+            assert_eq!(run.find_or_create(&machine, &sinks, key, &at), index);
         }
-        assert_eq!(run.len(), filler.len() + 2);
-        assert_eq!(run.key(b), Some(other.as_str()));
+        assert_eq!(run.len(), filler.len() + keys.len());
     }
 }
