@@ -5,15 +5,17 @@
 //! order, which is the order end-of-trace reports and records lacking the key follow.
 //! Keys are stored once, back to back in one string, and found through a hash table of
 //! entry numbers, each beside 32 bits of its key's hash: growing the table, and most
-//! mismatches, then read no key. In front of that table, a small set-associative table
-//! of recently used keys answers the records of the instances in flight: their entries
-//! and keys are among the newest, still in the processor's cache, where the big
-//! table's slots are scattered over megabytes. What only a live instance needs (its path, the last record it saw,
-//! its variables) is a [`Body`] in a slab, freed when the instance finishes: when it
-//! stopped after a violation, or reached a sink state (accepting, and no event can
-//! move it out or be a violation there). A finished instance is a tombstone that
-//! keeps its entry, so its key still routes records to it, and nothing more. A path of
-//! up to [`INLINE`] moves lives inside the body, without an allocation of its own.
+//! mismatches, then read no key. In front of that table, once a run has thousands of
+//! instances, a small set-associative table of recently used keys (128 KiB) answers the
+//! records of the instances in flight: their entries and keys are among the newest,
+//! still in the processor's cache, where the big table's slots are scattered over
+//! megabytes. What only a live instance needs (its path, the last record it saw, its
+//! variables) is a [`Body`] of one cache line in a slab, freed when the instance
+//! finishes: when it stopped after a violation, or reached a sink state (accepting, and
+//! no event can move it out or be a violation there). A finished instance is a
+//! tombstone that keeps its entry, so its key still routes records to it, and nothing
+//! more. A path of up to [`INLINE`] moves lives inside the body, without an allocation
+//! of its own.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
@@ -454,7 +456,7 @@ impl SpecRun {
     }
 
     /// The entry [`SpecRun::recent`] holds for `key`, if it still does.
-    fn recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
+    fn find_recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
         let ways = self.recent.get(hash.recent())?;
         let slot = ways.0.iter().find(|slot| {
             slot.hash == hash.0
@@ -485,7 +487,7 @@ impl SpecRun {
     /// The instance whose key is `key` (for a spec without a `per` key, `""`).
     pub(super) fn find(&self, key: &str) -> Option<usize> {
         let hash = KeyHash::of(key.as_bytes());
-        if let Some(entry) = self.recent(hash, key) {
+        if let Some(entry) = self.find_recent(hash, key) {
             return Some(entry);
         }
         self.index
@@ -506,7 +508,7 @@ impl SpecRun {
         loc: &Location,
     ) -> usize {
         let hash = KeyHash::of(key.as_bytes());
-        if let Some(entry) = self.recent(hash, key) {
+        if let Some(entry) = self.find_recent(hash, key) {
             return entry;
         }
         let (keys, entries) = (&self.keys, &self.entries);
