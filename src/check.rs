@@ -26,11 +26,9 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
-use std::hash::BuildHasher;
-
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic, SpecSite, Step, TraceSite, ViolationDetail};
@@ -42,7 +40,7 @@ use crate::source::Span;
 use crate::trace::adapters::{Detected, InputOptions, Problem, ProblemKind};
 use crate::trace::input::{Item, RecentBytes, TraceInput};
 use crate::trace::{Fields, Kind, Location, Record, Status};
-use instances::SpecRun;
+use instances::{KeyHash, SpecRun};
 use trace_ends::TraceEnds;
 
 /// How traces are read and split.
@@ -797,9 +795,16 @@ impl std::ops::IndexMut<usize> for Traces {
 /// The calls of one trace still waiting for their result.
 #[derive(Default)]
 struct OpenCalls {
-    /// Calls with an id, found by the id's hash. Ids are unique while open in every
-    /// format we read.
-    by_id: HashTable<(CallId, OpenCall)>,
+    /// Calls with an id, found by the id's hash: each names its call's place in
+    /// `calls`. Ids are unique while open in every format we read. The table's slots
+    /// are small, so that it stays in cache for the thousands of calls a busy trace
+    /// has open.
+    by_id: HashTable<CallSlot>,
+    /// The calls `by_id` names, with their ids. A closed call's place is taken by the
+    /// next call, while it is still in cache.
+    calls: Vec<Option<(CallId, OpenCall)>>,
+    /// Places in `calls` of closed calls.
+    free: Vec<u32>,
     /// A call whose id was already open (a reused id); answered after the first.
     reused: VecDeque<(Box<str>, OpenCall)>,
     /// Calls without an id, per tool: they pair with the next result for that tool.
@@ -817,43 +822,35 @@ struct OpenCalls {
 const SPARE_BUFFERS: usize = 1024;
 const SPARE_BYTES: usize = 1024;
 
-/// A call id as the key of [`OpenCalls::by_id`]. An id of up to 15 bytes (most ids)
-/// is held in the key itself, so finding it reads no other memory and keeping it
-/// allocates nothing.
+/// A call's place in [`OpenCalls::calls`], with 32 bits of its id's hash: growing the
+/// table, and most mismatches, then read no call.
+#[derive(Clone, Copy)]
+struct CallSlot {
+    hash: u32,
+    call: u32,
+}
+
+/// A call id, as [`OpenCalls::calls`] keeps it. An id of up to 15 bytes (most ids) is
+/// held in place, so keeping it allocates nothing.
 enum CallId {
     /// The id's bytes, then zeros, and its length in the last byte.
-    Short(u128),
+    Short([u8; 16]),
     Long(Box<str>),
 }
 
 impl CallId {
-    fn short(id: &str) -> Option<u128> {
+    fn short(id: &str) -> Option<[u8; 16]> {
         let mut bytes = [0u8; 16];
         bytes.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
         if id.len() == 16 {
             return None;
         }
         bytes[15] = id.len() as u8;
-        Some(u128::from_le_bytes(bytes))
+        Some(bytes)
     }
 
     fn new(id: &str) -> CallId {
         CallId::short(id).map_or_else(|| CallId::Long(id.into()), CallId::Short)
-    }
-
-    /// The hash of `id`, the same as that of its key.
-    fn hash(id: &str) -> u64 {
-        match CallId::short(id) {
-            Some(short) => FxBuildHasher.hash_one(short),
-            None => FxBuildHasher.hash_one(id),
-        }
-    }
-
-    fn rehash(&self) -> u64 {
-        match self {
-            CallId::Short(short) => FxBuildHasher.hash_one(*short),
-            CallId::Long(id) => FxBuildHasher.hash_one(&**id),
-        }
     }
 
     fn is(&self, id: &str) -> bool {
@@ -865,8 +862,7 @@ impl CallId {
 
     fn into_text(self) -> Box<str> {
         match self {
-            CallId::Short(short) => {
-                let bytes = short.to_le_bytes();
+            CallId::Short(bytes) => {
                 let text = std::str::from_utf8(&bytes[..usize::from(bytes[15])])
                     .expect("bug: a short call id holds the text it was made of");
                 text.into()
@@ -892,20 +888,49 @@ impl OpenCalls {
         }
     }
 
+    /// Whether the call at `slot` has the id `id`, of hash `hash`.
+    fn holds(
+        calls: &[Option<(CallId, OpenCall)>],
+        slot: &CallSlot,
+        id: &str,
+        hash: KeyHash,
+    ) -> bool {
+        slot.hash == hash.bits()
+            && calls[slot.call as usize]
+                .as_ref()
+                .is_some_and(|(open, _)| open.is(id))
+    }
+
     fn open(&mut self, id: Option<&str>, mut call: OpenCall) {
         call.order = self.seen;
         self.seen += 1;
         match id {
             Some(id) => {
-                let hash = CallId::hash(id);
-                match self
-                    .by_id
-                    .entry(hash, |(open, _)| open.is(id), |(open, _)| open.rehash())
-                {
+                let hash = KeyHash::of(id.as_bytes());
+                let calls = &self.calls;
+                match self.by_id.entry(
+                    hash.table(),
+                    |slot| OpenCalls::holds(calls, slot, id, hash),
+                    |slot| KeyHash::from_bits(slot.hash).table(),
+                ) {
                     Entry::Occupied(_) => self.reused.push_back((id.into(), call)),
-                    // The id is kept once, as the key, and given back by `drain`.
                     Entry::Vacant(vacant) => {
-                        vacant.insert((CallId::new(id), call));
+                        let open = Some((CallId::new(id), call));
+                        let at = match self.free.pop() {
+                            Some(at) => {
+                                self.calls[at as usize] = open;
+                                at
+                            }
+                            None => {
+                                self.calls.push(open);
+                                u32::try_from(self.calls.len() - 1)
+                                    .expect("bug: more than 4 billion open calls")
+                            }
+                        };
+                        vacant.insert(CallSlot {
+                            hash: hash.bits(),
+                            call: at,
+                        });
                     }
                 }
             }
@@ -920,10 +945,15 @@ impl OpenCalls {
     /// The call [`OpenCalls::close`] would close, left open.
     fn peek(&self, id: Option<&str>, tool: Option<&str>) -> Option<&OpenCall> {
         match id {
-            Some(id) => self
-                .by_id
-                .find(CallId::hash(id), |(open, _)| open.is(id))
-                .map(|(_, call)| call),
+            Some(id) => {
+                let hash = KeyHash::of(id.as_bytes());
+                let slot = self.by_id.find(hash.table(), |slot| {
+                    OpenCalls::holds(&self.calls, slot, id, hash)
+                })?;
+                self.calls[slot.call as usize]
+                    .as_ref()
+                    .map(|(_, call)| call)
+            }
             None => {
                 let tool: Option<Arc<str>> = tool.map(Into::into);
                 self.anonymous.get(&tool)?.front()
@@ -934,13 +964,24 @@ impl OpenCalls {
     fn close(&mut self, id: Option<&str>, tool: Option<&str>) -> Option<OpenCall> {
         match id {
             Some(id) => {
-                let hash = CallId::hash(id);
-                let entry = self.by_id.find_entry(hash, |(open, _)| open.is(id)).ok()?;
-                let ((key, call), _) = entry.remove();
-                if let Some(index) = self.reused.iter().position(|(other, _)| &**other == id) {
-                    let (_, next) = self.reused.remove(index).expect("index is in range");
-                    self.by_id
-                        .insert_unique(hash, (key, next), |(open, _)| open.rehash());
+                let hash = KeyHash::of(id.as_bytes());
+                let calls = &self.calls;
+                let entry = self
+                    .by_id
+                    .find_entry(hash.table(), |slot| OpenCalls::holds(calls, slot, id, hash))
+                    .ok()?;
+                let (slot, _) = entry.remove();
+                let place = &mut self.calls[slot.call as usize];
+                let (key, call) = place.take().expect("bug: an open call's place is taken");
+                match self.reused.iter().position(|(other, _)| &**other == id) {
+                    Some(index) => {
+                        let (_, next) = self.reused.remove(index).expect("index is in range");
+                        *place = Some((key, next));
+                        self.by_id.insert_unique(hash.table(), slot, |slot| {
+                            KeyHash::from_bits(slot.hash).table()
+                        });
+                    }
+                    None => self.free.push(slot.call),
                 }
                 Some(call)
             }
@@ -959,9 +1000,12 @@ impl OpenCalls {
 
     /// Every call still open with its id, in the order they were made.
     fn drain(&mut self) -> Vec<(Option<Box<str>>, OpenCall)> {
+        self.by_id.clear();
+        self.free.clear();
         let mut open: Vec<_> = self
-            .by_id
-            .drain()
+            .calls
+            .drain(..)
+            .flatten()
             .map(|(id, call)| (Some(id.into_text()), call))
             .collect();
         open.extend(self.reused.drain(..).map(|(id, call)| (Some(id), call)));
@@ -2389,6 +2433,33 @@ mod tests {
             left,
             [(Some("1".to_string()), 2), (Some("2".to_string()), 3)]
         );
+    }
+
+    #[test]
+    fn a_closed_calls_place_goes_to_the_next_call_and_drain_keeps_call_order() {
+        let mut calls = OpenCalls::default();
+        calls.open(Some("a"), call(1, "t"));
+        calls.open(Some("a-long-id-of-more-than-15-bytes"), call(2, "t"));
+        calls.open(Some("c"), call(3, "t"));
+        assert_eq!(line(calls.close(Some("a"), None)), Some(1));
+        calls.open(Some("d"), call(4, "t"));
+        assert_eq!(calls.calls.len(), 3);
+        assert_eq!(calls.peek(Some("d"), None).map(|c| c.loc.line), Some(4));
+        assert_eq!(calls.peek(Some("a"), None).map(|c| c.loc.line), None);
+        let left: Vec<(Option<String>, u64)> = calls
+            .drain()
+            .into_iter()
+            .map(|(id, c)| (id.map(String::from), c.loc.line))
+            .collect();
+        let want = [
+            (Some("a-long-id-of-more-than-15-bytes".to_string()), 2),
+            (Some("c".to_string()), 3),
+            (Some("d".to_string()), 4),
+        ];
+        assert_eq!(left, want);
+        // A drained table takes calls again from scratch.
+        calls.open(Some("a"), call(5, "t"));
+        assert_eq!(line(calls.close(Some("a"), None)), Some(5));
     }
 
     /// A monitor of `spec`'s traces split by their `trace` field.

@@ -5,12 +5,17 @@
 //! order, which is the order end-of-trace reports and records lacking the key follow.
 //! Keys are stored once, back to back in one string, and found through a hash table of
 //! entry numbers, each beside 32 bits of its key's hash: growing the table, and most
-//! mismatches, then read no key. What only a live instance needs (its path, the last record it saw,
-//! its variables) is a [`Body`] in a slab, freed when the instance finishes: when it
-//! stopped after a violation, or reached a sink state (accepting, and no event can
-//! move it out or be a violation there). A finished instance is a tombstone that
-//! keeps its entry, so its key still routes records to it, and nothing more. A path of
-//! up to [`INLINE`] moves lives inside the body, without an allocation of its own.
+//! mismatches, then read no key. In front of that table, once a run has thousands of
+//! instances, a small set-associative table of recently used keys (128 KiB) answers the
+//! records of the instances in flight: their entries and keys are among the newest,
+//! still in the processor's cache, where the big table's slots are scattered over
+//! megabytes. What only a live instance needs (its path, the last record it saw, its
+//! variables) is a [`Body`] of one cache line in a slab, freed when the instance
+//! finishes: when it stopped after a violation, or reached a sink state (accepting, and
+//! no event can move it out or be a violation there). A finished instance is a
+//! tombstone that keeps its entry, so its key still routes records to it, and nothing
+//! more. A path of up to [`INLINE`] moves lives inside the body, without an allocation
+//! of its own.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
@@ -32,6 +37,23 @@ const INLINE: usize = 22;
 
 /// Elements per chunk of a [`Chunks`].
 const CHUNK: usize = 1 << 12;
+
+/// Slots of [`SpecRun::recent`] (8 bytes each): a few times the instances a busy trace
+/// has in flight, small enough to stay in the processor's cache.
+const RECENT: usize = 1 << 14;
+
+/// Slots of a [`Ways`]: the keys of one place of [`SpecRun::recent`] that are kept.
+const WAYS: usize = 4;
+
+/// How many instances a run has before it keeps [`SpecRun::recent`]: below that, its
+/// key table is small enough to stay in cache itself.
+const RECENT_AFTER: usize = 1 << 12;
+
+/// A [`Slot`] of [`SpecRun::recent`] that names no entry.
+const NO_SLOT: Slot = Slot {
+    entry: u32::MAX,
+    hash: 0,
+};
 
 /// `Entry::life` of an instance that stopped after its violation.
 const STOPPED: u32 = u32::MAX;
@@ -113,22 +135,38 @@ struct Slot {
     hash: u32,
 }
 
-/// The hash of an instance key, in the two forms [`SpecRun::index`] uses: the 32 bits
-/// each [`Slot`] keeps, and the table's 64-bit hash, computed from those 32 bits alone
-/// so that the table grows without reading any key again.
+/// The hash of an instance key (or a call id), in the two forms [`SpecRun::index`]
+/// uses: the 32 bits each [`Slot`] keeps, and the table's 64-bit hash, computed from
+/// those 32 bits alone so that the table grows without reading any key again.
 #[derive(Clone, Copy)]
-struct KeyHash(u32);
+pub(super) struct KeyHash(u32);
 
 impl KeyHash {
-    fn of(key: &[u8]) -> KeyHash {
+    pub(super) fn of(key: &[u8]) -> KeyHash {
         let full = FxBuildHasher.hash_one(key);
         KeyHash((full ^ (full >> 32)) as u32)
     }
 
+    /// The 32 bits a slot keeps.
+    pub(super) fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The hash whose [`KeyHash::bits`] are `bits`.
+    pub(super) fn from_bits(bits: u32) -> KeyHash {
+        KeyHash(bits)
+    }
+
     /// Spreads the 32 bits over 64: the table takes its bucket from the low bits and
     /// its tag from the top ones.
-    fn table(self) -> u64 {
+    pub(super) fn table(self) -> u64 {
         u64::from(self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// The key's place in [`SpecRun::recent`]: the top bits of the spread hash, which
+    /// the big table uses only as its tag.
+    fn recent(self) -> usize {
+        (self.table() >> (64 - (RECENT / WAYS).trailing_zeros())) as usize
     }
 }
 
@@ -142,7 +180,14 @@ struct Entry {
     life: u32,
 }
 
-/// What a live instance needs beyond its entry.
+/// The slots of one place of [`SpecRun::recent`], the most recently added first; in
+/// one cache line.
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct Ways([Slot; WAYS]);
+
+/// What a live instance needs beyond its entry: one cache line.
+#[repr(align(64))]
 struct Body {
     /// The last record delivered to it, where an unaccepted end is reported.
     last: Last,
@@ -360,6 +405,11 @@ pub(super) struct SpecRun {
     keys: Vec<u8>,
     /// Entry numbers, hashed by their key.
     index: HashTable<Slot>,
+    /// The slots of recently used keys, each at its key's [`KeyHash::recent`] place,
+    /// which keeps the last [`WAYS`] keys found there; empty until the run has
+    /// [`RECENT_AFTER`] instances. An entry never changes its key, so a slot here can
+    /// be stale only by being dropped, never wrong.
+    recent: Box<[Ways]>,
     entries: Chunks<Entry>,
     bodies: Chunks<Body>,
     /// Body slots freed by finished instances, for the next new ones.
@@ -378,6 +428,7 @@ impl SpecRun {
             keyed: !machine.per.is_empty(),
             keys: Vec::new(),
             index: HashTable::new(),
+            recent: Box::default(),
             entries: Chunks::default(),
             bodies: Chunks::default(),
             free: Vec::new(),
@@ -404,9 +455,41 @@ impl SpecRun {
         std::str::from_utf8(self.key_bytes(entry)).expect("bug: keys are stored as text")
     }
 
+    /// The entry [`SpecRun::recent`] holds for `key`, if it still does.
+    fn find_recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
+        let ways = self.recent.get(hash.recent())?;
+        let slot = ways.0.iter().find(|slot| {
+            slot.hash == hash.0
+                && slot.entry != NO_SLOT.entry
+                && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes()
+        })?;
+        Some(slot.entry as usize)
+    }
+
+    /// Puts entry `entry`, of key hash `hash`, which [`SpecRun::recent`] does not hold,
+    /// first in its place there, dropping the oldest of the place. The table is made
+    /// once the run has [`RECENT_AFTER`] instances.
+    fn remember(&mut self, hash: KeyHash, entry: usize) {
+        if self.recent.is_empty() {
+            if self.entries.len < RECENT_AFTER {
+                return;
+            }
+            self.recent = vec![Ways([NO_SLOT; WAYS]); RECENT / WAYS].into_boxed_slice();
+        }
+        let ways = &mut self.recent[hash.recent()].0;
+        ways.copy_within(..WAYS - 1, 1);
+        ways[0] = Slot {
+            entry: u32::try_from(entry).expect("bug: more than 4 billion instances"),
+            hash: hash.0,
+        };
+    }
+
     /// The instance whose key is `key` (for a spec without a `per` key, `""`).
     pub(super) fn find(&self, key: &str) -> Option<usize> {
         let hash = KeyHash::of(key.as_bytes());
+        if let Some(entry) = self.find_recent(hash, key) {
+            return Some(entry);
+        }
         self.index
             .find(hash.table(), |slot| {
                 slot.hash == hash.0
@@ -425,6 +508,9 @@ impl SpecRun {
         loc: &Location,
     ) -> usize {
         let hash = KeyHash::of(key.as_bytes());
+        if let Some(entry) = self.find_recent(hash, key) {
+            return entry;
+        }
         let (keys, entries) = (&self.keys, &self.entries);
         let entry = self.index.entry(
             hash.table(),
@@ -434,7 +520,7 @@ impl SpecRun {
             },
             |slot| KeyHash(slot.hash).table(),
         );
-        match entry {
+        let index = match entry {
             hashbrown::hash_table::Entry::Occupied(found) => found.get().entry as usize,
             hashbrown::hash_table::Entry::Vacant(vacant) => {
                 // The entry this number names is pushed right after.
@@ -446,7 +532,9 @@ impl SpecRun {
                 });
                 self.push(machine, sinks, key, loc)
             }
-        }
+        };
+        self.remember(hash, index);
+        index
     }
 
     /// A new instance for `key`, in the initial state, which has seen the record at
@@ -469,6 +557,7 @@ impl SpecRun {
             },
             |slot| KeyHash(slot.hash).table(),
         );
+        self.remember(hash, index);
         index
     }
 
@@ -800,7 +889,53 @@ mod tests {
             assert_eq!(run.key(index), Some(key.as_str()));
         }
         assert_eq!(run.len(), keys.len());
+        // So many keys are also held in the table of recent ones.
+        assert_eq!(run.recent.len() * WAYS, RECENT);
         // An instance created in a sink keeps no body.
         assert!(run.bodies.len == 0);
+    }
+
+    #[test]
+    fn keys_that_share_a_recent_place_keep_their_own_instances() {
+        let source = std::sync::Arc::new(crate::machine::SpecSource {
+            path: "t.tg".into(),
+            text: "spec t\nper args.id\nevent a = call a\ninitial s\ns -> s on a\n".into(),
+        });
+        let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
+        let sinks = sinks(&machine);
+        let mut run = SpecRun::new(&machine);
+        let at = Location::default();
+        let filler: Vec<String> = (0..RECENT_AFTER).map(|i| format!("f{i}")).collect();
+        for key in &filler {
+            run.find_or_create(&machine, &sinks, key, &at);
+        }
+        assert!(!run.recent.is_empty());
+        // More keys of one place in the table of recent keys than it keeps: each
+        // drops another in turn.
+        let place = KeyHash::of(b"a").recent();
+        let keys: Vec<String> = std::iter::once("a".to_string())
+            .chain((0..).map(|i| format!("b{i}")))
+            .filter(|key| KeyHash::of(key.as_bytes()).recent() == place)
+            .take(WAYS + 2)
+            .collect();
+        let made: Vec<usize> = keys
+            .iter()
+            .map(|key| run.find_or_create(&machine, &sinks, key, &at))
+            .collect();
+        assert_eq!(
+            made,
+            (filler.len()..filler.len() + keys.len()).collect::<Vec<_>>()
+        );
+        for _ in 0..3 {
+            for (key, &index) in keys.iter().zip(&made).rev() {
+                assert_eq!(run.find(key), Some(index));
+                assert_eq!(run.find_or_create(&machine, &sinks, key, &at), index);
+                assert_eq!(run.key(index), Some(key.as_str()));
+            }
+        }
+        for (index, key) in filler.iter().enumerate() {
+            assert_eq!(run.find_or_create(&machine, &sinks, key, &at), index);
+        }
+        assert_eq!(run.len(), filler.len() + keys.len());
     }
 }
