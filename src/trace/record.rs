@@ -294,7 +294,7 @@ fn write_json_string(out: &mut String, text: &str) {
 impl Fields<'_> {
     fn contains(&self, key: &str) -> bool {
         match self {
-            Fields::Raw(fields) => fields.iter().any(|(name, _)| name == key),
+            Fields::Raw(fields) => fields.iter().any(|(name, _)| same_name(name, key)),
             Fields::Owned(map) => map.contains_key(key),
             Fields::Built(built) => built.get(key).is_some(),
         }
@@ -314,7 +314,7 @@ impl Fields<'_> {
         match self {
             Fields::Raw(fields) => fields
                 .iter()
-                .find(|(name, _)| name == key)
+                .find(|(name, _)| same_name(name, key))
                 .map(|(_, raw)| Cow::Borrowed(raw.get())),
             Fields::Owned(map) => map.get(key).map(|v| Cow::Owned(v.to_string())),
             Fields::Built(built) => built.get(key).map(Cow::Borrowed),
@@ -393,7 +393,7 @@ impl<'a> Record<'a> {
         };
         match &self.fields {
             Fields::Raw(fields) => {
-                if let Some((_, raw)) = fields.iter().find(|(name, _)| name == key) {
+                if let Some((_, raw)) = fields.iter().find(|(name, _)| same_name(name, key)) {
                     return raw_descend(raw.get(), rest).map(Found::Raw);
                 }
             }
@@ -457,10 +457,12 @@ fn raw_descend<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
 /// or has no such member.
 ///
 /// `text` is valid JSON (it was validated when its line was read); it is on the hot
-/// path of every guard and `per` key, so values are skipped by the decoder's own
+/// path of every guard and `per` key, so nothing is validated again: a scalar is
+/// skipped to the byte that ends it, a string or a container by the decoder's own
 /// scanner, which also says whether a key has escapes (only those are decoded).
 fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let bytes = text.as_bytes();
+    let name = key.as_bytes();
     let mut at = scan::skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
@@ -470,27 +472,88 @@ fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     loop {
         at = scan::skip_ws(bytes, at);
         if bytes.get(at) != Some(&b'"') {
-            return found; // `}`: the end of the object.
+            // `}`: the end of the object.
+            return found.map(|(start, end)| &text[start..end]);
         }
-        let (key_end, escaped) =
-            scan::string(bytes, at).unwrap_or_else(|| (string_end(bytes, at), true));
-        let raw_key = &text[at..key_end];
+        // A member whose name is spelt as `key`'s bytes is `key` when those need no
+        // escape: names are compared in place, and only a name with an escape is
+        // decoded. (With a quote or a backslash, the same bytes may end the name
+        // early or be an escape.)
+        let after = at + 1 + name.len();
+        let (key_end, matches) = if bytes.get(after) == Some(&b'"')
+            && bytes
+                .get(at + 1..after)
+                .is_some_and(|have| same_bytes(have, name))
+            && !name.iter().any(|&b| b == b'"' || b == b'\\')
+        {
+            (after + 1, true)
+        } else {
+            let (end, escaped) = string_of_valid(bytes, at);
+            (end, escaped && key_matches(&text[at..end], key))
+        };
         at = scan::skip_ws(bytes, key_end) + 1; // past `:`
         at = scan::skip_ws(bytes, at);
-        let end = skip_value(bytes, at);
-        let matches = if escaped {
-            key_matches(raw_key, key)
-        } else {
-            &raw_key[1..raw_key.len() - 1] == key
+        let end = match bytes.get(at) {
+            Some(b'"') => string_of_valid(bytes, at).0,
+            Some(b'{' | b'[') => skip_value(bytes, at),
+            _ => scalar_end(bytes, at),
         };
         if matches {
-            found = Some(&text[at..end]);
+            found = Some((at, end));
         }
         at = scan::skip_ws(bytes, end);
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
     }
+}
+
+/// The end of the string whose opening quote is at `at` in valid JSON text, and
+/// whether it has an escape. Plain strings, most of them, are skipped eight bytes at a
+/// time up to their closing quote, in place: valid JSON holds no control character
+/// in a string, so a quote or a backslash ends the run.
+#[inline]
+fn string_of_valid(bytes: &[u8], at: usize) -> (usize, bool) {
+    let mut end = crate::json::plain_words(bytes, at + 1, false);
+    loop {
+        match bytes.get(end) {
+            Some(b'"') => return (end + 1, false),
+            Some(b'\\') => return (string_end(bytes, at), true),
+            Some(_) => end += 1,
+            None => return (bytes.len(), false),
+        }
+    }
+}
+
+/// Whether `a` and `b`, of the same length, hold the same bytes: eight at a time,
+/// without a call, for member names are short.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let word = |bytes: &[u8], at: usize| {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("bug: an 8-byte chunk"))
+    };
+    let mut at = 0;
+    while at + 8 <= a.len() {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    a[at..].iter().zip(&b[at..]).all(|(a, b)| a == b)
+}
+
+/// The end of the number, `true`, `false` or `null` at `at` of valid JSON text: the
+/// first byte that cannot be part of it, found without checking what was checked
+/// when its line was read.
+#[inline]
+fn scalar_end(bytes: &[u8], mut at: usize) -> usize {
+    while bytes
+        .get(at)
+        .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        at += 1;
+    }
+    at
 }
 
 /// The end of the valid JSON value at `at`.
@@ -512,7 +575,10 @@ fn raw_element(text: &str, index: usize) -> Option<&str> {
         if bytes.get(at).is_none_or(|&b| b == b']') {
             return None;
         }
-        let end = skip_value(bytes, at);
+        let end = match bytes.get(at) {
+            Some(b'"' | b'{' | b'[') => skip_value(bytes, at),
+            _ => scalar_end(bytes, at),
+        };
         if current == index {
             return Some(&text[at..end]);
         }
@@ -913,6 +979,24 @@ mod tests {
         assert_descends_like_value(r#"{"dup": 1, "dup": {"x": -2.5e3}}"#);
         assert_descends_like_value(r#"[[], [[0]], {"}": "{"}, false, null]"#);
         assert_descends_like_value(r#""not a container""#);
+        // Names that need escapes, names that are prefixes of others, and values of
+        // every kind after them.
+        assert_descends_like_value(
+            r#"{"a\":":1, "a": 2, "a\\": 3, "ab": [1, "x\"y", -0.5e+3], "a\"": {"b": null}, "\u0061b": true}"#,
+        );
+        assert_descends_like_value(r#"{"request_id":"r-1","title":"T","request_id":"r-2"}"#);
+    }
+
+    #[test]
+    fn a_name_is_not_found_in_the_bytes_that_follow_a_shorter_one() {
+        // The bytes `a":` begin the member `"a":"b"`, and are followed by a quote.
+        let text = r#"{"a":"b"}"#;
+        assert_eq!(raw_descend(text, &[key("a\":")]), None);
+        assert_eq!(raw_descend(text, &[key("a")]), Some(r#""b""#));
+        // `a\` spelt in place is an escape, not the name `a\`.
+        let text = r#"{"a\"":1}"#;
+        assert_eq!(raw_descend(text, &[key("a\\")]), None);
+        assert_eq!(raw_descend(text, &[key("a\"")]), Some("1"));
     }
 
     #[test]
