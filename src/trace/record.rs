@@ -484,7 +484,7 @@ fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
             && bytes
                 .get(at + 1..after)
                 .is_some_and(|have| same_bytes(have, name))
-            && !name.iter().any(|&b| b == b'"' || b == b'\\')
+            && plain_name(name)
         {
             (after + 1, true)
         } else {
@@ -523,6 +523,16 @@ fn string_of_valid(bytes: &[u8], at: usize) -> (usize, bool) {
             None => return (bytes.len(), false),
         }
     }
+}
+
+/// Whether `name` has neither a quote nor a backslash (nor a control character),
+/// checked eight bytes at a time.
+#[inline]
+fn plain_name(name: &[u8]) -> bool {
+    let at = crate::json::plain_words(name, 0, false);
+    name[at..]
+        .iter()
+        .all(|&b| b != b'"' && b != b'\\' && b >= 0x20)
 }
 
 /// Whether `a` and `b`, of the same length, hold the same bytes: eight at a time,
