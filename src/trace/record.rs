@@ -415,6 +415,42 @@ impl<'a> Record<'a> {
         rest.is_empty().then_some(Found::Owned(value))
     }
 
+    /// Appends to `key` the value at `path` as an instance key spells it: a string as
+    /// its text, any other value as JSON. `false` when the path is missing or holds a
+    /// number serde_json cannot represent; `key` may then hold part of it.
+    pub(crate) fn push_key(&self, path: &[Segment], key: &mut String) -> bool {
+        // The common key, one member of a raw top-level object (`args.request_id`),
+        // is read without the general lookup.
+        let object = match (path, &self.fields) {
+            ([Segment::Key(field), Segment::Key(name)], Fields::Raw(fields)) => Some((
+                field,
+                name,
+                fields
+                    .iter()
+                    .find(|(have, _)| same_name(have, field))
+                    .map(|(_, raw)| raw.get()),
+            )),
+            ([Segment::Key(field), Segment::Key(name)], Fields::Built(built)) => {
+                Some((field, name, built.get(field)))
+            }
+            _ => None,
+        };
+        if let Some((field, name, object)) = object {
+            let object = match object {
+                Some(object) => object,
+                None if field == "args" => match self.inherited_args.as_deref() {
+                    Some(args) => args,
+                    None => return false,
+                },
+                // Neither a field nor a canonical value the record implies (those have
+                // no members).
+                None => return false,
+            };
+            return raw_member(object, name).is_some_and(|found| Found::Raw(found).push_key(key));
+        }
+        self.lookup(path).is_some_and(|found| found.push_key(key))
+    }
+
     /// The value at `path`, decoded; see [`Record::lookup`].
     pub fn get(&self, path: &[Segment]) -> Option<Cow<'_, Value>> {
         self.lookup(path)?.into_value()
@@ -511,8 +547,9 @@ fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
 /// The end of the string whose opening quote is at `at` in valid JSON text, and
 /// whether it has an escape. Plain strings, most of them, are skipped eight bytes at a
 /// time up to their closing quote, in place: valid JSON holds no control character
-/// in a string, so a quote or a backslash ends the run.
-#[inline]
+/// in a string, so a quote or a backslash ends the run. Inlined into the loop over
+/// members, where a call costs as much as skipping a short string.
+#[inline(always)]
 fn string_of_valid(bytes: &[u8], at: usize) -> (usize, bool) {
     let mut end = crate::json::plain_words(bytes, at + 1, false);
     loop {
@@ -537,7 +574,7 @@ fn plain_name(name: &[u8]) -> bool {
 
 /// Whether `a` and `b`, of the same length, hold the same bytes: eight at a time,
 /// without a call, for member names are short.
-#[inline]
+#[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let word = |bytes: &[u8], at: usize| {
         u64::from_le_bytes(bytes[at..at + 8].try_into().expect("bug: an 8-byte chunk"))
@@ -658,6 +695,27 @@ impl<'r> Found<'r> {
             Found::Value(value) => value.as_str().map(Cow::Borrowed),
             Found::Owned(value) => value.as_str().map(Cow::Borrowed),
         }
+    }
+
+    /// Appends the value to `key` as an instance key spells it (see
+    /// [`Record::push_key`]); `false` for a raw number serde_json cannot represent.
+    fn push_key(&self, key: &mut String) -> bool {
+        if let Found::Raw(text) = self
+            && let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+            && !has_backslash(inner)
+        {
+            // A string without escapes is its own text.
+            key.push_str(inner);
+            return true;
+        }
+        match self.as_str() {
+            Some(text) => key.push_str(&text),
+            None => match self.to_value() {
+                Some(value) => key.push_str(&value.to_string()),
+                None => return false,
+            },
+        }
+        true
     }
 
     /// The value's JSON type.
@@ -1007,6 +1065,69 @@ mod tests {
         let text = r#"{"a\"":1}"#;
         assert_eq!(raw_descend(text, &[key("a\\")]), None);
         assert_eq!(raw_descend(text, &[key("a\"")]), Some("1"));
+    }
+
+    /// What an instance key spells for the value at `path`, read through the general
+    /// lookup: the reference [`Record::push_key`] must agree with.
+    fn key_by_lookup(record: &Record<'_>, path: &[Segment]) -> Option<String> {
+        let found = record.lookup(path)?;
+        match found.as_str() {
+            Some(text) => Some(text.into_owned()),
+            None => Some(found.to_value()?.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_key_spells_the_value_its_path_finds() {
+        let lines = [
+            r#"{"kind":"call","tool":"t","args":{"request_id":"r-1","n":7,"o":{"a":[1, "x"]}}}"#,
+            r#"{"args":{"request_id":"r\u002d2","request_id":"r-3","n":1e400,"o":null}}"#,
+            r#"{"args":{"title":"T","request_id":"esc\"aped"},"tool":"t"}"#,
+            r#"{"args":"not an object","output":{"id":false}}"#,
+            r#"{"kind":"result","tool":"t"}"#,
+        ];
+        let paths: Vec<Vec<Segment>> = [
+            &["args", "request_id"][..],
+            &["args", "n"],
+            &["args", "o"],
+            &["args", "missing"],
+            &["output", "id"],
+            &["tool", "x"],
+            &["args"],
+            &["tool"],
+        ]
+        .iter()
+        .map(|names| names.iter().map(|name| key(name)).collect())
+        .collect();
+        let mut inherited =
+            crate::trace::native::decode_line(lines[4], Location::default()).expect("valid");
+        inherited.inherited_args = Some(Cow::Borrowed(r#"{"request_id": "from-call"}"#));
+        let mut built = Built::with_capacity(0);
+        built.raw("args", r#"{"request_id": 5, "n": "five"}"#);
+        let built = Record::new(Fields::Built(built), Location::default()).expect("valid");
+        let mut records: Vec<Record<'_>> = lines
+            .iter()
+            .map(|line| crate::trace::native::decode_line(line, Location::default()))
+            .collect::<Result<_, _>>()
+            .expect("the test's lines are records");
+        records.push(inherited);
+        records.push(built);
+        records.push(owned(
+            serde_json::json!({"args": {"request_id": "owned", "n": [1]}}),
+        ));
+        for record in &records {
+            for path in &paths {
+                let mut have = String::from("before");
+                let found = record.push_key(path, &mut have);
+                let want = key_by_lookup(record, path).map(|key| format!("before{key}"));
+                assert_eq!(
+                    found.then_some(have),
+                    want,
+                    "{path:?} in {:?}",
+                    record.fields
+                );
+            }
+        }
     }
 
     #[test]
