@@ -476,22 +476,15 @@ impl Machine {
 
     /// Writes the instance key of `record` into `key`: the values of the `per` paths
     /// (strings as their text, other values as JSON), joined by `, `. Returns `false`
-    /// when one of the paths is missing from the record.
+    /// when one of the paths is missing from the record (`key` then holds nothing usable).
     pub fn key_of(&self, record: &Record<'_>, key: &mut String) -> bool {
         key.clear();
         for (i, path) in self.per.iter().enumerate() {
-            let Some(found) = record.lookup(&path.segments) else {
-                return false;
-            };
             if i > 0 {
                 key.push_str(", ");
             }
-            match found.as_str() {
-                Some(text) => key.push_str(&text),
-                None => match found.to_value() {
-                    Some(value) => key.push_str(&value.to_string()),
-                    None => return false,
-                },
+            if !record.push_key(&path.segments, key) {
+                return false;
             }
         }
         true

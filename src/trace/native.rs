@@ -42,7 +42,8 @@ pub(crate) fn recycle(fields: Fields<'_>) {
         // keeps the item type).
         #[allow(clippy::unnecessary_filter_map)]
         let members: scan::Members<'static> = members.into_iter().filter_map(|_| None).collect();
-        SPARE.set(members);
+        // `with`, not `LocalKey::set`, which builds the cell's value anew each time.
+        SPARE.with(|spare| spare.set(members));
     }
 }
 

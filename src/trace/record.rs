@@ -340,7 +340,7 @@ fn write_json_string(out: &mut String, text: &str) {
 impl Fields<'_> {
     fn contains(&self, key: &str) -> bool {
         match self {
-            Fields::Raw(fields) => fields.iter().any(|(name, _)| name == key),
+            Fields::Raw(fields) => fields.iter().any(|(name, _)| same_name(name, key)),
             Fields::Owned(map) => map.contains_key(key),
             Fields::Built(built) => built.get(key).is_some(),
         }
@@ -360,7 +360,7 @@ impl Fields<'_> {
         match self {
             Fields::Raw(fields) => fields
                 .iter()
-                .find(|(name, _)| name == key)
+                .find(|(name, _)| same_name(name, key))
                 .map(|(_, raw)| Cow::Borrowed(raw.get())),
             Fields::Owned(map) => map.get(key).map(|v| Cow::Owned(v.to_string())),
             Fields::Built(built) => built.get(key).map(Cow::Borrowed),
@@ -439,7 +439,7 @@ impl<'a> Record<'a> {
         };
         match &self.fields {
             Fields::Raw(fields) => {
-                if let Some((_, raw)) = fields.iter().find(|(name, _)| name == key) {
+                if let Some((_, raw)) = fields.iter().find(|(name, _)| same_name(name, key)) {
                     return raw_descend(raw.get(), rest).map(Found::Raw);
                 }
             }
@@ -459,6 +459,42 @@ impl<'a> Record<'a> {
         }
         let value = self.synthetic(key)?;
         rest.is_empty().then_some(Found::Owned(value))
+    }
+
+    /// Appends to `key` the value at `path` as an instance key spells it: a string as
+    /// its text, any other value as JSON. `false` when the path is missing or holds a
+    /// number serde_json cannot represent; `key` may then hold part of it.
+    pub(crate) fn push_key(&self, path: &[Segment], key: &mut String) -> bool {
+        // The common key, one member of a raw top-level object (`args.request_id`),
+        // is read without the general lookup.
+        let object = match (path, &self.fields) {
+            ([Segment::Key(field), Segment::Key(name)], Fields::Raw(fields)) => Some((
+                field,
+                name,
+                fields
+                    .iter()
+                    .find(|(have, _)| same_name(have, field))
+                    .map(|(_, raw)| raw.get()),
+            )),
+            ([Segment::Key(field), Segment::Key(name)], Fields::Built(built)) => {
+                Some((field, name, built.get(field)))
+            }
+            _ => None,
+        };
+        if let Some((field, name, object)) = object {
+            let object = match object {
+                Some(object) => object,
+                None if field == "args" => match self.inherited_args.as_deref() {
+                    Some(args) => args,
+                    None => return false,
+                },
+                // Neither a field nor a canonical value the record implies (those have
+                // no members).
+                None => return false,
+            };
+            return raw_member(object, name).is_some_and(|found| Found::Raw(found).push_key(key));
+        }
+        self.lookup(path).is_some_and(|found| found.push_key(key))
     }
 
     /// The value at `path`, decoded; see [`Record::lookup`].
@@ -503,10 +539,12 @@ fn raw_descend<'t>(mut text: &'t str, path: &[Segment]) -> Option<&'t str> {
 /// or has no such member.
 ///
 /// `text` is valid JSON (it was validated when its line was read); it is on the hot
-/// path of every guard and `per` key, so values are skipped by the decoder's own
+/// path of every guard and `per` key, so nothing is validated again: a scalar is
+/// skipped to the byte that ends it, a string or a container by the decoder's own
 /// scanner, which also says whether a key has escapes (only those are decoded).
 fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let bytes = text.as_bytes();
+    let name = key.as_bytes();
     let mut at = scan::skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
@@ -516,27 +554,99 @@ fn raw_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     loop {
         at = scan::skip_ws(bytes, at);
         if bytes.get(at) != Some(&b'"') {
-            return found; // `}`: the end of the object.
+            // `}`: the end of the object.
+            return found.map(|(start, end)| &text[start..end]);
         }
-        let (key_end, escaped) =
-            scan::string(bytes, at).unwrap_or_else(|| (string_end(bytes, at), true));
-        let raw_key = &text[at..key_end];
+        // A member whose name is spelt as `key`'s bytes is `key` when those need no
+        // escape: names are compared in place, and only a name with an escape is
+        // decoded. (With a quote or a backslash, the same bytes may end the name
+        // early or be an escape.)
+        let after = at + 1 + name.len();
+        let (key_end, matches) = if bytes.get(after) == Some(&b'"')
+            && bytes
+                .get(at + 1..after)
+                .is_some_and(|have| same_bytes(have, name))
+            && plain_name(name)
+        {
+            (after + 1, true)
+        } else {
+            let (end, escaped) = string_of_valid(bytes, at);
+            (end, escaped && key_matches(&text[at..end], key))
+        };
         at = scan::skip_ws(bytes, key_end) + 1; // past `:`
         at = scan::skip_ws(bytes, at);
-        let end = skip_value(bytes, at);
-        let matches = if escaped {
-            key_matches(raw_key, key)
-        } else {
-            &raw_key[1..raw_key.len() - 1] == key
+        let end = match bytes.get(at) {
+            Some(b'"') => string_of_valid(bytes, at).0,
+            Some(b'{' | b'[') => skip_value(bytes, at),
+            _ => scalar_end(bytes, at),
         };
         if matches {
-            found = Some(&text[at..end]);
+            found = Some((at, end));
         }
         at = scan::skip_ws(bytes, end);
         if bytes.get(at) == Some(&b',') {
             at += 1;
         }
     }
+}
+
+/// The end of the string whose opening quote is at `at` in valid JSON text, and
+/// whether it has an escape. Plain strings, most of them, are skipped eight bytes at a
+/// time up to their closing quote, in place: valid JSON holds no control character
+/// in a string, so a quote or a backslash ends the run. Inlined into the loop over
+/// members, where a call costs as much as skipping a short string.
+#[inline(always)]
+fn string_of_valid(bytes: &[u8], at: usize) -> (usize, bool) {
+    let mut end = crate::json::plain_words(bytes, at + 1, false);
+    loop {
+        match bytes.get(end) {
+            Some(b'"') => return (end + 1, false),
+            Some(b'\\') => return (string_end(bytes, at), true),
+            Some(_) => end += 1,
+            None => return (bytes.len(), false),
+        }
+    }
+}
+
+/// Whether `name` has neither a quote nor a backslash (nor a control character),
+/// checked eight bytes at a time.
+#[inline]
+fn plain_name(name: &[u8]) -> bool {
+    let at = crate::json::plain_words(name, 0, false);
+    name[at..]
+        .iter()
+        .all(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+}
+
+/// Whether `a` and `b`, of the same length, hold the same bytes: eight at a time,
+/// without a call, for member names are short.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let word = |bytes: &[u8], at: usize| {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("bug: an 8-byte chunk"))
+    };
+    let mut at = 0;
+    while at + 8 <= a.len() {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    a[at..].iter().zip(&b[at..]).all(|(a, b)| a == b)
+}
+
+/// The end of the number, `true`, `false` or `null` at `at` of valid JSON text: the
+/// first byte that cannot be part of it, found without checking what was checked
+/// when its line was read.
+#[inline]
+fn scalar_end(bytes: &[u8], mut at: usize) -> usize {
+    while bytes
+        .get(at)
+        .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        at += 1;
+    }
+    at
 }
 
 /// The end of the valid JSON value at `at`.
@@ -558,7 +668,10 @@ fn raw_element(text: &str, index: usize) -> Option<&str> {
         if bytes.get(at).is_none_or(|&b| b == b']') {
             return None;
         }
-        let end = skip_value(bytes, at);
+        let end = match bytes.get(at) {
+            Some(b'"' | b'{' | b'[') => skip_value(bytes, at),
+            _ => scalar_end(bytes, at),
+        };
         if current == index {
             return Some(&text[at..end]);
         }
@@ -628,6 +741,27 @@ impl<'r> Found<'r> {
             Found::Value(value) => value.as_str().map(Cow::Borrowed),
             Found::Owned(value) => value.as_str().map(Cow::Borrowed),
         }
+    }
+
+    /// Appends the value to `key` as an instance key spells it (see
+    /// [`Record::push_key`]); `false` for a raw number serde_json cannot represent.
+    fn push_key(&self, key: &mut String) -> bool {
+        if let Found::Raw(text) = self
+            && let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+            && !has_backslash(inner)
+        {
+            // A string without escapes is its own text.
+            key.push_str(inner);
+            return true;
+        }
+        match self.as_str() {
+            Some(text) => key.push_str(&text),
+            None => match self.to_value() {
+                Some(value) => key.push_str(&value.to_string()),
+                None => return false,
+            },
+        }
+        true
     }
 
     /// The value's JSON type.
@@ -959,6 +1093,87 @@ mod tests {
         assert_descends_like_value(r#"{"dup": 1, "dup": {"x": -2.5e3}}"#);
         assert_descends_like_value(r#"[[], [[0]], {"}": "{"}, false, null]"#);
         assert_descends_like_value(r#""not a container""#);
+        // Names that need escapes, names that are prefixes of others, and values of
+        // every kind after them.
+        assert_descends_like_value(
+            r#"{"a\":":1, "a": 2, "a\\": 3, "ab": [1, "x\"y", -0.5e+3], "a\"": {"b": null}, "\u0061b": true}"#,
+        );
+        assert_descends_like_value(r#"{"request_id":"r-1","title":"T","request_id":"r-2"}"#);
+    }
+
+    #[test]
+    fn a_name_is_not_found_in_the_bytes_that_follow_a_shorter_one() {
+        // The bytes `a":` begin the member `"a":"b"`, and are followed by a quote.
+        let text = r#"{"a":"b"}"#;
+        assert_eq!(raw_descend(text, &[key("a\":")]), None);
+        assert_eq!(raw_descend(text, &[key("a")]), Some(r#""b""#));
+        // `a\` spelt in place is an escape, not the name `a\`.
+        let text = r#"{"a\"":1}"#;
+        assert_eq!(raw_descend(text, &[key("a\\")]), None);
+        assert_eq!(raw_descend(text, &[key("a\"")]), Some("1"));
+    }
+
+    /// What an instance key spells for the value at `path`, read through the general
+    /// lookup: the reference [`Record::push_key`] must agree with.
+    fn key_by_lookup(record: &Record<'_>, path: &[Segment]) -> Option<String> {
+        let found = record.lookup(path)?;
+        match found.as_str() {
+            Some(text) => Some(text.into_owned()),
+            None => Some(found.to_value()?.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_key_spells_the_value_its_path_finds() {
+        let lines = [
+            r#"{"kind":"call","tool":"t","args":{"request_id":"r-1","n":7,"o":{"a":[1, "x"]}}}"#,
+            r#"{"args":{"request_id":"r\u002d2","request_id":"r-3","n":1e400,"o":null}}"#,
+            r#"{"args":{"title":"T","request_id":"esc\"aped"},"tool":"t"}"#,
+            r#"{"args":"not an object","output":{"id":false}}"#,
+            r#"{"kind":"result","tool":"t"}"#,
+        ];
+        let paths: Vec<Vec<Segment>> = [
+            &["args", "request_id"][..],
+            &["args", "n"],
+            &["args", "o"],
+            &["args", "missing"],
+            &["output", "id"],
+            &["tool", "x"],
+            &["args"],
+            &["tool"],
+        ]
+        .iter()
+        .map(|names| names.iter().map(|name| key(name)).collect())
+        .collect();
+        let mut inherited =
+            crate::trace::native::decode_line(lines[4], Location::default()).expect("valid");
+        inherited.inherited_args = Some(Cow::Borrowed(r#"{"request_id": "from-call"}"#));
+        let mut built = Built::with_capacity(0);
+        built.raw("args", r#"{"request_id": 5, "n": "five"}"#);
+        let built = Record::new(Fields::Built(built), Location::default()).expect("valid");
+        let mut records: Vec<Record<'_>> = lines
+            .iter()
+            .map(|line| crate::trace::native::decode_line(line, Location::default()))
+            .collect::<Result<_, _>>()
+            .expect("the test's lines are records");
+        records.push(inherited);
+        records.push(built);
+        records.push(owned(
+            serde_json::json!({"args": {"request_id": "owned", "n": [1]}}),
+        ));
+        for record in &records {
+            for path in &paths {
+                let mut have = String::from("before");
+                let found = record.push_key(path, &mut have);
+                let want = key_by_lookup(record, path).map(|key| format!("before{key}"));
+                assert_eq!(
+                    found.then_some(have),
+                    want,
+                    "{path:?} in {:?}",
+                    record.fields
+                );
+            }
+        }
     }
 
     #[test]
