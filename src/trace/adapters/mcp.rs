@@ -48,6 +48,7 @@ use super::document::parse_unique;
 use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
 use super::unique::{Node, Tape};
 use super::{Element, Out, Site};
+use crate::trace::json_index::value_end;
 use crate::trace::record::{Built, RawJson, raw_string};
 use crate::trace::{Location, Pointer};
 
@@ -488,31 +489,11 @@ fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
 
 /// The end of the JSON value that starts at `at`, found without checking it: the
 /// closing quote of a string, the bracket that closes a container (strings inside
-/// skipped), or the end of a scalar; `None` when the text ends first.
+/// skipped), or the end of a scalar; the end of the text when it ends first (then no
+/// member can follow, which is all [`quick_session`] asks of it).
 fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
     match *bytes.get(at)? {
-        b'"' => skip_string(bytes, at),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut at = at;
-            loop {
-                match *bytes.get(at)? {
-                    b'"' => {
-                        at = skip_string(bytes, at)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(at + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                at += 1;
-            }
-        }
+        b'"' | b'{' | b'[' => Some(value_end(bytes, at, bytes.len())),
         _ => {
             let rest = bytes.get(at..)?;
             let len = rest
@@ -520,22 +501,6 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
                 .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
                 .unwrap_or(rest.len());
             Some(at + len)
-        }
-    }
-}
-
-/// The end of the string whose opening quote is at `at` (past its closing quote).
-///
-/// Eight bytes at a time (most strings are short, where a call to `memchr` costs more
-/// than the scan); a control character, which stops the words, is stepped over.
-fn skip_string(bytes: &[u8], mut at: usize) -> Option<usize> {
-    at += 1;
-    loop {
-        at = crate::json::plain_words(bytes, at, false);
-        match *bytes.get(at)? {
-            b'"' => return Some(at + 1),
-            b'\\' => at += 2, // an escape and the byte it escapes
-            _ => at += 1,
         }
     }
 }
