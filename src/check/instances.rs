@@ -128,6 +128,15 @@ fn key_at(keys: &[u8], start: usize) -> &[u8] {
     &keys[start..start + u32::from_le_bytes(length) as usize]
 }
 
+/// Whether `slot` holds the entry of `key`, whose hash is `hash` (an empty slot of
+/// [`SpecRun::recent`] holds none).
+#[inline(always)]
+fn names(keys: &[u8], entries: &Chunks<Entry>, slot: &Slot, hash: KeyHash, key: &str) -> bool {
+    slot.hash == hash.0
+        && slot.entry != NO_SLOT.entry
+        && key_at(keys, entries.get(slot.entry as usize).key_start) == key.as_bytes()
+}
+
 /// An entry number in [`SpecRun::index`], with 32 bits of its key's hash ([`KeyHash`]).
 #[derive(Clone, Copy)]
 struct Slot {
@@ -458,11 +467,10 @@ impl SpecRun {
     /// The entry [`SpecRun::recent`] holds for `key`, if it still does.
     fn find_recent(&self, hash: KeyHash, key: &str) -> Option<usize> {
         let ways = self.recent.get(hash.recent())?;
-        let slot = ways.0.iter().find(|slot| {
-            slot.hash == hash.0
-                && slot.entry != NO_SLOT.entry
-                && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes()
-        })?;
+        let slot = ways
+            .0
+            .iter()
+            .find(|slot| names(&self.keys, &self.entries, slot, hash, key))?;
         Some(slot.entry as usize)
     }
 
@@ -492,8 +500,7 @@ impl SpecRun {
         }
         self.index
             .find(hash.table(), |slot| {
-                slot.hash == hash.0
-                    && self.key_bytes(self.entries.get(slot.entry as usize)) == key.as_bytes()
+                names(&self.keys, &self.entries, slot, hash, key)
             })
             .map(|slot| slot.entry as usize)
     }
@@ -514,10 +521,7 @@ impl SpecRun {
         let (keys, entries) = (&self.keys, &self.entries);
         let entry = self.index.entry(
             hash.table(),
-            |slot| {
-                slot.hash == hash.0
-                    && key_at(keys, entries.get(slot.entry as usize).key_start) == key.as_bytes()
-            },
+            |slot| names(keys, entries, slot, hash, key),
             |slot| KeyHash(slot.hash).table(),
         );
         let index = match entry {
