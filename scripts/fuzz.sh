@@ -31,6 +31,7 @@ seed spec "$root/specs" "$root/tests/fixtures" -name '*.tg'
 seed trace_input "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed convert "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed stream_whole "$root/traces" "$root/tests/fixtures" -name '*.json*'
+seed chain "$root/traces" "$root/tests/fixtures" -name '*.jsonl'
 # The trace_input and stream_whole targets read their first byte as the format to
 # force: 0 detects.
 for file in corpus/trace_input/seed-* corpus/stream_whole/seed-*; do
@@ -40,7 +41,7 @@ for file in corpus/trace_input/seed-* corpus/stream_whole/seed-*; do
     fi
 done
 
-for target in spec trace_input stream_whole convert; do
+for target in spec trace_input stream_whole convert chain; do
     echo "== $target: $seconds s"
     cargo fuzz run "$target" "corpus/$target" -- \
         -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10
