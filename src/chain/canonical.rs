@@ -311,8 +311,17 @@ impl Scratch {
                 }
                 pos = skip_ws(bytes, pos + 1);
                 let value;
-                (value, pos) =
-                    self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
+                if let Some(end) = plain_string(bytes, pos) {
+                    let piece = Piece {
+                        in_text: true,
+                        start: pos,
+                        end,
+                    };
+                    (value, pos) = (piece, end);
+                } else {
+                    (value, pos) =
+                        self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
+                }
                 self.order.push((key, self.slots.len()));
                 self.slots.push(Slot { name, value });
                 pos = skip_ws(bytes, pos);
@@ -683,6 +692,18 @@ fn plain_name(bytes: &[u8], start: usize) -> Option<(usize, u64)> {
         None => unquoted_key(&bytes[start + 1..at]),
     };
     Some((at + 1, key))
+}
+
+/// A string at `pos` of `bytes` without escapes or control characters, which is
+/// canonical as it is (the text is UTF-8): where it ends, past its closing quote.
+/// `None` for any other value, left to the general path.
+#[inline]
+fn plain_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let end = skip_plain(bytes, pos + 1);
+    (bytes.get(end) == Some(&b'"')).then_some(end + 1)
 }
 
 /// [`name_key`] of a name without its quotes.
@@ -1430,6 +1451,9 @@ mod tests {
         r#"{"z":1,"prev":"y","a":2,"hash":"x"}"#,
         r#"{"hasha":1,"has":2,"hash":3,"hash\u0000":4}"#,
         r#"{"a":"\u00e9\t","b":"\u001F"}"#,
+        "{\"b\":\"é 😀\",\"a\":\"\u{7f}\"}",
+        "{\"b\":\"\u{1f}\",\"a\":1}",
+        r#"{"b":"x\"y","a":"\/"}"#,
         r#"{"a":1}  "#,
         r#"{"a":1"#,
         r#"{"a:1}"#,
@@ -1495,6 +1519,12 @@ mod tests {
         }
         for text in [r#""é":1"#, r#""a\"b":1"#, "\"a\u{1}\":1", r#""a"#, "x"] {
             assert_eq!(plain_name(text.as_bytes(), 0), None, "{text}");
+        }
+        // Values: any string without escapes or control characters, non-ASCII included.
+        assert_eq!(plain_string("\"é 😀 /\",1".as_bytes(), 0), Some(11));
+        assert_eq!(plain_string(br#""""#, 0), Some(2));
+        for text in [&br#""a\nb""#[..], b"\"a\x01\"", br#""a"#, b"1"] {
+            assert_eq!(plain_string(text, 0), None, "{text:?}");
         }
     }
 }
