@@ -545,7 +545,11 @@ impl Verbatim<'_> {
             }
             self.pos += 1;
             let value_start = self.pos;
-            self.value(depth + 1)?;
+            // Most values are strings without escapes: taken at once.
+            match plain_string(self.bytes, value_start) {
+                Some(end) => self.pos = end,
+                None => self.value(depth + 1)?,
+            }
             if let Some(members) = members.as_deref_mut() {
                 members.push(Member {
                     name: name_start..name_end,
