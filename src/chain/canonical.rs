@@ -166,11 +166,12 @@ impl<'s> Members<'s> {
     /// [`Members::iter`], each member with its whole `"name":value` when that is one
     /// run of the text (compact JSON), so that it is copied at once.
     pub(crate) fn with_runs(&self) -> impl Iterator<Item = MemberText<'s>> + '_ {
-        self.order.iter().map(|&(_, at)| {
+        self.order.iter().map(|&(key, at)| {
             let Slot { name, value } = self.slots[at];
             let run = (name.in_text && value.in_text && value.start == name.end + 1)
                 .then(|| &self.text[name.start..value.end]);
             MemberText {
+                key,
                 name: self.bytes(name),
                 value: self.bytes(value),
                 run,
@@ -187,6 +188,8 @@ impl<'s> Members<'s> {
 /// written as one run (`"name":value`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct MemberText<'s> {
+    /// The name's [`name_key`].
+    pub(crate) key: u64,
     pub(crate) name: &'s [u8],
     pub(crate) value: &'s [u8],
     pub(crate) run: Option<&'s [u8]>,
@@ -287,20 +290,38 @@ impl Scratch {
                 if bytes.get(pos) != Some(&b'"') {
                     return None;
                 }
-                let name;
-                (name, pos) =
-                    self.piece(text, pos, |check| check.string(), |p, out| p.string(out))?;
-                let quoted = name.bytes(bytes, &self.out);
-                bytewise &= quoted.iter().all(|&b| b != b'\\' && b < 0xEE);
-                let key = name_key(quoted);
+                let (name, key);
+                if let Some((end, plain_key)) = plain_name(bytes, pos) {
+                    let piece = Piece {
+                        in_text: true,
+                        start: pos,
+                        end,
+                    };
+                    (name, key, pos) = (piece, plain_key, end);
+                } else {
+                    (name, pos) =
+                        self.piece(text, pos, |check| check.string(), |p, out| p.string(out))?;
+                    let quoted = name.bytes(bytes, &self.out);
+                    bytewise &= quoted.iter().all(|&b| b != b'\\' && b < 0xEE);
+                    key = name_key(quoted);
+                }
                 pos = skip_ws(bytes, pos);
                 if bytes.get(pos) != Some(&b':') {
                     return None;
                 }
                 pos = skip_ws(bytes, pos + 1);
                 let value;
-                (value, pos) =
-                    self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
+                if let Some(end) = plain_string(bytes, pos) {
+                    let piece = Piece {
+                        in_text: true,
+                        start: pos,
+                        end,
+                    };
+                    (value, pos) = (piece, end);
+                } else {
+                    (value, pos) =
+                        self.piece(text, pos, |check| check.value(1), |p, out| p.value(out, 1))?;
+                }
                 self.order.push((key, self.slots.len()));
                 self.slots.push(Slot { name, value });
                 pos = skip_ws(bytes, pos);
@@ -318,6 +339,16 @@ impl Scratch {
             return None;
         }
         let (out, slots, order) = (&self.out, &self.slots, &mut self.order);
+        // Nearly always every name sorts by its bytes and no two share their first
+        // eight bytes: then the keys alone decide the order, and no name is read.
+        if bytewise {
+            if !order.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+                order.sort_unstable();
+            }
+            if order.windows(2).all(|pair| pair[0].0 != pair[1].0) {
+                return Some(());
+            }
+        }
         let name = |&(_, at): &(u64, usize)| unquote(slots[at].name.bytes(bytes, out));
         // Names that sort by their bytes compare by their keys first, so that a name is
         // read only when two share their first eight bytes.
@@ -491,13 +522,19 @@ impl Verbatim<'_> {
                 return None;
             }
             let name_start = self.pos;
-            self.string()?;
+            let key = if let Some((end, key)) = plain_name(self.bytes, name_start) {
+                self.pos = end;
+                key
+            } else {
+                self.string()?;
+                let name = &self.bytes[name_start + 1..self.pos - 1];
+                if name.iter().any(|&b| b == b'\\' || b >= 0xEE) {
+                    return None;
+                }
+                unquoted_key(name)
+            };
             let name = &self.bytes[name_start + 1..self.pos - 1];
-            if name.iter().any(|&b| b == b'\\' || b >= 0xEE) {
-                return None;
-            }
             // In order: compared by their keys, and whole only when those are equal.
-            let key = unquoted_key(name);
             if !first && (key < last_key || (key == last_key && name <= last)) {
                 return None;
             }
@@ -508,7 +545,11 @@ impl Verbatim<'_> {
             }
             self.pos += 1;
             let value_start = self.pos;
-            self.value(depth + 1)?;
+            // Most values are strings without escapes: taken at once.
+            match plain_string(self.bytes, value_start) {
+                Some(end) => self.pos = end,
+                None => self.value(depth + 1)?,
+            }
             if let Some(members) = members.as_deref_mut() {
                 members.push(Member {
                     name: name_start..name_end,
@@ -622,6 +663,51 @@ fn unquote(name: &[u8]) -> &[u8] {
 /// eight bytes long.
 pub(crate) fn name_key(quoted: &[u8]) -> u64 {
     unquoted_key(unquote(quoted))
+}
+
+/// A member name at `start` (its opening quote) of `bytes` that is plain ASCII: no
+/// escape, no control character, nothing from 0x80 on. Such a name is canonical as it
+/// is and sorts by its bytes. Returns where it ends (past its closing quote) and its
+/// [`name_key`]; `None` for any other name (or not a name), left to the general path.
+#[inline]
+fn plain_name(bytes: &[u8], start: usize) -> Option<(usize, u64)> {
+    let mut at = crate::json::plain_words(bytes, start + 1, true);
+    while let Some(&byte) = bytes.get(at) {
+        if byte == b'"' || byte == b'\\' || !(0x20..0x80).contains(&byte) {
+            break;
+        }
+        at += 1;
+    }
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let len = at - start - 1;
+    // The eight bytes from the name's start in one load, and those past its end
+    // masked off, when the text goes on that far (nearly always: a value follows).
+    let key = match bytes.get(start + 1..start + 9) {
+        Some(word) => {
+            let word = u64::from_be_bytes(word.try_into().expect("bug: an 8-byte slice"));
+            if len >= 8 {
+                word
+            } else {
+                word & !(u64::MAX >> (8 * len))
+            }
+        }
+        None => unquoted_key(&bytes[start + 1..at]),
+    };
+    Some((at + 1, key))
+}
+
+/// A string at `pos` of `bytes` without escapes or control characters, which is
+/// canonical as it is (the text is UTF-8): where it ends, past its closing quote.
+/// `None` for any other value, left to the general path.
+#[inline]
+fn plain_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let end = skip_plain(bytes, pos + 1);
+    (bytes.get(end) == Some(&b'"')).then_some(end + 1)
 }
 
 /// [`name_key`] of a name without its quotes.
@@ -1333,6 +1419,116 @@ mod tests {
                 (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
                 (a, b) => panic!("{text}: {a:?} vs {b:?}"),
             }
+        }
+    }
+
+    /// Texts at the edges of the fast paths: plain ASCII names of every length up to
+    /// past eight bytes, names ending where the text ends, escapes, control and
+    /// non-ASCII characters in names, members out of order or in order only past their
+    /// first eight bytes, duplicates, numbers, nesting, and `hash`/`prev` anywhere.
+    const EDGES: &[&str] = &[
+        r#"{"a":1}"#,
+        r#"{"":1}"#,
+        r#"{"":1,"a":2}"#,
+        r#"{"a":2,"":1}"#,
+        r#"{"abcdefg":1,"abcdefgh":2,"abcdefghi":3}"#,
+        r#"{"abcdefghi":3,"abcdefgh":2,"abcdefg":1}"#,
+        r#"{"abcdefgh":1}"#,
+        r#"{"z":{"abcdefgh":1}}"#,
+        r#"{"abcdefghB":1,"abcdefghA":2}"#,
+        r#"{"b":1,"a":{"d":[1,2.5,{"f":null,"e":true}],"c":"x"}}"#,
+        r#"{"a":1,"a":2}"#,
+        r#"{"abcdefghij":1,"abcdefghij":2}"#,
+        r#"{"a":1, "b":2}"#,
+        r#"{ "a" : 1 }"#,
+        r#"{"a\"b":1,"a":2}"#,
+        r#"{"a\u0062":1,"ab":2}"#,
+        r#"{"\u0001":1,"\n":2,"a":3}"#,
+        r#"{"\/":1}"#,
+        r#"{"é":1,"e":2,"f":3}"#,
+        r#"{"😀":1,"\ufb33":2,"\u20ac":3}"#,
+        "{\"a\u{7f}\":1,\"a\":2}",
+        "{\"a\u{1}\":1}",
+        r#"{"a":-0,"b":1.50,"c":1e3,"d":0.000001,"e":1e-7,"f":12345678901234567890}"#,
+        r#"{"hash":"x","prev":"y"}"#,
+        r#"{"prev":"y","hash":"x","a":1}"#,
+        r#"{"z":1,"prev":"y","a":2,"hash":"x"}"#,
+        r#"{"hasha":1,"has":2,"hash":3,"hash\u0000":4}"#,
+        r#"{"a":"\u00e9\t","b":"\u001F"}"#,
+        "{\"b\":\"é 😀\",\"a\":\"\u{7f}\"}",
+        "{\"b\":\"\u{1f}\",\"a\":1}",
+        r#"{"b":"x\"y","a":"\/"}"#,
+        r#"{"a":1}  "#,
+        r#"{"a":1"#,
+        r#"{"a:1}"#,
+        r#"{"a":1,}"#,
+        r#"{"a"#,
+        r#"{""#,
+        r#"[{"a":1}]"#,
+    ];
+
+    #[test]
+    fn the_fast_paths_agree_with_the_general_canonicalizer_at_their_edges() {
+        for &text in EDGES {
+            let mut want = Vec::new();
+            let want = canonicalize(text, &mut want).map(|()| want);
+            // Checked in place or written: the general canonicalizer's bytes, or its
+            // error.
+            let mut scratch = Scratch::default();
+            let written = scratch.object(text).map(|w| w.map(|w| w.bytes.to_vec()));
+            match (&want, written) {
+                (Ok(want), Ok(Some(have))) => assert_eq!(&have, want, "{text}"),
+                (Ok(_), Ok(None)) => assert!(!text.starts_with('{'), "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a, &b, "{text}"),
+                (a, b) => panic!("{text}: {a:?} vs {b:?}"),
+            }
+            // Found in place: the same members, or `None` where the general path has to
+            // say why.
+            let members = scratch.members(text).map(|members| {
+                let mut joined = b"{".to_vec();
+                for (i, (name, value)) in members.iter().enumerate() {
+                    if i > 0 {
+                        joined.push(b',');
+                    }
+                    joined.extend_from_slice(name);
+                    joined.push(b':');
+                    joined.extend_from_slice(value);
+                }
+                joined.push(b'}');
+                joined
+            });
+            match (&want, members) {
+                (Ok(want), Some(have)) => assert_eq!(&have, want, "{text}"),
+                (Ok(_), None) => assert!(!text.starts_with('{'), "{text}"),
+                (Err(_), None) => {}
+                (Err(want), Some(have)) => panic!("{text}: {want:?} vs {have:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn plain_names_have_the_key_of_their_bytes() {
+        for text in [
+            r#""":1"#,
+            r#""a":1"#,
+            r#""abcdefg":1"#,
+            r#""abcdefgh":1"#,
+            r#""abcdefghi":1"#,
+            r#""a""#,
+            r#""abcdefghijklmnop""#,
+        ] {
+            let (end, key) = plain_name(text.as_bytes(), 0).expect("a plain name");
+            assert_eq!(key, name_key(&text.as_bytes()[..end]), "{text}");
+            assert_eq!(text.as_bytes()[end - 1], b'"', "{text}");
+        }
+        for text in [r#""é":1"#, r#""a\"b":1"#, "\"a\u{1}\":1", r#""a"#, "x"] {
+            assert_eq!(plain_name(text.as_bytes(), 0), None, "{text}");
+        }
+        // Values: any string without escapes or control characters, non-ASCII included.
+        assert_eq!(plain_string("\"é 😀 /\",1".as_bytes(), 0), Some(11));
+        assert_eq!(plain_string(br#""""#, 0), Some(2));
+        for text in [&br#""a\nb""#[..], b"\"a\x01\"", br#""a"#, b"1"] {
+            assert_eq!(plain_string(text, 0), None, "{text:?}");
         }
     }
 }

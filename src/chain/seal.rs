@@ -139,6 +139,7 @@ fn prepare(text: &str, scratch: &mut Scratch, lines: &mut Vec<u8>) -> Result<Pre
     }
     let Written { bytes, members } = scratch.object(text)?.ok_or(SealError::NotAnObject)?;
     let members = members.iter().map(|m| MemberText {
+        key: name_key(&bytes[m.name.clone()]),
         name: &bytes[m.name.clone()],
         value: &bytes[m.value.clone()],
         run: Some(&bytes[m.range()]),
@@ -165,8 +166,13 @@ fn write_line<'m>(
 ) -> Result<Prepared, SealError> {
     let (mut hash_hex, mut prev_hex) = (None, None);
     lines.push(b'{');
-    for MemberText { name, value, run } in members {
-        let key = name_key(name);
+    for MemberText {
+        key,
+        name,
+        value,
+        run,
+    } in members
+    {
         if name.len() == QUOTED_HASH.len() && (key == HASH_KEY || key == PREV_KEY) {
             let field = if key == HASH_KEY { HASH } else { PREV };
             return Err(SealError::AlreadySealed { field });
