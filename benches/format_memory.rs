@@ -9,7 +9,9 @@
 //! peak heap `check` held, and records/s.
 //!
 //! The target: no format needs more memory than a small multiple of its largest
-//! transcript, plus 32 MB.
+//! transcript, plus 32 MB. (OpenTelemetry exports miss it: their tool spans' records
+//! are all held to the end of the file, where they are ordered by start time, so
+//! their peak follows the count of tool spans, not the largest trace.)
 //!
 //! Then native JSONL split into traces by a field (`check --trace-by case`), the
 //! traces one after another and ten at a time interleaved: checked from its file, as

@@ -17,6 +17,11 @@
 //!   exporters write them, and become lowercase hex. Times are nanoseconds since the
 //!   epoch, as numbers or decimal strings, and become RFC 3339 `time`s.
 //! - Spans are ordered by start time; each trace id is a trace of its own.
+//!
+//! The spans are read one at a time ([`Gather`]): from the export's value when a
+//! document is read whole ([`read`]), or as an export is scanned span by span
+//! (`stream::otlp`). Either way a span that is no tool call is dropped as soon as it is
+//! read, and only the tool spans' records wait for the end, to be ordered.
 
 use serde_json::Value;
 
