@@ -20,8 +20,10 @@
 //! document whose first member is not `resourceSpans` or that holds more than one
 //! value, lines that are not each one export or that may be over the line limit, a
 //! `resource` after its spans, a level of the nesting after a lower one in the same
-//! object (the whole reading walks the higher), nesting deeper than OTLP's, and
-//! `--select` or a `--format` other than `otel`.
+//! object (the whole reading walks the higher), nesting deeper than OTLP's,
+//! `--select` or a `--format` other than `otel`, and, with `--format otel`, an export
+//! with members beside `resourceSpans` (which may make it look like another format's
+//! element, which that reading reports).
 
 use std::io;
 use std::path::Path;
@@ -61,6 +63,7 @@ pub(in super::super) fn read(
         gather: Gather::default(),
         bytes: Vec::new(),
         doc: 0,
+        forced: options.format.is_some(),
     };
     match walk.read(layout, max_line_bytes) {
         Ok(()) => {}
@@ -116,6 +119,9 @@ struct Walk {
     bytes: Vec<u8>,
     /// The document being read: the file's one, or a line's.
     doc: usize,
+    /// Whether `--format otel` was given: the whole reading then checks that the
+    /// export says it is OTLP, which one with no member but `resourceSpans` does.
+    forced: bool,
 }
 
 impl Walk {
@@ -172,6 +178,12 @@ impl Walk {
         }
         let site = Site::new(self.doc, String::new());
         self.level(site.child("resourceSpans"), "resourceSpans", None, 0)?;
+        if self.forced {
+            return match self.scan.eat(b'}')? {
+                true => Ok(()),
+                false => Err(unfit()),
+            };
+        }
         self.rest_of(vec!["resourceSpans".to_string()], 0)
     }
 
@@ -742,14 +754,19 @@ mod left_whole {
             select: None,
         };
         use crate::trace::adapters::Format;
-        for (options, streams) in [
-            (selected, false),
-            (forced(Format::OpenAi), false),
-            (forced(Format::Otel), true),
+        // With another member, which may make the export look like another format's
+        // element (a native record), that `--format otel` then reports.
+        let odd = format!("{{\"resourceSpans\":[{{\"spans\":[{SPAN}]}}],\n\"kind\":\"call\"}}");
+        for (text, options, streams) in [
+            (&text, selected, false),
+            (&text, forced(Format::OpenAi), false),
+            (&text, forced(Format::Otel), true),
+            (&odd, forced(Format::Otel), false),
+            (&odd, InputOptions::default(), true),
         ] {
             let (have, want, streamed) = both(text.as_bytes(), &options);
-            assert_eq!(streamed, streams, "{options:?}");
-            assert_eq!(have, want, "{options:?}");
+            assert_eq!(streamed, streams, "{options:?} {text}");
+            assert_eq!(have, want, "{options:?} {text}");
         }
     }
 }
