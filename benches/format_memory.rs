@@ -9,7 +9,9 @@
 //! peak heap `check` held, and records/s.
 //!
 //! The target: no format needs more memory than a small multiple of its largest
-//! transcript, plus 32 MB.
+//! transcript, plus 32 MB. (OpenTelemetry exports miss it: their tool spans' records
+//! are all held to the end of the file, where they are ordered by start time, so
+//! their peak follows the count of tool spans, not the largest trace.)
 //!
 //! Then native JSONL split into traces by a field (`check --trace-by case`), the
 //! traces one after another and ten at a time interleaved: checked from its file, as
@@ -407,6 +409,119 @@ fn claude_code_export(bytes: usize) -> Input {
     }
 }
 
+/// OpenTelemetry GenAI spans in OTLP JSON, as a batching exporter writes them: export
+/// requests of about 1 MB, each one resource of one scope. Each trace (an agent turn)
+/// is a chat span with a long prompt and completion, an `execute_tool` span of
+/// `create_record` and a second chat span, which lands in the next export request, so
+/// that a trace is spread over two. Export requests one per line (the collector's file
+/// exporter), or (`document`) all of them as the resources of one pretty-printed
+/// export. The largest transcript is the largest trace.
+fn otel(bytes: usize, document: bool) -> Input {
+    const PER_EXPORT: usize = 1_000_000;
+    let prompt =
+        "Create the invoice for the customer, then look it up by its request id. ".repeat(30);
+    let completion = "I will create the record now and report its id. ".repeat(10);
+    let chat = |out: &mut String, trace: usize, span: usize, start: u64| {
+        let _ = write!(
+            out,
+            r#"{{"traceId":"{trace:032x}","spanId":"{span:016x}","name":"chat gpt-4o","kind":3,"startTimeUnixNano":"{start}","endTimeUnixNano":"{end}","attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"chat"}}}},{{"key":"gen_ai.request.model","value":{{"stringValue":"gpt-4o"}}}},{{"key":"gen_ai.prompt","value":{{"stringValue":"{prompt}"}}}},{{"key":"gen_ai.completion","value":{{"stringValue":"{completion}"}}}}],"status":{{}}}}"#,
+            end = start + 900_000_000,
+        );
+    };
+    let tool = |out: &mut String, trace: usize, start: u64| {
+        let _ = write!(
+            out,
+            r#"{{"traceId":"{trace:032x}","spanId":"{span:016x}","name":"execute_tool create_record","kind":1,"startTimeUnixNano":"{start}","endTimeUnixNano":"{end}","attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"execute_tool"}}}},{{"key":"gen_ai.tool.name","value":{{"stringValue":"create_record"}}}},{{"key":"gen_ai.tool.call.id","value":{{"stringValue":"call_{trace}"}}}},{{"key":"gen_ai.tool.call.arguments","value":{{"stringValue":"{{\"request_id\": \"req-{trace}\", \"title\": \"Invoice {trace}\", \"amount\": {amount}}}"}}}},{{"key":"gen_ai.tool.call.result","value":{{"stringValue":"{{\"id\": \"rec_{trace}\"}}"}}}}],"status":{{"code":1}}}}"#,
+            span = trace * 4 + 1,
+            end = start + 200_000_000,
+            amount = 100 + trace % 900,
+        );
+    };
+    let (open, sep, close) = match document {
+        true => (
+            "  {\"resource\": {\"attributes\": [{\"key\": \"service.name\", \"value\": {\"stringValue\": \"agent\"}}]}, \"scopeSpans\": [{\"scope\": {\"name\": \"agent\"}, \"spans\": [\n      ",
+            ",\n      ",
+            "\n  ]}]}",
+        ),
+        false => (
+            "{\"resourceSpans\": [{\"resource\": {\"attributes\": [{\"key\": \"service.name\", \"value\": {\"stringValue\": \"agent\"}}]}, \"scopeSpans\": [{\"scope\": {\"name\": \"agent\"}, \"spans\": [",
+            ",",
+            "]}]}]}",
+        ),
+    };
+    let mut text = String::with_capacity(bytes + PER_EXPORT + 4096);
+    if document {
+        text.push_str("{\"resourceSpans\": [\n");
+    }
+    // The traces whose last chat span goes into the next export request.
+    let mut open_traces: Vec<usize> = Vec::new();
+    let mut trace = 0;
+    let mut largest = 0;
+    let mut exports = 0;
+    while text.len() < bytes {
+        if exports > 0 && document {
+            text.push_str(",\n");
+        }
+        exports += 1;
+        let start = text.len();
+        text.push_str(open);
+        let mut first = true;
+        let mut span = |text: &mut String| {
+            if !first {
+                text.push_str(sep);
+            }
+            first = false;
+            text.len()
+        };
+        for done in std::mem::take(&mut open_traces) {
+            span(&mut text);
+            chat(
+                &mut text,
+                done,
+                done * 4 + 2,
+                1_700_000_000_000_000_000 + done as u64 * 1_000_000_000 + 500_000_000,
+            );
+        }
+        while text.len() - start < PER_EXPORT {
+            let at = 1_700_000_000_000_000_000 + trace as u64 * 1_000_000_000;
+            let begin = span(&mut text);
+            chat(&mut text, trace, trace * 4, at);
+            span(&mut text);
+            tool(&mut text, trace, at + 100_000_000);
+            largest = largest.max(2 * (text.len() - begin));
+            open_traces.push(trace);
+            trace += 1;
+        }
+        text.push_str(close);
+        if !document {
+            text.push('\n');
+        }
+    }
+    if !open_traces.is_empty() {
+        text.push_str(if document { ",\n" } else { "" });
+        text.push_str(open);
+        for (i, done) in open_traces.into_iter().enumerate() {
+            if i > 0 {
+                text.push_str(sep);
+            }
+            chat(
+                &mut text,
+                done,
+                done * 4 + 2,
+                1_700_000_000_000_000_000 + done as u64 * 1_000_000_000 + 500_000_000,
+            );
+        }
+        text.push_str(close);
+        if !document {
+            text.push('\n');
+        }
+    }
+    if document {
+        text.push_str("\n]}\n");
+    }
+    Input { text, largest }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -490,6 +605,8 @@ fn main() {
             |b| claude_code(b, 1),
             forced(Format::ClaudeCode),
         ),
+        ("otel export lines", |b| otel(b, false), detected.clone()),
+        ("otel export document", |b| otel(b, true), detected.clone()),
     ];
 
     println!(

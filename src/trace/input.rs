@@ -5,7 +5,9 @@
 //! stays on the streaming path, decoded line by line into records that borrow the
 //! line, so a file of any size is read in bounded memory; files of one transcript
 //! element per line and run-array documents stream through their adapters
-//! ([`adapters::Stream`]); other formats are read whole by their adapter. Either way [`TraceInput::for_each`] hands out one [`Item`] at a
+//! ([`adapters::Stream`]); an OpenTelemetry export is scanned span by span, keeping
+//! only its tool spans' records, which come at its end; other formats are read whole
+//! by their adapter. Either way [`TraceInput::for_each`] hands out one [`Item`] at a
 //! time. Every consumer of traces (checking, coverage, shrinking, `convert`,
 //! `lint --traces`, `graph --highlight`) reads them through this type.
 //!

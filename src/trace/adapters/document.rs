@@ -775,7 +775,7 @@ pub(super) fn adapt(found: &[Found<'_>], forced: Option<Format>) -> Vec<(String,
 }
 
 /// Gives records their trace, position and location.
-fn finish(
+pub(super) fn finish(
     docs: &[Doc],
     detected: Detected,
     emitted: Vec<(String, Emitted)>,

@@ -12,7 +12,9 @@
 //! common shapes: a message list at the root, an object holding one (`messages`,
 //! `steps`, …), an array of runs each holding one. Each list becomes its own trace,
 //! named by its JSON pointer (and its run's id field, when it has one). OpenTelemetry
-//! spans are gathered from the whole file and split by trace id. A ToolBench search tree
+//! spans are gathered from the whole file and split by trace id (an export, or a file
+//! of export requests one per line, is read span by span without holding it: `stream`).
+//! A ToolBench search tree
 //! is one transcript whose root-to-leaf branches are its traces.
 //!
 //! The work is split by stage: `detect` decides the layout and each element's format
@@ -578,6 +580,9 @@ fn open_source(
                 }
             }
             Layout::Document | Layout::DocumentLines => {
+                if let Some(reading) = stream::otlp::read(path, options, layout, max_line_bytes)? {
+                    return Ok(Streamed::Opened(Opened::Read(reading)));
+                }
                 if let Some(plan) = stream::doc_plan::plan(path, options, layout)? {
                     let stream = Stream::document(path, plan, options.format)?;
                     return Ok(Streamed::Stream(Box::new(stream)));

@@ -17,6 +17,11 @@
 //!   exporters write them, and become lowercase hex. Times are nanoseconds since the
 //!   epoch, as numbers or decimal strings, and become RFC 3339 `time`s.
 //! - Spans are ordered by start time; each trace id is a trace of its own.
+//!
+//! The spans are read one at a time ([`Gather`]): from the export's value when a
+//! document is read whole ([`read`]), or as an export is scanned span by span
+//! (`stream::otlp`). Either way a span that is no tool call is dropped as soon as it is
+//! read, and only the tool spans' records wait for the end, to be ordered.
 
 use serde_json::Value;
 
@@ -46,76 +51,105 @@ pub(super) const LEVELS: [&str; 4] = [
     "spans",
 ];
 
-struct Span<'v> {
-    map: &'v Map,
-    site: Site,
-    service: Option<Value>,
+pub fn read(elements: &[Element<'_>], out: &mut Out) {
+    let mut gather = Gather::default();
+    for element in elements {
+        collect(element.value, &element.site, None, &mut gather);
+    }
+    gather.finish(out);
 }
 
-pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut spans = Vec::new();
-    for element in elements {
-        collect(element.value, &element.site, None, &mut spans, out);
+/// What reading OTLP data gathers, span by span, until the end of the input: the
+/// problems of its nesting, in the order they are met; the problems of its spans;
+/// and what each `execute_tool` span becomes. Any other span is dropped as soon as it
+/// is read. The records are ordered by start time only at the end
+/// ([`Gather::finish`]), as one trace may be exported in many batches.
+#[derive(Default)]
+pub(super) struct Gather {
+    /// Problems of the nesting (an element that is not an object, a level that is no
+    /// array), in the order the walk meets them.
+    nesting: Out,
+    /// Problems of spans, in the order of the spans.
+    spans: Out,
+    tools: Vec<ToolSpan>,
+}
+
+impl Gather {
+    /// A problem of the nesting at `site`.
+    pub(super) fn problem(&mut self, site: &Site, message: impl Into<String>) {
+        self.nesting.problem(site, message);
     }
-    let mut tools = Vec::new();
-    for span in spans {
-        if let Some(tool) = tool_span(&span, out) {
-            tools.push(tool);
+
+    /// Reads the span `map` at `site`, of a resource whose `service.name` is
+    /// `service`: a tool span is kept as its call and result, any other dropped. What
+    /// it gives is at `site`, or at a member of the span, which `pin` may locate.
+    pub(super) fn span(
+        &mut self,
+        map: &Map,
+        site: &Site,
+        service: Option<&Value>,
+        pin: impl Fn(&Site) -> Site,
+    ) {
+        let before = self.spans.items.len();
+        let tool = tool_span(map, site, service, &mut self.spans);
+        for item in &mut self.spans.items[before..] {
+            item.site = pin(&item.site);
+        }
+        if let Some(mut tool) = tool {
+            tool.site = pin(&tool.site);
+            self.tools.push(tool);
         }
     }
-    // Stable: spans that start together keep their order in the file.
-    tools.sort_by_key(|t| t.start.unwrap_or(0));
-    for tool in tools {
-        let trace = Some(tool.trace.clone());
-        out.record_in(trace.clone(), &tool.site, tool.call);
-        out.record_in(trace, &tool.site, tool.result);
+
+    /// Hands on what was gathered: the problems of the nesting, then those of the
+    /// spans, then each tool span's call and result, ordered by start time.
+    pub(super) fn finish(self, out: &mut Out) {
+        out.items.extend(self.nesting.items);
+        out.items.extend(self.spans.items);
+        let mut tools = self.tools;
+        // Stable: spans that start together keep their order in the file.
+        tools.sort_by_key(|t| t.start.unwrap_or(0));
+        for tool in tools {
+            let trace = Some(tool.trace.clone());
+            out.record_in(trace.clone(), &tool.site, tool.call);
+            out.record_in(trace, &tool.site, tool.result);
+        }
     }
 }
 
-fn collect<'v>(
-    value: &'v Value,
-    site: &Site,
-    service: Option<&Value>,
-    spans: &mut Vec<Span<'v>>,
-    out: &mut Out,
-) {
+/// The `service.name` of the resource of the OTLP container `map`, else `inherited`,
+/// its parent's.
+pub(super) fn service_of(map: &Map, inherited: Option<&Value>) -> Option<Value> {
+    map.get("resource")
+        .and_then(|r| r.get("attributes"))
+        .and_then(|a| attributes(a).ok())
+        .and_then(|a| a.get("service.name").cloned())
+        .or_else(|| inherited.cloned())
+}
+
+fn collect(value: &Value, site: &Site, service: Option<&Value>, gather: &mut Gather) {
     let Value::Object(map) = value else {
-        return out.problem(
+        return gather.problem(
             site,
             format!("OTLP element is {}, expected an object", describe(value)),
         );
     };
     if let Some(key) = LEVELS.into_iter().find(|key| map.contains_key(*key)) {
-        let service = map
-            .get("resource")
-            .and_then(|r| r.get("attributes"))
-            .and_then(|a| attributes(a).ok())
-            .and_then(|a| a.get("service.name").cloned())
-            .or_else(|| service.cloned());
+        let service = service_of(map, service);
         match &map[key] {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    collect(
-                        item,
-                        &site.child(key).child(i),
-                        service.as_ref(),
-                        spans,
-                        out,
-                    );
+                    collect(item, &site.child(key).child(i), service.as_ref(), gather);
                 }
             }
-            other => out.problem(
+            other => gather.problem(
                 &site.child(key),
                 format!("field `{key}` is {}, expected an array", describe(other)),
             ),
         }
         return;
     }
-    spans.push(Span {
-        map,
-        site: site.clone(),
-        service: service.cloned(),
-    });
+    gather.span(map, site, service, Site::clone);
 }
 
 struct ToolSpan {
@@ -126,14 +160,13 @@ struct ToolSpan {
     result: Map,
 }
 
-fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
-    let map = span.map;
+fn tool_span(map: &Map, site: &Site, service: Option<&Value>, out: &mut Out) -> Option<ToolSpan> {
     let attrs = match map.get("attributes") {
         None => Map::new(),
         Some(value) => match attributes(value) {
             Ok(attrs) => attrs,
             Err(error) => {
-                out.problem(&span.site.child("attributes"), error.to_string());
+                out.problem(&site.child("attributes"), error.to_string());
                 return None;
             }
         },
@@ -148,7 +181,7 @@ fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
         return None;
     }
     let Some(trace) = map.get("traceId").and_then(|id| hex_id(id, 16)) else {
-        out.problem(&span.site, "span has no valid `traceId`");
+        out.problem(site, "span has no valid `traceId`");
         return None;
     };
     let span_name = str_of(map, "name");
@@ -158,7 +191,7 @@ fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
             .map(str::trim)
     });
     let Some(tool) = tool else {
-        out.problem(&span.site, "`execute_tool` span has no `gen_ai.tool.name`");
+        out.problem(site, "`execute_tool` span has no `gen_ai.tool.name`");
         return None;
     };
     let span_id = map.get("spanId").and_then(|id| hex_id(id, 8));
@@ -179,7 +212,7 @@ fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
     if let Some(id) = &span_id {
         put(&mut common, "span_id", id.clone());
     }
-    if let Some(service) = &span.service {
+    if let Some(service) = service {
         put(&mut common, "service", service.clone());
     }
 
@@ -220,7 +253,7 @@ fn tool_span(span: &Span<'_>, out: &mut Out) -> Option<ToolSpan> {
     Some(ToolSpan {
         trace,
         start,
-        site: span.site.clone(),
+        site: site.clone(),
         call,
         result,
     })

@@ -34,10 +34,14 @@
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
-//!   Still read whole: OpenTelemetry
-//!   exports, ToolBench trees, an object of sessions keyed by id, transcripts in two
-//!   members or nested below one without `--select`, and key-only or indexed `--select`
-//!   paths.
+//!   Still read whole: ToolBench trees, an object of sessions keyed by id, transcripts
+//!   in two members or nested below one without `--select`, key-only or indexed
+//!   `--select` paths, and OpenTelemetry exports inside runs or arrays.
+//! - An OpenTelemetry export (a document, or one export request per line) is scanned
+//!   span by span and never held ([`otlp`]): each span is parsed alone and dropped once
+//!   the adapter has kept what a tool span becomes. Its records come at the end of the
+//!   file, ordered by start time, so they are handed on as a reading of the whole file
+//!   hands them on, while memory follows the tool spans, not the file.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
@@ -76,6 +80,7 @@
 //! any record of it is handed on.
 
 pub(super) mod doc_plan;
+pub(super) mod otlp;
 mod scan;
 
 use std::borrow::Cow;

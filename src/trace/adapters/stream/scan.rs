@@ -16,6 +16,9 @@ pub(super) struct Scanner {
     pub(super) line: u64,
     /// Bytes of BOM before the document.
     pub(super) bom: u64,
+    /// While set, every byte read is appended to it: the text of a value whose
+    /// members are scanned one by one, and which may turn out to be wanted whole.
+    pub(super) recording: Option<Vec<u8>>,
 }
 
 /// An error of a document read again after a first pass found it valid: it changed.
@@ -40,6 +43,7 @@ impl Scanner {
             offset: bom,
             line: 1,
             bom,
+            recording: None,
         })
     }
 
@@ -48,6 +52,12 @@ impl Scanner {
     }
 
     pub(super) fn advance(&mut self, n: usize) {
+        // The bytes consumed are the buffer's first: they were just looked at.
+        if let Some(recording) = &mut self.recording
+            && let Ok(buf) = self.input.fill_buf()
+        {
+            recording.extend_from_slice(&buf[..n.min(buf.len())]);
+        }
         self.input.consume(n);
         self.offset += n as u64;
     }
