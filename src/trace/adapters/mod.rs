@@ -14,8 +14,7 @@
 //! named by its JSON pointer (and its run's id field, when it has one). OpenTelemetry
 //! spans are gathered from the whole file and split by trace id (an export, or a file
 //! of export requests one per line, is read span by span without holding it: `stream`).
-//! A ToolBench search tree
-//! is one transcript whose root-to-leaf branches are its traces.
+//! A ToolBench search tree is one transcript whose root-to-leaf branches are its traces.
 //!
 //! The work is split by stage: `detect` decides the layout and each element's format
 //! from the content; `search` finds the transcripts in a document; `document` reads
