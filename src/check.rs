@@ -816,9 +816,9 @@ struct OpenCalls {
     spare: Vec<String>,
 }
 
-/// How many argument buffers [`OpenCalls::spare`] keeps at most, and the largest it
-/// keeps: enough for the calls in flight of a busy trace, never a large buffer held
-/// for nothing.
+/// How many argument buffers [`OpenCalls::spare`] keeps at least (it may keep as many
+/// as the trace has had calls open at once), and the largest it keeps: enough for the
+/// calls in flight of a busy trace, never a large buffer held for nothing.
 const SPARE_BUFFERS: usize = 1024;
 const SPARE_BYTES: usize = 1024;
 
@@ -880,9 +880,14 @@ impl OpenCalls {
         buffer
     }
 
-    /// Keeps a call's arguments buffer, emptied, for a later call.
+    /// Keeps a call's arguments buffer, emptied, for a later call. Calls often open and
+    /// close in waves of thousands (every agent calls, then every result comes back):
+    /// spares are kept up to the most calls the trace has had open at once, so a wave
+    /// of calls finds a buffer for each, and the spares never outnumber the buffers
+    /// the trace already held at its peak.
     fn recycle(&mut self, mut buffer: String) {
-        if buffer.capacity() <= SPARE_BYTES && self.spare.len() < SPARE_BUFFERS {
+        let keep = SPARE_BUFFERS.max(self.calls.len());
+        if buffer.capacity() <= SPARE_BYTES && self.spare.len() < keep {
             buffer.clear();
             self.spare.push(buffer);
         }
