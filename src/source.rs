@@ -46,8 +46,10 @@ impl SpecSource {
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        // Newlines found with vector instructions: a check renders a violation's rule
+        // location once per violation, and there may be thousands.
+        let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
+        let line_start = memchr::memrchr(b'\n', before.as_bytes()).map_or(0, |i| i + 1);
         (line, before[line_start..].chars().count() + 1)
     }
 }
