@@ -1527,7 +1527,7 @@ impl<'s> Monitor<'s> {
                 .filter(|routed| routed.spec == spec_index)
                 .map(|routed| routed.instance);
             let keyed = known.is_some() || instance_key(machine, record, &mut self.key);
-            if keyed && !machine.per.is_empty() {
+            if keyed && !machine.per.is_empty() && !self.keys[spec_index].carried {
                 let held = self.keys[spec_index].carried();
                 self.diagnostics.extend(held);
             }
@@ -1542,7 +1542,9 @@ impl<'s> Monitor<'s> {
                 }
                 continue;
             }
-            let mut found = Vec::new();
+            // Most records go to one instance and find nothing: no list is made for them.
+            let mut found = None;
+            let mut more = Vec::new();
             let sinks = &self.sinks[spec_index];
             if keyed {
                 let index = match known {
@@ -1557,21 +1559,13 @@ impl<'s> Monitor<'s> {
                 }
                 let watch = (&mut self.observer, spec_index, trace, self.at_end);
                 let file = self.joined.then_some(&self.file);
-                found.extend(run.deliver(
-                    machine,
-                    sinks,
-                    index,
-                    event,
-                    (record, file),
-                    None,
-                    watch,
-                ));
+                found = run.deliver(machine, sinks, index, event, (record, file), None, watch);
             } else {
                 // A record lacking the key concerns every live instance of its trace.
                 for index in 0..run.len() {
                     let watch = (&mut self.observer, spec_index, trace, self.at_end);
                     let file = self.joined.then_some(&self.file);
-                    found.extend(run.deliver(
+                    more.extend(run.deliver(
                         machine,
                         sinks,
                         index,
@@ -1582,7 +1576,10 @@ impl<'s> Monitor<'s> {
                     ));
                 }
             }
-            for violation in found {
+            if found.is_none() && more.is_empty() {
+                continue;
+            }
+            for violation in found.into_iter().chain(more) {
                 let name = self.traces[trace].name.clone();
                 let diagnostic =
                     self.violation(spec_index, name.as_deref(), &record.loc, violation);
