@@ -73,11 +73,21 @@ impl Digest {
     }
 
     /// Writes the 64 lowercase hex digits into `text`.
+    ///
+    /// Four bytes at a time: their nibbles are spread one to a byte of a `u64`, and
+    /// each becomes its digit by adding `'0'`, and `'a' - '0' - 10` more where it is
+    /// ten or over. `seal` writes two of these per record, on the thread that links.
     pub(crate) fn write_hex(&self, text: &mut [u8; 64]) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        for (pair, byte) in text.chunks_exact_mut(2).zip(self.0) {
-            pair[0] = HEX[usize::from(byte >> 4)];
-            pair[1] = HEX[usize::from(byte & 15)];
+        for (digits, bytes) in text.chunks_exact_mut(8).zip(self.0.chunks_exact(4)) {
+            let word = u64::from(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+            // The 8 nibbles, most significant first, one to a byte.
+            let word = (word | word << 16) & 0x0000_ffff_0000_ffff;
+            let word = (word | word << 8) & 0x00ff_00ff_00ff_00ff;
+            let nibbles = (word | word << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+            // 1 in each byte whose nibble is ten or over.
+            let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+            let ascii = nibbles + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10);
+            digits.copy_from_slice(&ascii.to_be_bytes());
         }
     }
 }
@@ -244,5 +254,20 @@ mod tests {
         assert_eq!(Digest::parse(&digest.hex().to_uppercase()), None);
         assert_eq!(Digest::parse("00"), None);
         assert_eq!(GENESIS.hex(), "0".repeat(64));
+    }
+
+    #[test]
+    fn every_byte_is_written_as_two_lowercase_digits() {
+        // Each byte value at each of the 32 places, against `format!`.
+        for value in 0..=255u8 {
+            for place in 0..32 {
+                let mut bytes = [value.wrapping_mul(37); 32];
+                bytes[place] = value;
+                let digest = Digest(bytes);
+                let want: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(digest.hex(), want);
+                assert_eq!(Digest::parse(&want), Some(digest));
+            }
+        }
     }
 }
