@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::document::LIST_KEYS;
-use super::search::has_transcripts;
 use super::shared::str_of;
+use super::sketch::{LINE_BYTES_HELD, LongLine, Sketch, long_line, sketch_str};
 use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
 use crate::trace::Location;
@@ -18,7 +18,7 @@ use crate::trace::reader::{LineContent, LineReader};
 
 /// The first lines of a file, parsed.
 enum Peeked {
-    Json(Value),
+    Json(Sketch),
     /// Text that is not complete JSON; `open` says whether it ended too early.
     Broken {
         open: bool,
@@ -27,42 +27,72 @@ enum Peeked {
     Unreadable,
 }
 
-/// Decides the layout from the first one or two non-blank lines.
+impl Peeked {
+    /// A line parsed, whose first byte that is not whitespace is `first`.
+    fn parsed(result: serde_json::Result<Sketch>, first: Option<u8>) -> Peeked {
+        match result {
+            Ok(sketch) => Peeked::Json(sketch),
+            Err(err) => Peeked::Broken {
+                open: err.is_eof() && matches!(first, Some(b'{' | b'[')),
+            },
+        }
+    }
+}
+
+/// Decides the layout from the first one or two non-blank lines. A line is read into
+/// a [`Sketch`] (never a whole `serde_json::Value`), and one longer than
+/// [`LINE_BYTES_HELD`] is parsed as it is read, not held: detection's memory does not
+/// grow with the line.
 pub(super) fn sniff(
     source: Source<'_>,
     options: &InputOptions,
     max_line_bytes: usize,
 ) -> io::Result<Layout> {
+    sniff_holding(source, options, max_line_bytes, LINE_BYTES_HELD)
+}
+
+/// [`sniff`], holding lines of at most `held` bytes in memory.
+fn sniff_holding(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+    held: usize,
+) -> io::Result<Layout> {
     if options.format == Some(Format::Native) {
         return Ok(Layout::NativeLines);
     }
-    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    let held = max_line_bytes.min(held);
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, held);
     let mut peeked = Vec::new();
     while peeked.len() < 2 {
         let Some(line) = reader.next_line()? else {
             break;
         };
         peeked.push(match line.content {
-            LineContent::Text(text) => match serde_json::from_str::<Value>(text) {
-                Ok(value) => Peeked::Json(value),
-                Err(err) => Peeked::Broken {
-                    open: err.is_eof()
-                        && matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')),
-                },
-            },
+            LineContent::Text(text) => {
+                Peeked::parsed(sketch_str(text), text.trim_start().bytes().next())
+            }
+            LineContent::TooLong if line.len <= max_line_bytes as u64 => {
+                match long_line(source, line.offset, line.len)? {
+                    // Blank lines do not count, however long.
+                    LongLine::Blank => continue,
+                    LongLine::NotUtf8 => Peeked::Unreadable,
+                    LongLine::Parsed { result, first } => Peeked::parsed(result, first),
+                }
+            }
             _ => Peeked::Unreadable,
         });
     }
     let explicit = options.format.is_some() || options.select.is_some();
-    let by_value = |value: &Value| match value {
+    let by_value = |sketch: &Sketch| match &sketch.value {
         // `--select` applies to documents.
         _ if options.select.is_some() => Layout::DocumentLines,
-        Value::Object(_) => {
+        value @ Value::Object(_) => {
             if !explicit && matches!(signal(value), Signal::Strong(Format::Native)) {
                 Layout::NativeLines
             } else if element_like(value, options.format) {
                 Layout::ElementLines
-            } else if explicit || has_transcripts(value) {
+            } else if explicit || sketch.found {
                 Layout::DocumentLines
             } else {
                 // Native event records may hold any fields.
@@ -82,11 +112,11 @@ pub(super) fn sniff(
     Ok(match peeked.as_slice() {
         [] if explicit => Layout::Document,
         [] => Layout::NativeLines,
-        [Peeked::Json(value), ..] => by_value(value),
+        [Peeked::Json(sketch), ..] => by_value(sketch),
         // A first line that does not close: a document spread over lines, or a
         // truncated record followed by others.
         [Peeked::Broken { open: true }, ..] if one_document(source)? => Layout::Document,
-        [Peeked::Broken { .. }, Peeked::Json(value)] => by_value(value),
+        [Peeked::Broken { .. }, Peeked::Json(sketch)] => by_value(sketch),
         // Neither of the first two lines is JSON on its own: a broken document, whose
         // error is best reported once, where it is.
         [Peeked::Broken { open: true }, Peeked::Broken { .. }] => Layout::Document,
@@ -300,20 +330,25 @@ pub(super) fn signal(value: &Value) -> Signal {
     {
         return Signal::Strong(Format::OpenAi);
     }
-    if let Some(Value::Array(parts)) = map.get("content") {
-        for part in parts {
-            let Some(ty) = part.get("type").and_then(Value::as_str) else {
-                continue;
-            };
-            if ANTHROPIC_BLOCKS.contains(&ty) || ty.ends_with("_tool_result") {
-                return Signal::Strong(Format::Anthropic);
-            }
-            if matches!(ty, "input_text" | "output_text" | "refusal") {
-                return Signal::Strong(Format::Responses);
-            }
-        }
+    if let Some(Value::Array(parts)) = map.get("content")
+        && let Some(format) = parts.iter().find_map(part_format)
+    {
+        return Signal::Strong(format);
     }
     Signal::Chat
+}
+
+/// The format a chat message's content part says the message is in, by its `type`:
+/// Anthropic's blocks, or the Responses API's text parts.
+pub(super) fn part_format(part: &Value) -> Option<Format> {
+    let ty = part.get("type").and_then(Value::as_str)?;
+    if ANTHROPIC_BLOCKS.contains(&ty) || ty.ends_with("_tool_result") {
+        return Some(Format::Anthropic);
+    }
+    if matches!(ty, "input_text" | "output_text" | "refusal") {
+        return Some(Format::Responses);
+    }
+    None
 }
 
 /// Whether `value` is one element of a transcript (of `format`, when given).
@@ -497,6 +532,7 @@ pub(super) fn first_value(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
 
     /// `value` and every value inside it.
     fn all_values<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
@@ -553,5 +589,200 @@ mod tests {
             "{strong} elements of a format among {}",
             values.len()
         );
+    }
+
+    /// The layout as detection decided it from whole `serde_json::Value`s of the first
+    /// lines, the reference [`sniff`] is held to.
+    fn sniff_whole(
+        source: Source<'_>,
+        options: &InputOptions,
+        max_line_bytes: usize,
+    ) -> io::Result<Layout> {
+        use super::super::search::has_transcripts;
+        enum Whole {
+            Json(Value),
+            Broken { open: bool },
+            Unreadable,
+        }
+        if options.format == Some(Format::Native) {
+            return Ok(Layout::NativeLines);
+        }
+        let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+        let mut peeked = Vec::new();
+        while peeked.len() < 2 {
+            let Some(line) = reader.next_line()? else {
+                break;
+            };
+            peeked.push(match line.content {
+                LineContent::Text(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(value) => Whole::Json(value),
+                    Err(err) => Whole::Broken {
+                        open: err.is_eof()
+                            && matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')),
+                    },
+                },
+                _ => Whole::Unreadable,
+            });
+        }
+        let explicit = options.format.is_some() || options.select.is_some();
+        let by_value = |value: &Value| match value {
+            _ if options.select.is_some() => Layout::DocumentLines,
+            Value::Object(_) => {
+                if !explicit && matches!(signal(value), Signal::Strong(Format::Native)) {
+                    Layout::NativeLines
+                } else if element_like(value, options.format) {
+                    Layout::ElementLines
+                } else if explicit || has_transcripts(value) {
+                    Layout::DocumentLines
+                } else {
+                    Layout::NativeLines
+                }
+            }
+            Value::Array(items)
+                if mcp::is_batch(items) && options.format.is_none_or(|f| f == Format::Mcp) =>
+            {
+                Layout::ElementLines
+            }
+            Value::Array(_) => Layout::DocumentLines,
+            _ if explicit => Layout::DocumentLines,
+            _ => Layout::NativeLines,
+        };
+        Ok(match peeked.as_slice() {
+            [] if explicit => Layout::Document,
+            [] => Layout::NativeLines,
+            [Whole::Json(value), ..] => by_value(value),
+            [Whole::Broken { open: true }, ..] if one_document(source)? => Layout::Document,
+            [Whole::Broken { .. }, Whole::Json(value)] => by_value(value),
+            [Whole::Broken { open: true }, Whole::Broken { .. }] => Layout::Document,
+            [Whole::Broken { .. }] => Layout::Document,
+            [Whole::Unreadable] if explicit || starts_like_document(source)? => Layout::Document,
+            _ if explicit => Layout::DocumentLines,
+            _ => Layout::NativeLines,
+        })
+    }
+
+    /// Every way of reading options detection distinguishes.
+    fn all_options() -> Vec<InputOptions> {
+        let mut all = vec![
+            InputOptions::default(),
+            InputOptions {
+                format: None,
+                select: Some(super::super::Selector::parse("messages").unwrap()),
+            },
+        ];
+        all.extend(Format::ALL.into_iter().map(|format| InputOptions {
+            format: Some(format),
+            select: None,
+        }));
+        all
+    }
+
+    /// Asserts that [`sniff`], holding lines of any length or streaming them,
+    /// decides as [`sniff_whole`] does for `bytes`; returns the layout.
+    fn sniffs_alike(bytes: &[u8], options: &InputOptions, max: usize) -> Layout {
+        let source = Source::Bytes(bytes);
+        let want = sniff_whole(source, options, max).unwrap();
+        for held in [LINE_BYTES_HELD, 64, 1] {
+            let have = sniff_holding(source, options, max, held).unwrap();
+            assert_eq!(
+                have,
+                want,
+                "held {held}, max {max}, {options:?}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(2000)])
+            );
+        }
+        want
+    }
+
+    /// Texts of `value` laid out as files are, whole and broken.
+    fn files_of(
+        value: &Value,
+        next: &Value,
+        c: &mut super::super::sketch::corpus::Choices,
+    ) -> Vec<Vec<u8>> {
+        let line = serde_json::to_string(value).unwrap();
+        let next = serde_json::to_string(next).unwrap();
+        let pretty = serde_json::to_string_pretty(value).unwrap();
+        let cut = |text: &str, c: &mut super::super::sketch::corpus::Choices| {
+            let mut at = c.below(text.len() as u64 + 1) as usize;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text[..at].to_string()
+        };
+        let mut files = vec![
+            format!("{line}\n"),
+            format!("{line}"),
+            format!("{line}\n{next}\n"),
+            format!("\u{feff}{line}\r\n{next}\r\n"),
+            format!("  \n\t\r\n{}\n\n{next}", " ".repeat(100)),
+            format!("{}\n{line}\n", " \t".repeat(80)),
+            format!("{pretty}\n"),
+            format!("{}\n{next}\n", cut(&line, c)),
+            format!("{}\n", cut(&line, c)),
+            format!("{}\n{}\n", cut(&pretty, c), cut(&next, c)),
+            format!("  {}", cut(&line, c)),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .collect::<Vec<_>>();
+        // Not UTF-8, on the first line or the second.
+        let mut bad = format!("{line}\n{next}\n").into_bytes();
+        let at = c.below(bad.len() as u64) as usize;
+        bad.insert(at, 0xff);
+        files.push(bad);
+        // A character cut short at the end of a line.
+        files.push(
+            [
+                &line.as_bytes()[..line.len() - 1],
+                b"\xc3\n",
+                next.as_bytes(),
+            ]
+            .concat(),
+        );
+        files
+    }
+
+    #[test]
+    fn a_long_line_is_decided_as_a_held_one_of_every_example_and_made_up_value() {
+        use super::super::sketch::corpus::{Choices, examples, made_up};
+        let docs = examples();
+        let mut values = docs.clone();
+        values.extend(made_up(400, &docs));
+        let options = all_options();
+        let mut c = Choices(7);
+        let mut layouts = std::collections::BTreeMap::new();
+        for (i, value) in values.iter().enumerate() {
+            let next = &values[(i * 7 + 3) % values.len()];
+            for bytes in files_of(value, next, &mut c) {
+                for options in &options {
+                    for max in [DEFAULT_MAX_LINE_BYTES, 300] {
+                        let layout = sniffs_alike(&bytes, options, max);
+                        *layouts.entry(format!("{layout:?}")).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        // Every layout is decided many times.
+        assert_eq!(layouts.len(), 4, "{layouts:?}");
+        assert!(layouts.values().all(|&n| n > 500), "{layouts:?}");
+    }
+
+    #[test]
+    fn the_example_files_are_decided_alike_from_a_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (files, _) = crate::files::collect(
+            &[root.join("traces"), root.join("tests/fixtures")],
+            crate::files::is_trace_file,
+        );
+        let options = all_options();
+        for path in &files {
+            let bytes = std::fs::read(path).unwrap();
+            for options in &options {
+                let want = sniffs_alike(&bytes, options, DEFAULT_MAX_LINE_BYTES);
+                let have = sniff_holding(Source::File(path), options, DEFAULT_MAX_LINE_BYTES, 1);
+                assert_eq!(have.unwrap(), want, "{}", path.display());
+            }
+        }
     }
 }

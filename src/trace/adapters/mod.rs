@@ -37,6 +37,7 @@ pub(crate) mod responses;
 mod search;
 pub(crate) mod select;
 mod shared;
+mod sketch;
 mod stream;
 mod threads;
 pub(crate) mod toolbench;
@@ -552,6 +553,22 @@ impl Source<'_> {
         Ok(match self {
             Source::File(path) => Box::new(io::BufReader::new(std::fs::File::open(path)?)),
             Source::Bytes(bytes) => Box::new(*bytes),
+        })
+    }
+
+    /// A reader of the input from byte `offset` on (a file is opened there, not read
+    /// up to it).
+    fn reader_at(&self, offset: u64) -> io::Result<Box<dyn io::BufRead + '_>> {
+        Ok(match self {
+            Source::File(path) => {
+                let mut file = std::fs::File::open(path)?;
+                io::Seek::seek(&mut file, io::SeekFrom::Start(offset))?;
+                Box::new(io::BufReader::new(file))
+            }
+            Source::Bytes(bytes) => {
+                let start = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+                Box::new(&bytes[start..])
+            }
         })
     }
 }

@@ -18,13 +18,16 @@ pub(super) struct Found<'v> {
     pub(super) name: String,
 }
 
-/// Whether a document holds a transcript somewhere (for telling a JSON Lines file of
-/// runs from native records).
+/// Whether a document holds a transcript somewhere: what detection tells a JSON Lines
+/// file of runs from native records by (it reads this from a sketch of the line,
+/// `sketch::Sketch::found`; its tests compare the two).
+#[cfg(test)]
 pub(super) fn has_transcripts(value: &Value) -> bool {
     !search_all(value).is_empty()
 }
 
 /// Every transcript a search finds in `value`, read as the document at index 0.
+#[cfg(test)]
 fn search_all(value: &Value) -> Vec<Found<'_>> {
     let mut found = Vec::new();
     Search {
@@ -55,7 +58,7 @@ const ID_KEYS: &[&str] = &[
 ];
 
 /// How deep the search for transcripts goes.
-const SEARCH_DEPTH: usize = 12;
+pub(super) const SEARCH_DEPTH: usize = 12;
 
 pub(super) struct Search<'s, 'v> {
     pub(super) doc: usize,
@@ -111,15 +114,11 @@ impl<'v> Search<'_, 'v> {
                     }
                     return;
                 }
-                if let Some(Value::Array(steps)) = map.get("steps") {
-                    let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
-                        || steps
-                            .iter()
-                            .any(|s| signal(s) == Signal::Strong(Format::Atif));
-                    if atif && wants(Format::Atif) {
-                        let steps_pointer = child_pointer(pointer, "steps");
-                        return self.push_list(Format::Atif, steps, &steps_pointer, Some(map));
-                    }
+                if let Some(steps) = atif_steps(map)
+                    && wants(Format::Atif)
+                {
+                    let steps_pointer = child_pointer(pointer, "steps");
+                    return self.push_list(Format::Atif, steps, &steps_pointer, Some(map));
                 }
                 if depth == 0 && element_like(value, self.format) {
                     // A document that is one message (an Anthropic response, one
@@ -188,6 +187,19 @@ impl<'v> Search<'_, 'v> {
     fn name(&self, pointer: &str, parent: Option<&Map>) -> String {
         name(self.prefix, pointer, parent)
     }
+}
+
+/// The steps of `map`, if it is an ATIF trajectory: a `steps` list, with a
+/// `schema_version` that says ATIF or a step that looks like one.
+pub(super) fn atif_steps(map: &Map) -> Option<&Vec<Value>> {
+    let Some(Value::Array(steps)) = map.get("steps") else {
+        return None;
+    };
+    let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
+        || steps
+            .iter()
+            .any(|s| signal(s) == Signal::Strong(Format::Atif));
+    atif.then_some(steps)
 }
 
 /// The name of the list at `pointer`, whose parent object is `parent`, in a document

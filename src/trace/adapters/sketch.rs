@@ -1,0 +1,774 @@
+//! Detection's reading of a line: a [`Sketch`] of its JSON value, which keeps only
+//! what detection reads of it, so that deciding the layout of a file whose first line
+//! is a whole minified document (tens of megabytes) costs a pass over its text and a
+//! few kilobytes, not a parsed copy of it. A line longer than [`LINE_BYTES_HELD`] is
+//! parsed as it is read ([`long_line`]), without being held either.
+//!
+//! A sketch is parsed by the same parser as a `serde_json::Value` (every value through
+//! `deserialize_any`), so a line is valid, or fails with the same error, exactly when
+//! it would as a `Value`.
+
+use std::io::{self, BufRead, Read};
+
+use rustc_hash::FxHashSet;
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Number, Value};
+
+use super::detect::{ListTally, Signal, element_like, part_format, signal};
+use super::search::{SEARCH_DEPTH, atif_steps};
+use super::shared::Map;
+use super::{Format, Source, otel, toolbench};
+
+/// The longest line detection holds in memory, in bytes (1 MiB): a longer one, up to
+/// the line limit, is parsed as it is read from the file.
+pub(super) const LINE_BYTES_HELD: usize = 1 << 20;
+
+/// What detection knows of one JSON value.
+#[derive(Debug)]
+pub(super) struct Sketch {
+    /// The value as far as [`signal`], [`element_like`], `mcp::is_batch` and the
+    /// search's tests of an object read it: an object keeps only its
+    /// [`KEPT_MEMBERS`]; an array only the elements that decide those tests
+    /// ([`Kept`]); a long string its two ends ([`kept_string`]); nothing below
+    /// [`KEPT_LEVELS`] levels of a member.
+    pub(super) value: Value,
+    /// Whether the transcript search (`search::has_transcripts`, with the value at
+    /// the depth it was parsed at) finds a transcript in the value.
+    pub(super) found: bool,
+    /// Levels of containers in `value` (0 for a scalar).
+    height: usize,
+}
+
+/// The members of an object whose values detection's tests read: [`signal`] with the
+/// envelope and message tests it makes (`claude_code::is_envelope`,
+/// `codex::is_envelope`, `gemini::is_message`, `mcp::is_message`, `otel::is_otlp`),
+/// and the search's tests of an object (`otel::is_export`, `toolbench::is_tree`,
+/// `toolbench::is_answer_with_messages`, [`atif_steps`]). Of any other member only
+/// what the search finds below it counts. Keep it in step with them: a test reads
+/// every example both ways.
+const KEPT_MEMBERS: &[&str] = &[
+    // signal
+    "kind",
+    "type",
+    "role",
+    "content",
+    "tool_calls",
+    "function_call",
+    "tool_call_id",
+    "step_id",
+    "source",
+    // Claude Code envelopes
+    "message",
+    "leafUuid",
+    "snapshot",
+    "messageId",
+    "sessionId",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "toolUseResult",
+    "userType",
+    // Codex, Gemini CLI, MCP
+    "payload",
+    "toolCalls",
+    "id",
+    "timestamp",
+    "jsonrpc",
+    // OpenTelemetry
+    "resourceSpans",
+    "scopeSpans",
+    "instrumentationLibrarySpans",
+    "traceId",
+    "spanId",
+    // ToolBench, ATIF
+    "children",
+    "node_type",
+    "tree",
+    "answer_generation",
+    "train_messages",
+    "steps",
+    "schema_version",
+];
+
+/// How many levels of a kept member's value its object keeps. The deepest read of any
+/// test is five levels below the object it tests (an ATIF trajectory's step's
+/// content part's `type`); below that, a container is kept empty.
+const KEPT_LEVELS: usize = 6;
+
+/// The longest string kept whole, in bytes. Every name the tests compare a string
+/// with is shorter, and they look at no more of a string than its first four bytes
+/// (`ATIF…`) and its last twelve (`…_tool_result`).
+const KEPT_STRING: usize = 64;
+
+/// `text` as a sketch keeps it: whole up to [`KEPT_STRING`] bytes; else its first and
+/// last 16 bytes (or a little more, to end on characters) around a NUL, which no
+/// name the tests compare with holds: so it equals none of them, as the whole string
+/// did, and starts and ends as it did.
+fn kept_string(text: &str) -> String {
+    if text.len() <= KEPT_STRING {
+        return text.to_string();
+    }
+    let mut head = 16;
+    while !text.is_char_boundary(head) {
+        head += 1;
+    }
+    let mut tail = text.len() - 16;
+    while !text.is_char_boundary(tail) {
+        tail -= 1;
+    }
+    format!("{}\0{}", &text[..head], &text[tail..])
+}
+
+/// `value` with its containers `levels` deep emptied, so that it is at most
+/// `levels + 1` levels of containers deep.
+fn cut(value: Value, levels: usize) -> Value {
+    match value {
+        Value::Object(_) if levels == 0 => Value::Object(Map::new()),
+        Value::Array(_) if levels == 0 => Value::Array(Vec::new()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| (key, cut(value, levels - 1)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| cut(v, levels - 1)).collect())
+        }
+        scalar => scalar,
+    }
+}
+
+/// `sketch`'s value as its parent keeps it: at most [`KEPT_LEVELS`] levels deep.
+fn kept(sketch: Sketch) -> (Value, usize) {
+    if sketch.height > KEPT_LEVELS {
+        (cut(sketch.value, KEPT_LEVELS - 1), KEPT_LEVELS)
+    } else {
+        (sketch.value, sketch.height)
+    }
+}
+
+/// Parses `text` into a [`Sketch`]: an error exactly when `serde_json::from_str`
+/// into a `Value` gives one, of the same kind.
+pub(super) fn sketch_str(text: &str) -> serde_json::Result<Sketch> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let sketch = SketchSeed { depth: 0 }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(sketch)
+}
+
+/// What a line too long to hold gave.
+pub(super) enum LongLine {
+    /// Only spaces, tabs and carriage returns: not a line that counts.
+    Blank,
+    /// Not UTF-8.
+    NotUtf8,
+    /// Parsed; `first` is its first byte that is not JSON whitespace.
+    Parsed {
+        result: serde_json::Result<Sketch>,
+        first: Option<u8>,
+    },
+}
+
+/// Reads the line of `len` bytes at byte `offset` of `source` (its text, without its
+/// line ending) as [`sketch_str`] reads a line held in memory, parsing it as it is
+/// read: the bytes read are checked as UTF-8 on the way, and a line that fails to
+/// parse is still read to its end, to tell a line that is not UTF-8 from one that is
+/// not JSON.
+pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result<LongLine> {
+    let mut body = LineBody {
+        inner: source.reader_at(offset)?,
+        left: len,
+        pending: [0; 4],
+        pending_len: 0,
+        utf8: true,
+        blank: true,
+        first: None,
+    };
+    let result = {
+        let buffered = io::BufReader::with_capacity(64 * 1024, &mut body);
+        let mut deserializer = serde_json::Deserializer::from_reader(buffered);
+        SketchSeed { depth: 0 }
+            .deserialize(&mut deserializer)
+            .and_then(|sketch| deserializer.end().map(|()| sketch))
+    };
+    if let Err(err) = &result
+        && err.is_io()
+    {
+        return Err(io::Error::other(err.to_string()));
+    }
+    // The rest of the line, for the UTF-8 and blank checks.
+    let mut scratch = vec![0; 64 * 1024];
+    while body.read(&mut scratch)? > 0 {}
+    Ok(if body.blank {
+        LongLine::Blank
+    } else if !body.utf8 || body.pending_len > 0 {
+        LongLine::NotUtf8
+    } else {
+        LongLine::Parsed {
+            result,
+            first: body.first,
+        }
+    })
+}
+
+/// The text of one line, read up to its length, with what detection asks of its
+/// bytes noted on the way.
+struct LineBody<'a> {
+    inner: Box<dyn BufRead + 'a>,
+    /// Bytes of the line not read yet.
+    left: u64,
+    /// The start of a UTF-8 sequence that the bytes read so far end inside.
+    pending: [u8; 4],
+    pending_len: usize,
+    /// Whether the bytes read so far are UTF-8 (but for `pending`).
+    utf8: bool,
+    /// Whether every byte read so far is a space, a tab or a carriage return.
+    blank: bool,
+    /// The first byte that is not JSON whitespace.
+    first: Option<u8>,
+}
+
+impl LineBody<'_> {
+    fn note(&mut self, mut bytes: &[u8]) {
+        self.blank = self.blank && bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+        if self.first.is_none() {
+            self.first = bytes
+                .iter()
+                .copied()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+        }
+        if !self.utf8 {
+            return;
+        }
+        // A sequence begun in the bytes before: finished one byte at a time.
+        while self.pending_len > 0 {
+            let Some((&byte, rest)) = bytes.split_first() else {
+                return;
+            };
+            bytes = rest;
+            self.pending[self.pending_len] = byte;
+            self.pending_len += 1;
+            match std::str::from_utf8(&self.pending[..self.pending_len]) {
+                Ok(_) => self.pending_len = 0,
+                Err(err) if err.error_len().is_some() => {
+                    self.utf8 = false;
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        if let Err(err) = std::str::from_utf8(bytes) {
+            match err.error_len() {
+                Some(_) => self.utf8 = false,
+                None => {
+                    let rest = &bytes[err.valid_up_to()..];
+                    self.pending[..rest.len()].copy_from_slice(rest);
+                    self.pending_len = rest.len();
+                }
+            }
+        }
+    }
+}
+
+impl Read for LineBody<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let available = self.inner.fill_buf()?;
+        if available.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file ended early: it changed while it was read",
+            ));
+        }
+        let n = available
+            .len()
+            .min(buf.len())
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        buf[..n].copy_from_slice(&available[..n]);
+        self.inner.consume(n);
+        self.left -= n as u64;
+        self.note(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Parses one value into a [`Sketch`]; `depth` is the value's depth in the line.
+#[derive(Clone, Copy)]
+struct SketchSeed {
+    depth: usize,
+}
+
+impl SketchSeed {
+    fn leaf(value: Value) -> Sketch {
+        Sketch {
+            value,
+            found: false,
+            height: 0,
+        }
+    }
+
+    fn child(self) -> SketchSeed {
+        SketchSeed {
+            depth: self.depth + 1,
+        }
+    }
+
+    /// Whether the search, at this depth, goes into the value at all.
+    fn searched(self) -> bool {
+        self.depth <= SEARCH_DEPTH
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for SketchSeed {
+    type Value = Sketch;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Sketch, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SketchSeed {
+    type Value = Sketch;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::Bool(value)))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::Number(value.into())))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::Number(value.into())))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Sketch, E> {
+        Ok(Self::leaf(
+            Number::from_f64(value).map_or(Value::Null, Value::Number),
+        ))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::String(kept_string(value))))
+    }
+
+    fn visit_unit<E>(self) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::Null))
+    }
+
+    fn visit_none<E>(self) -> Result<Sketch, E> {
+        Ok(Self::leaf(Value::Null))
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Sketch, D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Sketch, A::Error> {
+        let mut tally = ListTally::new(None);
+        let mut found = false;
+        let mut kept_items = Kept::default();
+        while let Some(item) = access.next_element_seed(self.child())? {
+            let item_signal = signal(&item.value);
+            tally.add(item_signal);
+            found |= item.found;
+            kept_items.add(item, item_signal);
+        }
+        // The search takes a list whose elements look like a transcript's, else
+        // searches each element.
+        let found = self.searched() && (found || tally.format().is_some());
+        let height = kept_items.height + 1;
+        Ok(Sketch {
+            value: Value::Array(kept_items.items),
+            found,
+            height,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Sketch, A::Error> {
+        let mut map = Map::new();
+        let mut height = 0;
+        // The members below which the search finds a transcript, by name: of a name
+        // given twice, the last value counts, as in a parsed object.
+        let mut found = FxHashSet::<String>::default();
+        while let Some(key) = access.next_key::<String>()? {
+            let child = access.next_value_seed(self.child())?;
+            if child.found {
+                found.insert(key.clone());
+            } else if !found.is_empty() {
+                found.remove(&key);
+            }
+            if KEPT_MEMBERS.contains(&key.as_str()) {
+                let (value, child_height) = kept(child);
+                height = height.max(child_height);
+                map.insert(key, value);
+            }
+        }
+        let value = Value::Object(map);
+        let found = self.searched() && {
+            let map = value.as_object().expect("an object");
+            // As `Search::find` tests an object, with no format asked for.
+            otel::is_export(map)
+                || toolbench::is_tree(map)
+                || atif_steps(map).is_some()
+                || (self.depth == 0 && element_like(&value, None))
+                || {
+                    let skip_tree = toolbench::is_answer_with_messages(map);
+                    found.iter().any(|key| !(skip_tree && key == "tree"))
+                }
+        };
+        Ok(Sketch {
+            value,
+            found,
+            height: height + 1,
+        })
+    }
+}
+
+/// The elements of an array that its sketch keeps, in their order: those that decide
+/// what the tests read of an array. The first (whether it is empty); the first that is
+/// not a JSON-RPC message (whether it is a batch, `mcp::is_batch`); the first content
+/// part that says a format ([`part_format`], which [`signal`] takes from the first);
+/// the first ATIF step ([`atif_steps`] asks whether there is one).
+#[derive(Default)]
+struct Kept {
+    items: Vec<Value>,
+    height: usize,
+    other: bool,
+    part: bool,
+    atif: bool,
+}
+
+impl Kept {
+    fn add(&mut self, item: Sketch, item_signal: Signal) {
+        let first = self.items.is_empty();
+        let other = !self.other
+            && !item
+                .value
+                .as_object()
+                .is_some_and(|m| m.contains_key("jsonrpc"));
+        let part = !self.part && part_format(&item.value).is_some();
+        let atif = !self.atif && item_signal == Signal::Strong(Format::Atif);
+        self.other |= other;
+        self.part |= part;
+        self.atif |= atif;
+        if first || other || part || atif {
+            let (value, height) = kept(item);
+            self.height = self.height.max(height);
+            self.items.push(value);
+        }
+    }
+}
+
+/// Values to test detection with, for this module's tests and detection's: the
+/// examples', and values made up of the names and words detection looks for.
+#[cfg(test)]
+pub(super) mod corpus {
+    use serde_json::{Value, json};
+
+    /// A seeded sequence of choices.
+    pub(crate) struct Choices(pub(crate) u64);
+
+    impl Choices {
+        /// A number below `n`.
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+
+        pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+            &items[self.below(items.len() as u64) as usize]
+        }
+    }
+
+    /// The JSON values of every example (a document, or each line of a JSON Lines
+    /// file).
+    pub(crate) fn examples() -> Vec<Value> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (files, unreadable) = crate::files::collect(
+            &[root.join("traces"), root.join("tests/fixtures")],
+            crate::files::is_trace_file,
+        );
+        assert!(unreadable.is_empty());
+        let mut docs = Vec::new();
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            match serde_json::from_str::<Value>(&text) {
+                Ok(value) => docs.push(value),
+                Err(_) => docs.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok())),
+            }
+        }
+        assert!(docs.len() > 200, "{} example values", docs.len());
+        docs
+    }
+
+    /// `value` and every value inside it.
+    pub(crate) fn all_values<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
+        out.push(value);
+        match value {
+            Value::Object(map) => map.values().for_each(|v| all_values(v, out)),
+            Value::Array(items) => items.iter().for_each(|v| all_values(v, out)),
+            _ => {}
+        }
+    }
+
+    /// Member names detection reads, list names, and others.
+    const NAMES: &[&str] = &[
+        "kind",
+        "type",
+        "role",
+        "content",
+        "tool_calls",
+        "function_call",
+        "tool_call_id",
+        "step_id",
+        "source",
+        "message",
+        "leafUuid",
+        "snapshot",
+        "messageId",
+        "sessionId",
+        "uuid",
+        "payload",
+        "toolCalls",
+        "id",
+        "timestamp",
+        "jsonrpc",
+        "resourceSpans",
+        "scopeSpans",
+        "traceId",
+        "spanId",
+        "children",
+        "node_type",
+        "tree",
+        "answer_generation",
+        "train_messages",
+        "steps",
+        "schema_version",
+        "messages",
+        "items",
+        "input",
+        "output",
+        "traj",
+        "runs",
+        "loglines",
+        "spans",
+        "data",
+        "x",
+        "method",
+        "params",
+        "result",
+    ];
+
+    /// Words detection compares strings with, and others.
+    const WORDS: &[&str] = &[
+        "call",
+        "result",
+        "message",
+        "user",
+        "assistant",
+        "tool",
+        "function",
+        "developer",
+        "system",
+        "gemini",
+        "info",
+        "summary",
+        "file-history-snapshot",
+        "response_item",
+        "session_meta",
+        "tool_use",
+        "tool_result",
+        "input_text",
+        "refusal",
+        "web_search_tool_result",
+        "function_call",
+        "Action",
+        "Thought",
+        "ATIF-v1.6",
+        "2.0",
+        "hello",
+    ];
+
+    /// A made-up value, `depth` levels of containers deep at most: now and then one of
+    /// `examples`.
+    pub(crate) fn value(c: &mut Choices, depth: u64, examples: &[Value]) -> Value {
+        let container = depth > 0 && c.below(4) != 0;
+        match c.below(if container { 8 } else { 12 }) {
+            0 if !examples.is_empty() => c.pick(examples).clone(),
+            0..=3 if container => {
+                let n = c.below(5);
+                let mut map = serde_json::Map::new();
+                for _ in 0..n {
+                    let name = c.pick(NAMES).to_string();
+                    map.insert(name, value(c, depth - 1, examples));
+                }
+                Value::Object(map)
+            }
+            _ if container => {
+                let n = c.below(5);
+                Value::Array((0..n).map(|_| value(c, depth - 1, examples)).collect())
+            }
+            0..=5 => json!(c.pick(WORDS)),
+            6 => json!(format!("ATIF {}", "long ".repeat(20))),
+            7 => json!(format!("{}_tool_result", "é".repeat(40))),
+            8 => json!(c.below(1000)),
+            9 => json!(-1.5),
+            10 => json!(true),
+            _ => Value::Null,
+        }
+    }
+
+    /// Made-up values, some wrapping examples in lists, runs and deep nesting.
+    pub(crate) fn made_up(count: u64, examples: &[Value]) -> Vec<Value> {
+        let mut values = Vec::new();
+        for seed in 0..count {
+            let mut c = Choices(seed);
+            let depth = 4 + c.below(4);
+            let mut made = value(&mut c, depth, examples);
+            // Now and then, deeper than the search goes, or just as deep.
+            if c.below(6) == 0 {
+                for _ in 0..10 + c.below(4) {
+                    made = match c.below(2) {
+                        0 => {
+                            let name = *c.pick(NAMES);
+                            json!({ name: made })
+                        }
+                        _ => json!([made]),
+                    };
+                }
+            }
+            values.push(made);
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::corpus::{all_values, examples, made_up};
+    use super::*;
+    use crate::trace::adapters::mcp;
+    use crate::trace::adapters::search::has_transcripts;
+
+    /// Asserts that a sketch of `value` says what `value` says to every test
+    /// detection makes of a line.
+    fn same(value: &Value) {
+        let text = serde_json::to_string(value).expect("a value prints");
+        let sketch = sketch_str(&text).expect("valid JSON sketches");
+        assert_eq!(signal(&sketch.value), signal(value), "{text}");
+        for format in Format::ALL.into_iter().map(Some).chain([None]) {
+            assert_eq!(
+                element_like(&sketch.value, format),
+                element_like(value, format),
+                "{format:?} {text}"
+            );
+        }
+        assert_eq!(sketch.found, has_transcripts(value), "{text}");
+        if let (Value::Array(kept), Value::Array(items)) = (&sketch.value, value) {
+            assert_eq!(mcp::is_batch(kept), mcp::is_batch(items), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_sketch_says_what_the_whole_value_does_of_every_example() {
+        let docs = examples();
+        let mut values = Vec::new();
+        docs.iter().for_each(|doc| all_values(doc, &mut values));
+        let mut found = 0;
+        for value in &values {
+            same(value);
+            found += usize::from(has_transcripts(value));
+        }
+        // Hundreds of them hold transcripts.
+        assert!(found > 300, "{found} of {} hold transcripts", values.len());
+    }
+
+    #[test]
+    fn a_sketch_says_what_the_whole_value_does_of_made_up_values() {
+        let docs = examples();
+        let (mut found, mut batches, mut deep) = (0, 0, 0);
+        for value in made_up(3000, &docs) {
+            same(&value);
+            found += usize::from(has_transcripts(&value));
+            batches += usize::from(matches!(&value, Value::Array(items) if mcp::is_batch(items)));
+            let text = serde_json::to_string(&value).unwrap();
+            deep += usize::from(text.starts_with("[[[[[[[[[[") || text.starts_with("{\""));
+        }
+        // Both answers are common.
+        assert!(
+            (500..2500).contains(&found),
+            "{found} of 3000 hold transcripts"
+        );
+        assert!(batches > 0 && deep > 100, "{batches} batches, {deep} deep");
+    }
+
+    #[test]
+    fn a_name_given_twice_counts_by_its_last_value() {
+        let list = r#"[{"role":"user","content":"hi"}]"#;
+        for (text, found) in [
+            (format!(r#"{{"messages":{list},"messages":1}}"#), false),
+            (format!(r#"{{"messages":1,"messages":{list}}}"#), true),
+            (format!(r#"{{"a":{list},"b":{list},"a":2}}"#), true),
+            (
+                r#"{"resourceSpans":[],"resourceSpans":{}}"#.to_string(),
+                false,
+            ),
+        ] {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(has_transcripts(&value), found, "{text}");
+            assert_eq!(sketch_str(&text).unwrap().found, found, "{text}");
+        }
+    }
+
+    #[test]
+    fn long_strings_keep_their_ends() {
+        let text = format!("ATIF{}é_tool_result", "ü".repeat(100));
+        let kept = kept_string(&text);
+        assert!(kept.len() < 40, "{kept}");
+        assert!(
+            kept.starts_with("ATIF") && kept.ends_with("é_tool_result"),
+            "{kept}"
+        );
+        assert!(kept.contains('\0'));
+        assert_eq!(kept_string("tool_use"), "tool_use");
+    }
+
+    #[test]
+    fn a_sketch_fails_where_a_value_does_and_alike() {
+        for text in [
+            "",
+            "{",
+            "[1,",
+            r#"{"a":"#,
+            r#"{"a":1}x"#,
+            "1e400",
+            r#""\ud800""#,
+            "[1,]",
+            r#"{"a" 1}"#,
+            "tru",
+            r#""a"#,
+            "\u{a0}{}",
+            &"[".repeat(200),
+            r#"{"a":1,}"#,
+        ] {
+            let whole = serde_json::from_str::<Value>(text).err();
+            let sketched = sketch_str(text).err();
+            assert_eq!(
+                whole.as_ref().map(|e| (e.classify(), e.to_string())),
+                sketched.as_ref().map(|e| (e.classify(), e.to_string())),
+                "{text}"
+            );
+        }
+    }
+}
