@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use super::document::LIST_KEYS;
 use super::shared::str_of;
-use super::sketch::{LINE_BYTES_HELD, LongLine, Sketch, long_line, sketch_str};
+use super::sketch::{
+    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_line, long_line_keys, sketch_str,
+};
 use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
 use crate::trace::Location;
@@ -509,22 +511,46 @@ pub(super) fn resembles(value: &Value) -> Vec<Format> {
 }
 
 /// The first line of a file that is a JSON value, and where it is, if any of the first
-/// few is.
+/// few is: the value as far as [`resembles`] reads it (an object's names, with null
+/// values; null for anything else). A line longer than [`LINE_BYTES_HELD`] is parsed
+/// as it is read, not held.
 pub(super) fn first_value(
     source: Source<'_>,
     max_line_bytes: usize,
 ) -> io::Result<Option<(Value, Location)>> {
-    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
-    for _ in 0..8 {
+    first_value_holding(source, max_line_bytes, LINE_BYTES_HELD)
+}
+
+/// [`first_value`], holding lines of at most `held` bytes in memory.
+fn first_value_holding(
+    source: Source<'_>,
+    max_line_bytes: usize,
+    held: usize,
+) -> io::Result<Option<(Value, Location)>> {
+    let held = max_line_bytes.min(held);
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, held);
+    let mut lines = 0;
+    while lines < 8 {
         let Some(line) = reader.next_line()? else {
             break;
         };
         let loc = line.location();
-        if let LineContent::Text(text) = line.content {
-            if let Ok(value) = serde_json::from_str::<Value>(text) {
-                return Ok(Some((value, loc)));
+        let value = match line.content {
+            LineContent::Text(text) => keys_str(text).ok(),
+            LineContent::TooLong if line.len <= max_line_bytes as u64 => {
+                match long_line_keys(source, line.offset, line.len)? {
+                    // Blank lines do not count, however long.
+                    LongLine::Blank => continue,
+                    LongLine::NotUtf8 => None,
+                    LongLine::Parsed { result, .. } => result.ok(),
+                }
             }
+            _ => None,
+        };
+        if let Some(value) = value {
+            return Ok(Some((value, loc)));
         }
+        lines += 1;
     }
     Ok(None)
 }
@@ -784,5 +810,58 @@ mod tests {
                 assert_eq!(have.unwrap(), want, "{}", path.display());
             }
         }
+    }
+
+    /// The first value as it was read before: each line parsed whole.
+    fn first_value_whole(source: Source<'_>, max_line_bytes: usize) -> Option<(Value, Location)> {
+        let mut reader = LineReader::with_max_line_bytes(source.reader().unwrap(), max_line_bytes);
+        for _ in 0..8 {
+            let line = reader.next_line().unwrap()?;
+            let loc = line.location();
+            if let LineContent::Text(text) = line.content
+                && let Ok(value) = serde_json::from_str::<Value>(text)
+            {
+                return Some((value, loc));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_first_value_of_a_long_line_resembles_what_the_whole_one_does() {
+        use super::super::sketch::corpus::{Choices, examples, made_up};
+        let docs = examples();
+        let mut values = docs.clone();
+        values.extend(made_up(300, &docs));
+        let mut c = Choices(11);
+        let mut found = 0;
+        for (i, value) in values.iter().enumerate() {
+            let next = &values[(i * 5 + 1) % values.len()];
+            let mut files = files_of(value, next, &mut c);
+            // Lines that are no JSON value before the first that is.
+            files.push(
+                format!("x\n{{\n\n\n]\n{}\n", serde_json::to_string(value).unwrap()).into_bytes(),
+            );
+            for bytes in files {
+                let source = Source::Bytes(&bytes);
+                for max in [DEFAULT_MAX_LINE_BYTES, 300] {
+                    let want =
+                        first_value_whole(source, max).map(|(value, loc)| (resembles(&value), loc));
+                    for held in [LINE_BYTES_HELD, 64, 1] {
+                        let have = first_value_holding(source, max, held)
+                            .unwrap()
+                            .map(|(value, loc)| (resembles(&value), loc));
+                        assert_eq!(
+                            have,
+                            want,
+                            "held {held}, max {max}: {}",
+                            String::from_utf8_lossy(&bytes)
+                        );
+                    }
+                    found += usize::from(want.is_some_and(|(formats, _)| !formats.is_empty()));
+                }
+            }
+        }
+        assert!(found > 1000, "{found} values resemble a format");
     }
 }

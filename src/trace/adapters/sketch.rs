@@ -149,31 +149,65 @@ fn kept(sketch: Sketch) -> (Value, usize) {
 /// Parses `text` into a [`Sketch`]: an error exactly when `serde_json::from_str`
 /// into a `Value` gives one, of the same kind.
 pub(super) fn sketch_str(text: &str) -> serde_json::Result<Sketch> {
+    parse_str(SketchSeed { depth: 0 }, text)
+}
+
+/// Parses `text`, one JSON value, with `seed`.
+fn parse_str<T>(
+    seed: impl for<'de> DeserializeSeed<'de, Value = T>,
+    text: &str,
+) -> serde_json::Result<T> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let sketch = SketchSeed { depth: 0 }.deserialize(&mut deserializer)?;
+    let value = seed.deserialize(&mut deserializer)?;
     deserializer.end()?;
-    Ok(sketch)
+    Ok(value)
+}
+
+/// `text` parsed as `detect::first_value` reads a line: a value that keeps only an
+/// object's names.
+pub(super) fn keys_str(text: &str) -> serde_json::Result<Value> {
+    parse_str(TopKeys, text)
 }
 
 /// What a line too long to hold gave.
-pub(super) enum LongLine {
+pub(super) enum LongLine<T> {
     /// Only spaces, tabs and carriage returns: not a line that counts.
     Blank,
     /// Not UTF-8.
     NotUtf8,
     /// Parsed; `first` is its first byte that is not JSON whitespace.
     Parsed {
-        result: serde_json::Result<Sketch>,
+        result: serde_json::Result<T>,
         first: Option<u8>,
     },
 }
 
 /// Reads the line of `len` bytes at byte `offset` of `source` (its text, without its
-/// line ending) as [`sketch_str`] reads a line held in memory, parsing it as it is
-/// read: the bytes read are checked as UTF-8 on the way, and a line that fails to
-/// parse is still read to its end, to tell a line that is not UTF-8 from one that is
-/// not JSON.
-pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result<LongLine> {
+/// line ending) into a [`Sketch`], as [`sketch_str`] reads a line held in memory.
+pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result<LongLine<Sketch>> {
+    parse_long(source, offset, len, SketchSeed { depth: 0 })
+}
+
+/// Reads the line of `len` bytes at byte `offset` of `source` as [`keys_str`] reads
+/// a line held in memory.
+pub(super) fn long_line_keys(
+    source: Source<'_>,
+    offset: u64,
+    len: u64,
+) -> io::Result<LongLine<Value>> {
+    parse_long(source, offset, len, TopKeys)
+}
+
+/// Reads the line of `len` bytes at byte `offset` of `source` with `seed`, parsing it
+/// as it is read: the bytes read are checked as UTF-8 on the way, and a line that
+/// fails to parse is still read to its end, to tell a line that is not UTF-8 from one
+/// that is not JSON.
+fn parse_long<T>(
+    source: Source<'_>,
+    offset: u64,
+    len: u64,
+    seed: impl for<'de> DeserializeSeed<'de, Value = T>,
+) -> io::Result<LongLine<T>> {
     let mut body = LineBody {
         inner: source.reader_at(offset)?,
         left: len,
@@ -186,9 +220,8 @@ pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result
     let result = {
         let buffered = io::BufReader::with_capacity(64 * 1024, &mut body);
         let mut deserializer = serde_json::Deserializer::from_reader(buffered);
-        SketchSeed { depth: 0 }
-            .deserialize(&mut deserializer)
-            .and_then(|sketch| deserializer.end().map(|()| sketch))
+        seed.deserialize(&mut deserializer)
+            .and_then(|value| deserializer.end().map(|()| value))
     };
     if let Err(err) = &result
         && err.is_io()
@@ -208,6 +241,122 @@ pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result
             first: body.first,
         }
     })
+}
+
+/// Parses a JSON value keeping only, of an object, its names (each with a null value):
+/// all that [`super::detect::resembles`] reads. Anything else is null.
+#[derive(Clone, Copy)]
+struct TopKeys;
+
+impl<'de> DeserializeSeed<'de> for TopKeys {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopKeys {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        while access.next_element_seed(Skip)?.is_some() {}
+        Ok(Value::Null)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            access.next_value_seed(Skip)?;
+            map.insert(key, Value::Null);
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// Parses a JSON value as a `Value` is parsed (numbers and strings read, not only
+/// skipped, so that it fails where a `Value` does) and keeps nothing of it.
+#[derive(Clone, Copy)]
+struct Skip;
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        while access.next_element_seed(Skip)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        while access.next_key_seed(Skip)?.is_some() {
+            access.next_value_seed(Skip)?;
+        }
+        Ok(())
+    }
 }
 
 /// The text of one line, read up to its length, with what detection asks of its
