@@ -522,6 +522,20 @@ fn otel(bytes: usize, document: bool) -> Input {
     Input { text, largest }
 }
 
+/// [`otel`]'s export document minified onto one line, as an exporter that writes one
+/// request per file writes it: the file is one line that detection must not hold.
+fn otel_one_line(bytes: usize) -> Input {
+    let input = otel(bytes, true);
+    // Every newline of the document is layout (a JSON string holds none), and so is
+    // the indentation after it.
+    let mut text: String = input.text.lines().map(str::trim).collect();
+    text.push('\n');
+    Input {
+        text,
+        largest: input.largest,
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -607,6 +621,7 @@ fn main() {
         ),
         ("otel export lines", |b| otel(b, false), detected.clone()),
         ("otel export document", |b| otel(b, true), detected.clone()),
+        ("otel export one line", otel_one_line, detected.clone()),
     ];
 
     println!(
