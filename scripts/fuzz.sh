@@ -43,6 +43,15 @@ done
 
 for target in spec trace_input stream_whole convert chain; do
     echo "== $target: $seconds s"
+    # `chain` seals and verifies through the batch pipeline, which starts a thread per
+    # call. A thread's thread-local storage (the standard channels' wait context) is
+    # freed by its destructors after the scope has joined it, so LeakSanitizer, checking
+    # between two inputs, now and then sees a thread still exiting as a leak that replaying
+    # the input never shows. Leak checking is off for that target only.
+    leaks=()
+    if [ "$target" = chain ]; then
+        leaks=(-detect_leaks=0)
+    fi
     cargo fuzz run "$target" "corpus/$target" -- \
-        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10
+        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "${leaks[@]}"
 done

@@ -961,8 +961,10 @@ fn a_transcript_document_through_a_pipe_is_read_in_its_format() {
     let anthropic =
         root().join("traces/reconcile_before_retry/fail/forbidden-transition-anthropic.json");
     let text = std::fs::read_to_string(anthropic).expect("the shipped trace");
+    // One thread, so that `-` is read before `/dev/stdin`: with two, both read the same
+    // pipe at once and either may get the document.
     let output = tracegate()
-        .args(["check", "specs", "--traces", "-", "/dev/stdin"])
+        .args(["check", "specs", "-j", "1", "--traces", "-", "/dev/stdin"])
         .write_stdin(text)
         .output()
         .expect("tracegate runs");
