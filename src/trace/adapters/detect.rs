@@ -557,35 +557,13 @@ fn first_value_holding(
 
 #[cfg(test)]
 mod tests {
+    use super::super::sketch::corpus::{all_values, examples};
     use super::*;
     use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
 
-    /// `value` and every value inside it.
-    fn all_values<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
-        out.push(value);
-        match value {
-            Value::Object(map) => map.values().for_each(|v| all_values(v, out)),
-            Value::Array(items) => items.iter().for_each(|v| all_values(v, out)),
-            _ => {}
-        }
-    }
-
     #[test]
     fn a_shallow_reading_says_what_a_whole_one_does_of_every_example() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let (files, unreadable) = crate::files::collect(
-            &[root.join("traces"), root.join("tests/fixtures")],
-            crate::files::is_trace_file,
-        );
-        assert!(unreadable.is_empty());
-        let mut docs = Vec::new();
-        for path in &files {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            match serde_json::from_str::<Value>(&text) {
-                Ok(value) => docs.push(value),
-                Err(_) => docs.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok())),
-            }
-        }
+        let docs = examples();
         let mut values = Vec::new();
         docs.iter().for_each(|doc| all_values(doc, &mut values));
         let mut strong = 0;
@@ -771,7 +749,7 @@ mod tests {
 
     #[test]
     fn a_long_line_is_decided_as_a_held_one_of_every_example_and_made_up_value() {
-        use super::super::sketch::corpus::{Choices, examples, made_up};
+        use super::super::sketch::corpus::{Choices, made_up};
         let docs = examples();
         let mut values = docs.clone();
         values.extend(made_up(400, &docs));
@@ -829,7 +807,7 @@ mod tests {
 
     #[test]
     fn the_first_value_of_a_long_line_resembles_what_the_whole_one_does() {
-        use super::super::sketch::corpus::{Choices, examples, made_up};
+        use super::super::sketch::corpus::{Choices, made_up};
         let docs = examples();
         let mut values = docs.clone();
         values.extend(made_up(300, &docs));
