@@ -89,6 +89,12 @@ fn time(f: impl FnOnce()) -> Cost {
     }
 }
 
+/// How to read one clock's figure from a [`Cost`].
+type Clock = fn(Cost) -> Duration;
+
+/// The two clocks every figure is given by.
+const CLOCKS: [(&str, Clock); 2] = [("wall", |c| c.wall), ("cpu", |c| c.cpu)];
+
 /// What one measurement cost.
 #[derive(Clone, Copy)]
 struct Cost {
@@ -249,10 +255,7 @@ fn main() {
     println!(
         "  cpu  = CPU time of all of seal/verify's threads (idle pool threads spinning included) vs that one thread's CPU time"
     );
-    for (clock, pick) in [
-        ("wall", (|c: Cost| c.wall) as fn(Cost) -> Duration),
-        ("cpu", |c: Cost| c.cpu),
-    ] {
+    for (clock, pick) in CLOCKS {
         println!(
             "{:<12} {:>8} {:>20} {:>18} {:>10} {:>9}",
             clock, "MB/s", "SHA-256 stream MB/s", "SHA-256 line MB/s", "vs stream", "vs lines"
@@ -286,10 +289,7 @@ fn main() {
         }
     }
 
-    for (clock, pick) in [
-        ("wall", (|c: Cost| c.wall) as fn(Cost) -> Duration),
-        ("cpu", |c: Cost| c.cpu),
-    ] {
+    for (clock, pick) in CLOCKS {
         let fresh = mb_per_s(log.len(), pick(seal_fresh_time));
         println!(
             "seal into a new buffer each round ({clock}): {fresh:.0} MB/s, {:.0}% of streamed SHA-256 (its output's {:.1} MB of pages mapped as they are first written)",
@@ -300,10 +300,7 @@ fn main() {
 
     // The chain's own hashing, for scale: the ratio `seal` could reach if reading,
     // canonicalizing, linking and writing cost nothing and one core hashed.
-    for (clock, pick) in [
-        ("wall", (|c: Cost| c.wall) as fn(Cost) -> Duration),
-        ("cpu", |c: Cost| c.cpu),
-    ] {
+    for (clock, pick) in CLOCKS {
         let floor = mb_per_s(log.len(), pick(sha_hashed_forms));
         println!(
             "seal's own hashing ({clock}): one digest per record over its hashed form ({:.1} MB, `prev` included), one thread: {floor:.0} MB/s of the log, {:.0}% of streamed SHA-256; seal runs at {:.0}% of it",
