@@ -1156,6 +1156,25 @@ mod tests {
             select: Some(Selector::parse("data.runs[*].messages").unwrap()),
         };
         streams_as_read_whole_with(&nested, 2, &select);
+        // --select of keys only: a list named after the object holding it (its id
+        // before or after the list), runs, and with --format the list's own and another.
+        let wrapped = format!(
+            "{{\"meta\": {{\"v\": [1]}}, \"data\": {{\"messages\": {chat}, \"run_id\": \"r-9\"}}, \"n\": 1}}"
+        );
+        for (text, path, traces) in [
+            (&wrapped, "data.messages", 1),
+            (&wrapped, "/data/messages", 1),
+            (&nested, "data.runs", 2),
+            (&object, "messages", 1),
+        ] {
+            for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+                let select = InputOptions {
+                    format,
+                    select: Some(Selector::parse(path).unwrap()),
+                };
+                streams_as_read_whole_with(text, traces, &select);
+            }
+        }
         // --format: the list's own, and another one, which is said before any record.
         for format in [Format::OpenAi, Format::Anthropic] {
             let forced = InputOptions {

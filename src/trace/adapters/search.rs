@@ -41,7 +41,7 @@ fn search_all(value: &Value) -> Vec<Found<'_>> {
 }
 
 /// Keys that name a run, tried in this order.
-const ID_KEYS: &[&str] = &[
+pub(super) const ID_KEYS: &[&str] = &[
     "id",
     "task_id",
     "run_id",

@@ -109,6 +109,18 @@ impl Selector {
         None
     }
 
+    /// For a path of keys only (`data.messages`): the keys, which lead to the one value
+    /// it selects (a document streamed element by element when that is a list).
+    pub(super) fn keys(&self) -> Option<Vec<String>> {
+        self.steps
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => Some(key.clone()),
+                Step::Index(_) | Step::Each => None,
+            })
+            .collect()
+    }
+
     /// Every value the path selects in `root`, with its JSON pointer, in document order.
     pub fn select<'v>(&self, root: &'v Value) -> Vec<(String, &'v Value)> {
         let mut current = vec![(String::new(), root)];

@@ -7,7 +7,8 @@
 //! each holding transcripts), or one array member of its top-level object (a
 //! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata),
 //! or, with a `--select` path of keys then `[*]` (`runs[*].messages`), the array the
-//! keys lead to. The other members of the top-level object are kept (the small ones
+//! keys lead to, or with a path of keys only (`data.messages`), the list or runs it
+//! selects. The other members of the top-level object are kept (the small ones
 //! whole, an array as what the search needs of it), so that the search's decisions
 //! about the object, and the name of the transcript (its run's id), are those of the
 //! whole reading. Anything else (transcripts in two members, an OpenTelemetry export,
@@ -108,6 +109,18 @@ struct Tally {
     unsearched: bool,
     /// With `--select`: whether the rest of the path selects anything in an element.
     selected: bool,
+}
+
+/// Where a `--select` path of keys has led in the first pass
+/// ([`Pass::descend`]).
+struct Descent {
+    /// The JSON pointer of the value the keys lead to.
+    pointer: String,
+    /// The keys met so far in each object on the way, outermost first, whose later
+    /// members are read once the value is.
+    open: Vec<FxHashSet<String>>,
+    /// The members of the innermost object that name its transcript.
+    parent: Map,
 }
 
 /// What each element of an array is read for.
@@ -259,10 +272,11 @@ impl Pass<'_> {
             pointer: Default::default(),
         };
         let found = match &self.options.select {
-            Some(selector) => match selector.split_each() {
-                Some((keys, rest)) => self.selected(keys, selector, rest)?,
-                // A path into the document's top level reads it whole.
-                None => None,
+            Some(selector) => match (selector.split_each(), selector.keys()) {
+                (Some((keys, rest)), _) => self.selected(keys, selector, rest)?,
+                (None, Some(keys)) if !keys.is_empty() => self.selected_list(keys, &prefix)?,
+                // A path with an index, or none at all, reads the document whole.
+                _ => None,
             },
             None => match self.scan.next_byte()? {
                 Some(b'[') => self.top_array(&prefix)?,
@@ -465,14 +479,64 @@ impl Pass<'_> {
         selector: &Selector,
         rest: Selector,
     ) -> io::Result<Option<Planned>> {
-        let mut pointer = String::new();
-        // The keys met in each object on the way, whose later members are checked
-        // once the array is read.
-        let mut open: Vec<FxHashSet<String>> = Vec::new();
-        for wanted in &keys {
+        let Some(mut path) = self.descend(&keys)? else {
+            return Ok(None);
+        };
+        if self.scan.next_byte()? != Some(b'[') {
+            return Ok(None);
+        }
+        let Some(tally) = self.array(&keys, &path.pointer, Purpose::Select(&rest))? else {
+            return Ok(None);
+        };
+        if !self.ascend(&mut path)? {
+            return Ok(None);
+        }
+        let what = What::Runs {
+            depth: keys.len() + 1,
+            select: Some((selector.clone(), rest)),
+        };
+        // Nothing selected, or no transcript in it, is said of the whole file at its end.
+        let late = !tally.selected || !tally.finds;
+        Ok(Some((keys, what, late)))
+    }
+
+    /// With a `--select` path of keys only (`data.messages`): the array the keys lead
+    /// to, when it is a transcript or runs that hold one, as the whole reading takes
+    /// what such a path selects (a list of one format is a transcript named after the
+    /// object holding it, anything else is searched); the rest of the document is
+    /// only checked. Anything else the path selects (an object, a value that is no
+    /// array, nothing, an array that holds no transcript) is left to the whole reading.
+    fn selected_list(&mut self, keys: Vec<String>, prefix: &str) -> io::Result<Option<Planned>> {
+        let Some(mut path) = self.descend(&keys)? else {
+            return Ok(None);
+        };
+        if self.scan.next_byte()? != Some(b'[') {
+            return Ok(None);
+        }
+        let Some(tally) = self.array(&keys, &path.pointer, Purpose::Search { depth: 1 })? else {
+            return Ok(None);
+        };
+        if !self.ascend(&mut path)? {
+            return Ok(None);
+        }
+        let what = self.list_or_runs(&tally, prefix, &path.pointer, Some(&path.parent), 1);
+        Ok(what.map(|what| (keys, self.foreign(what, &tally), false)))
+    }
+
+    /// Reads from the top-level object down the members `keys` name, to the start of
+    /// the last one's value; `None` when the document does not lead there (a value on
+    /// the way that is no object, a key missing or twice, text that is not JSON).
+    fn descend(&mut self, keys: &[String]) -> io::Result<Option<Descent>> {
+        let mut path = Descent {
+            pointer: String::new(),
+            open: Vec::new(),
+            parent: Map::new(),
+        };
+        for (level, wanted) in keys.iter().enumerate() {
             if !self.scan.eat(b'{')? {
                 return Ok(None);
             }
+            let innermost = level + 1 == keys.len();
             let mut seen = FxHashSet::default();
             loop {
                 let Some(key) = self.scan.key(&mut self.bytes)? else {
@@ -484,42 +548,57 @@ impl Pass<'_> {
                 if key == *wanted {
                     break;
                 }
-                if !self.check_member()? || !self.scan.eat(b',')? {
+                if !self.sibling(key, innermost, &mut path.parent)? || !self.scan.eat(b',')? {
                     return Ok(None);
                 }
             }
-            pointer = child_pointer(&pointer, wanted);
-            open.push(seen);
+            path.pointer = child_pointer(&path.pointer, wanted);
+            path.open.push(seen);
         }
-        if self.scan.next_byte()? != Some(b'[') {
-            return Ok(None);
-        }
-        let Some(tally) = self.array(&keys, &pointer, Purpose::Select(&rest))? else {
-            return Ok(None);
-        };
-        while let Some(mut seen) = open.pop() {
+        Ok(Some(path))
+    }
+
+    /// Reads the rest of each object [`Pass::descend`] went down, from the innermost
+    /// out, after the value its path leads to; false when they are not valid JSON or
+    /// have a key twice.
+    fn ascend(&mut self, path: &mut Descent) -> io::Result<bool> {
+        let mut innermost = true;
+        while let Some(mut seen) = path.open.pop() {
             loop {
                 if self.scan.eat(b'}')? {
                     break;
                 }
                 if !self.scan.eat(b',')? {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 let Some(key) = self.scan.key(&mut self.bytes)? else {
-                    return Ok(None);
+                    return Ok(false);
                 };
-                if !seen.insert(key) || !self.scan.eat(b':')? || !self.check_member()? {
-                    return Ok(None);
+                if !seen.insert(key.clone())
+                    || !self.scan.eat(b':')?
+                    || !self.sibling(key, innermost, &mut path.parent)?
+                {
+                    return Ok(false);
                 }
             }
+            innermost = false;
         }
-        let what = What::Runs {
-            depth: keys.len() + 1,
-            select: Some((selector.clone(), rest)),
+        Ok(true)
+    }
+
+    /// Reads the member `key`, whose value is at the next byte, of an object on a
+    /// `--select` path: checked, and kept in `parent` when it is of the innermost
+    /// object and names its transcript (as the search names a list after its
+    /// object's `id`, `run_id`, …). False when it is not valid JSON or has a key twice.
+    fn sibling(&mut self, key: String, innermost: bool, parent: &mut Map) -> io::Result<bool> {
+        if !(innermost && search::ID_KEYS.contains(&key.as_str())) {
+            return self.check_member();
+        }
+        let Some(value) = self.member()? else {
+            return Ok(false);
         };
-        // Nothing selected, or no transcript in it, is said of the whole file at its end.
-        let late = !tally.selected || !tally.finds;
-        Ok(Some((keys, what, late)))
+        parent.insert(key, value);
+        Ok(true)
     }
 
     /// The array at the next byte, at `pointer` (where `keys` lead from the top
@@ -649,10 +728,68 @@ mod tests {
 
     /// How the document `text`, written to a file, streams.
     fn planned(text: &str) -> Option<DocPlan> {
+        planned_with(text, &InputOptions::default())
+    }
+
+    /// How the document `text`, written to a file, streams when read as `options` say.
+    fn planned_with(text: &str, options: &InputOptions) -> Option<DocPlan> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("document.json");
         std::fs::write(&path, text).expect("the document is written");
-        plan(&path, &InputOptions::default(), Layout::Document).expect("the document reads")
+        plan(&path, options, Layout::Document).expect("the document reads")
+    }
+
+    #[test]
+    fn a_path_of_keys_streams_the_list_it_selects_named_after_its_object() {
+        let select = |path: &str| InputOptions {
+            format: None,
+            select: Some(Selector::parse(path).expect("a path")),
+        };
+        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        // The id comes after the list, in the object holding it; an `id` elsewhere on
+        // the way names nothing.
+        let text = format!(
+            r#"{{"id": "outer", "data": {{"meta": {{"id": "deep"}}, "messages": {list}, "task_id": "t-1"}}, "n": [1]}}"#
+        );
+        let plan = planned_with(&text, &select("data.messages")).expect("streamed");
+        assert_eq!(plan.keys, ["data", "messages"]);
+        assert_eq!(plan.pointer, "/data/messages");
+        assert!(!plan.late);
+        match plan.what {
+            What::List { format, name, .. } => {
+                assert_eq!(format, Format::OpenAi);
+                assert_eq!(name, "/data/messages (task_id t-1)");
+            }
+            What::Runs { .. } => panic!("streamed as runs"),
+        }
+        // Runs under a path of keys are searched one by one, as the whole reading
+        // searches what a path selects.
+        let runs = format!(r#"{{"data": {{"runs": [{{"id": "r1", "messages": {list}}}]}}}}"#);
+        let plan = planned_with(&runs, &select("data.runs")).expect("streamed");
+        assert!(matches!(
+            plan.what,
+            What::Runs {
+                depth: 1,
+                select: None
+            }
+        ));
+        // What is not a list of a transcript or runs is read whole: an object, no
+        // value, a value that is no array, a list that holds no transcript, a key twice.
+        for (text, path) in [
+            (text.as_str(), "data"),
+            (text.as_str(), "data.nothing"),
+            (text.as_str(), "data.task_id"),
+            (r#"{"data": {"list": [1, 2]}}"#, "data.list"),
+            (
+                &format!(r#"{{"data": {{"messages": {list}, "task_id": 1, "task_id": 2}}}}"#),
+                "data.messages",
+            ),
+        ] {
+            assert!(
+                planned_with(text, &select(path)).is_none(),
+                "{path} in {text}"
+            );
+        }
     }
 
     #[test]

@@ -747,7 +747,7 @@ mod left_whole {
         let text = format!(r#"{{"resourceSpans":[{{"spans":[{SPAN}]}}]}}"#);
         let selected = InputOptions {
             format: None,
-            select: Some(crate::trace::adapters::Selector::parse("resourceSpans").unwrap()),
+            select: Some(crate::trace::adapters::Selector::parse("resourceSpans[0]").unwrap()),
         };
         let forced = |format| InputOptions {
             format: Some(format),
