@@ -1156,11 +1156,19 @@ mod tests {
             select: Some(Selector::parse("data.runs[*].messages").unwrap()),
         };
         streams_as_read_whole_with(&nested, 2, &select);
-        // --select of keys only: a list named after the object holding it (its id
-        // before or after the list), runs, and with --format the list's own and another.
+        // A list or runs in an object below the top level (named after the object
+        // holding it, its id before or after the list), found without --select.
         let wrapped = format!(
             "{{\"meta\": {{\"v\": [1]}}, \"data\": {{\"messages\": {chat}, \"run_id\": \"r-9\"}}, \"n\": 1}}"
         );
+        streams_as_read_whole(&wrapped, 1);
+        let deeper = format!(
+            "{{\"export\": {{\"v\": 2, \"conversation\": {{\"run\": {object}}}}}, \"n\": [1]}}"
+        );
+        streams_as_read_whole(&deeper, 1);
+        streams_as_read_whole(&format!("{{\"data\": {nested}}}"), 2);
+        // --select of keys only: the same lists and runs, and with --format the list's
+        // own and another.
         for (text, path, traces) in [
             (&wrapped, "data.messages", 1),
             (&wrapped, "/data/messages", 1),
@@ -1274,8 +1282,12 @@ mod tests {
         for text in [
             // Transcripts in two members.
             format!("{{\"a\": {chat}, \"b\": {chat}}}"),
-            // A transcript in an object member.
-            format!("{{\"run\": {{\"messages\": {chat}}}}}"),
+            // Transcripts in an object member and an array member.
+            format!("{{\"run\": {{\"messages\": {chat}}}, \"b\": {chat}}}"),
+            // A transcript in an object further down than the first pass reads.
+            format!(
+                "{{\"a\": {{\"b\": {{\"c\": {{\"d\": {{\"run\": {{\"messages\": {chat}}}}}}}}}}}}}"
+            ),
             // A key twice.
             format!("{{\"id\": 1, \"messages\": {chat}, \"id\": 2}}"),
         ] {

@@ -35,8 +35,9 @@
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees, an object of sessions keyed by id, transcripts
-//!   in two members or nested below one without `--select`, key-only or indexed
-//!   `--select` paths, and OpenTelemetry exports inside runs or arrays.
+//!   in two members or in an object more than four levels down without `--select`,
+//!   `--select` paths with an index or that end at an object, and OpenTelemetry
+//!   exports inside runs or arrays.
 //! - An OpenTelemetry export (a document, or one export request per line) is scanned
 //!   span by span and never held ([`otlp`]): each span is parsed alone and dropped once
 //!   the adapter has kept what a tool span becomes. Its records come at the end of the

@@ -5,11 +5,11 @@
 //! It streams what a search of the whole document ([`super::super::search`]) would
 //! find in one array: the document itself when it is an array (a message list, or runs
 //! each holding transcripts), or one array member of its top-level object (a
-//! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata),
-//! or, with a `--select` path of keys then `[*]` (`runs[*].messages`), the array the
+//! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata)
+//! or of an object below it (`{"data": {"messages": […]}}`), or, with a `--select` path of keys then `[*]` (`runs[*].messages`), the array the
 //! keys lead to, or with a path of keys only (`data.messages`), the list or runs it
-//! selects. The other members of the top-level object are kept (the small ones
-//! whole, an array as what the search needs of it), so that the search's decisions
+//! selects. The other members of the top-level object, and of the objects below it,
+//! are kept (the small ones whole, an array as what the search needs of it), so that the search's decisions
 //! about the object, and the name of the transcript (its run's id), are those of the
 //! whole reading. Anything else (transcripts in two members, an OpenTelemetry export,
 //! a ToolBench tree, a document that is one message, nothing found) is left to the
@@ -46,6 +46,11 @@ use super::Elements;
 use super::scan::Scanner;
 use crate::trace::Location;
 use crate::trace::json_index::child_pointer;
+
+/// How many levels of objects below the top-level object the first pass reads member
+/// by member, looking for the array to stream (`{"data": {"run": {"messages": […]}}}`);
+/// an object deeper down is parsed whole, as a small member is.
+const NESTED_OBJECTS: usize = 4;
 
 /// How a document is streamed.
 #[derive(Clone)]
@@ -317,44 +322,14 @@ impl Pass<'_> {
         Ok(what.map(|what| (Vec::new(), self.foreign(what, &tally), false)))
     }
 
-    /// A document that is an object: one of its array members holds all that the
-    /// search of the whole document finds, or it is read whole.
+    /// A document that is an object: one of its array members, or an array member of
+    /// an object below it, holds all that the search of the whole document finds, or
+    /// it is read whole.
     fn top_object(&mut self, prefix: &str) -> io::Result<Option<Planned>> {
-        self.scan.advance(1);
-        // The object with each array member an empty one, and the arrays' tallies.
-        let mut skeleton = Map::new();
-        let mut arrays: Vec<(String, Tally)> = Vec::new();
-        if !self.scan.eat(b'}')? {
-            loop {
-                let Some(key) = self.scan.key(&mut self.bytes)? else {
-                    return Ok(None);
-                };
-                if skeleton.contains_key(&key) || !self.scan.eat(b':')? {
-                    return Ok(None);
-                }
-                if self.scan.next_byte()? == Some(b'[') {
-                    let pointer = child_pointer("", &key);
-                    let keys = [key.clone()];
-                    let Some(tally) = self.array(&keys, &pointer, Purpose::Search { depth: 2 })?
-                    else {
-                        return Ok(None);
-                    };
-                    skeleton.insert(key.clone(), Value::Array(Vec::new()));
-                    arrays.push((key, tally));
-                } else {
-                    let Some(value) = self.member()? else {
-                        return Ok(None);
-                    };
-                    skeleton.insert(key, value);
-                }
-                if self.scan.eat(b'}')? {
-                    break;
-                }
-                if !self.scan.eat(b',')? {
-                    return Ok(None);
-                }
-            }
-        }
+        let mut arrays = Vec::new();
+        let Some(skeleton) = self.object(&[], "", 0, &mut arrays)? else {
+            return Ok(None);
+        };
         let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
         // As the search of the object goes (`Search::find` at depth 0). An empty array
         // stands for each array member: what is asked of them is only that they are
@@ -362,7 +337,8 @@ impl Pass<'_> {
         if otel::is_export(&skeleton) || toolbench::is_tree(&skeleton) {
             return Ok(None);
         }
-        if let Some((_, steps)) = arrays.iter().find(|(key, _)| key == "steps") {
+        if let Some(i) = arrays.iter().position(|(keys, _)| keys == &["steps"]) {
+            let steps = &arrays[i].1;
             let atif = str_of(&skeleton, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
                 || steps.atif_step;
             if atif && wants(Format::Atif) {
@@ -384,47 +360,183 @@ impl Pass<'_> {
         let skip_tree =
             self.options.format.is_none() && toolbench::is_answer_with_messages(&skeleton);
         let mut streamed = None;
-        // The members in the order the search meets them: the map's.
-        for (key, value) in &skeleton {
-            if skip_tree && key == "tree" {
-                continue;
-            }
-            let pointer = child_pointer("", key);
-            match arrays.iter().position(|(k, _)| k == key) {
-                Some(i) => {
-                    let Some(what) =
-                        self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(&skeleton), 2)
-                    else {
-                        continue;
-                    };
-                    if streamed.is_some() {
-                        // Transcripts in two members: read whole.
-                        return Ok(None);
-                    }
-                    streamed = Some((i, what));
-                }
-                None => {
-                    let mut found = Vec::new();
-                    Search {
-                        doc: 0,
-                        format: self.options.format,
-                        prefix,
-                        found: &mut found,
-                    }
-                    .find(value, &pointer, Some(&skeleton), 1);
-                    if !found.is_empty() {
-                        // A transcript outside the arrays: read whole.
-                        return Ok(None);
-                    }
-                }
-            }
+        if !self.search_members(
+            &skeleton,
+            &[],
+            "",
+            0,
+            skip_tree,
+            &arrays,
+            prefix,
+            &mut streamed,
+        ) {
+            return Ok(None);
         }
         let Some((i, what)) = streamed else {
             return Ok(None);
         };
-        let (key, tally) = arrays.swap_remove(i);
+        let (keys, tally) = arrays.swap_remove(i);
         let what = self.foreign(what, &tally);
-        Ok(Some((vec![key], what, false)))
+        Ok(Some((keys, what, false)))
+    }
+
+    /// The object at the next byte, at `pointer` (where `keys` lead from the top
+    /// level), `depth` levels down: each array member is read element by element and
+    /// tallied in `arrays` (by the keys that lead to it) and stands as an empty array
+    /// in what is returned; an object member is read the same way, down to
+    /// [`NESTED_OBJECTS`] levels, below which it is parsed whole with the other
+    /// members. `None` when it is not valid JSON or has a key twice.
+    fn object(
+        &mut self,
+        keys: &[String],
+        pointer: &str,
+        depth: usize,
+        arrays: &mut Vec<(Vec<String>, Tally)>,
+    ) -> io::Result<Option<Map>> {
+        self.scan.advance(1);
+        let mut skeleton = Map::new();
+        if self.scan.eat(b'}')? {
+            return Ok(Some(skeleton));
+        }
+        loop {
+            let Some(key) = self.scan.key(&mut self.bytes)? else {
+                return Ok(None);
+            };
+            if skeleton.contains_key(&key) || !self.scan.eat(b':')? {
+                return Ok(None);
+            }
+            let inner = || [keys, std::slice::from_ref(&key)].concat();
+            let value = match self.scan.next_byte()? {
+                Some(b'[') => {
+                    let (keys, pointer) = (inner(), child_pointer(pointer, &key));
+                    // The elements are at `depth + 2`: the search meets the array
+                    // one level below this object.
+                    let purpose = Purpose::Search { depth: depth + 2 };
+                    let Some(tally) = self.array(&keys, &pointer, purpose)? else {
+                        return Ok(None);
+                    };
+                    arrays.push((keys, tally));
+                    Value::Array(Vec::new())
+                }
+                Some(b'{') if depth < NESTED_OBJECTS => {
+                    let pointer = child_pointer(pointer, &key);
+                    let Some(map) = self.object(&inner(), &pointer, depth + 1, arrays)? else {
+                        return Ok(None);
+                    };
+                    Value::Object(map)
+                }
+                _ => {
+                    let Some(value) = self.member()? else {
+                        return Ok(None);
+                    };
+                    value
+                }
+            };
+            skeleton.insert(key, value);
+            if self.scan.eat(b'}')? {
+                return Ok(Some(skeleton));
+            }
+            if !self.scan.eat(b',')? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Searches the members of `map` (the object `keys` lead to, at `pointer`, `depth`
+    /// levels down, read by [`Pass::object`]) as the search of the whole document goes
+    /// (`Search::find` on each member in the map's order), noting in `streamed` the one
+    /// array that holds a transcript or runs, as an index into `arrays`. False when
+    /// the document is to be read whole: a transcript found outside the arrays, or
+    /// in two of them, or what the search decides from an array's elements, which an
+    /// object below the top level does not keep (an OpenTelemetry export, a ToolBench
+    /// tree or answer).
+    #[allow(clippy::too_many_arguments)]
+    fn search_members(
+        &self,
+        map: &Map,
+        keys: &[String],
+        pointer: &str,
+        depth: usize,
+        skip_tree: bool,
+        arrays: &[(Vec<String>, Tally)],
+        prefix: &str,
+        streamed: &mut Option<(usize, What)>,
+    ) -> bool {
+        let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
+        let array_at = |keys: &[String]| arrays.iter().position(|(k, _)| k == keys);
+        // A ToolBench answer: whether its tree is searched depends on its lists.
+        if matches!(map.get("answer_generation"), Some(Value::Object(_))) {
+            return false;
+        }
+        if depth > 0 {
+            if otel::is_export(map) || toolbench::is_tree(map) {
+                return false;
+            }
+            let steps = array_at(&[keys, &["steps".to_string()]].concat());
+            if let Some(i) = steps {
+                let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
+                    || arrays[i].1.atif_step;
+                if atif && wants(Format::Atif) {
+                    let steps_pointer = child_pointer(pointer, "steps");
+                    let what = What::List {
+                        format: Format::Atif,
+                        name: search::name(prefix, &steps_pointer, Some(map)),
+                        foreign: None,
+                        codex_answered: FxHashSet::default(),
+                        responses_answered: FxHashSet::default(),
+                    };
+                    // The search takes the steps and nothing else of this object.
+                    return streamed.replace((i, what)).is_none();
+                }
+            }
+        }
+        for (key, value) in map {
+            if skip_tree && key == "tree" {
+                continue;
+            }
+            let pointer = child_pointer(pointer, key);
+            let inner = [keys, std::slice::from_ref(key)].concat();
+            if let Some(i) = array_at(&inner) {
+                let found = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
+                if let Some(what) = found
+                    && streamed.replace((i, what)).is_some()
+                {
+                    // Transcripts in two arrays: read whole.
+                    return false;
+                }
+                continue;
+            }
+            if let Value::Object(child) = value
+                && depth < NESTED_OBJECTS
+            {
+                if !self.search_members(
+                    child,
+                    &inner,
+                    &pointer,
+                    depth + 1,
+                    false,
+                    arrays,
+                    prefix,
+                    streamed,
+                ) {
+                    return false;
+                }
+                continue;
+            }
+            let mut found = Vec::new();
+            Search {
+                doc: 0,
+                format: self.options.format,
+                prefix,
+                found: &mut found,
+            }
+            .find(value, &pointer, Some(map), depth + 1);
+            if !found.is_empty() {
+                // A transcript outside the arrays: read whole.
+                return false;
+            }
+        }
+        true
     }
 
     /// What the search of an array (its elements at `depth`) at `pointer` finds: a
@@ -737,6 +849,40 @@ mod tests {
         let path = dir.path().join("document.json");
         std::fs::write(&path, text).expect("the document is written");
         plan(&path, options, Layout::Document).expect("the document reads")
+    }
+
+    #[test]
+    fn a_list_in_an_object_below_the_top_level_streams_without_a_path() {
+        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        let nest = |levels: usize| {
+            let mut text = format!(r#"{{"messages": {list}, "task_id": "t-1"}}"#);
+            for level in 0..levels {
+                text = format!(r#"{{"id": {level}, "level{level}": {text}}}"#);
+            }
+            text
+        };
+        let plan = planned(&nest(2)).expect("streamed");
+        assert_eq!(plan.keys, ["level1", "level0", "messages"]);
+        match plan.what {
+            What::List { name, .. } => assert_eq!(name, "/level1/level0/messages (task_id t-1)"),
+            What::Runs { .. } => panic!("streamed as runs"),
+        }
+        // The deepest object the first pass reads member by member holds the list; one
+        // level further down, it is parsed whole with its object, and read whole.
+        assert!(planned(&nest(NESTED_OBJECTS)).is_some());
+        assert!(planned(&nest(NESTED_OBJECTS + 1)).is_none());
+        // Read whole: lists in two objects, an object that holds a ToolBench answer's
+        // lists, or an OpenTelemetry export.
+        for text in [
+            format!(r#"{{"a": {{"messages": {list}}}, "b": {{"messages": {list}}}}}"#),
+            format!(r#"{{"a": {{"messages": {list}}}, "b": {list}}}"#),
+            format!(
+                r#"{{"a": {{"answer_generation": {{"train_messages": [{list}]}}, "messages": {list}}}}}"#
+            ),
+            format!(r#"{{"a": {{"resourceSpans": [], "messages": {list}}}}}"#),
+        ] {
+            assert!(planned(&text).is_none(), "{text}");
+        }
     }
 
     #[test]
