@@ -1,14 +1,25 @@
 //! Streamed and whole readings agree: the same bytes read as a regular file (streamed:
 //! a document in two passes, a file of lines as it comes) and from memory (read whole)
 //! give the same items in the same order, and what was recognized at the end is the
-//! same. The first byte picks the format, as in `trace_input`.
+//! same. The first byte picks the format, as in `trace_input`, and a `--select` path
+//! (none for the bytes below the formats' count, as a seed starts).
 #![no_main]
 
 use std::io::Write as _;
 
 use libfuzzer_sys::fuzz_target;
-use tracegate::trace::adapters::{Format, InputOptions, ProblemKind};
+use tracegate::trace::adapters::{Format, InputOptions, ProblemKind, Selector};
 use tracegate::trace::input::{Item, TraceInput};
+
+/// The `--select` paths a second choice in the first byte picks from (after none):
+/// keys only, keys then `[*]`, the top level's members.
+const SELECT: [&str; 5] = [
+    "data.messages",
+    "messages",
+    "data.runs",
+    "runs[*].messages",
+    "data",
+];
 
 /// Every item of `input` as text, and what was recognized once it was read.
 fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
@@ -32,13 +43,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    let format = Format::ALL
-        .get(usize::from(pick) % (Format::ALL.len() + 1))
-        .copied();
-    let options = InputOptions {
-        format,
-        ..InputOptions::default()
-    };
+    let choices = Format::ALL.len() + 1;
+    let format = Format::ALL.get(usize::from(pick) % choices).copied();
+    let select = SELECT
+        .get(usize::from(pick) / choices % (SELECT.len() + 1))
+        .map(|path| Selector::parse(path).expect("the paths parse"));
+    let options = InputOptions { format, select };
     let whole = read(TraceInput::from_bytes(bytes, &options, Some(1 << 16)));
     let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
     file.write_all(bytes).expect("the bytes are written");
