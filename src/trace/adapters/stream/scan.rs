@@ -29,6 +29,30 @@ pub(super) fn changed(what: &str) -> io::Error {
     )
 }
 
+/// Bytes that end a scalar: a separator, a closing bracket or white space.
+const SCALAR_END: [bool; 256] = {
+    let mut table = [false; 256];
+    let ends = b",]} \t\r\n";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// Bytes that matter between strings inside a container: quotes and brackets.
+const STRUCTURE: [bool; 256] = {
+    let mut table = [false; 256];
+    let marks = b"\"{}[]";
+    let mut i = 0;
+    while i < marks.len() {
+        table[marks[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 impl Scanner {
     /// Starts reading `input`, past a BOM if it has one.
     pub(super) fn new(mut input: Box<dyn BufRead>) -> io::Result<Scanner> {
@@ -140,7 +164,119 @@ impl Scanner {
             let mut end = None;
             let mut i = 0;
             while i < buf.len() {
-                let b = buf[i];
+                if in_string {
+                    if escape {
+                        escape = false;
+                        i += 1;
+                    }
+                    // The rest of a run of plain text, eight bytes at a time, then a
+                    // byte at a time, up to the next quote or escape: strings are most
+                    // of a transcript's bytes.
+                    i = crate::json::plain_words(buf, i, false);
+                    while i < buf.len() && !matches!(buf[i], b'"' | b'\\') {
+                        i += 1;
+                    }
+                    match buf.get(i) {
+                        Some(b'"') => {
+                            in_string = false;
+                            i += 1;
+                            if depth == 0 {
+                                end = Some(i);
+                                break;
+                            }
+                        }
+                        Some(_) => {
+                            escape = true;
+                            i += 1;
+                        }
+                        None => {}
+                    }
+                    continue;
+                }
+                if scalar {
+                    match buf[i..].iter().position(|&b| SCALAR_END[usize::from(b)]) {
+                        Some(at) => {
+                            end = Some(i + at);
+                            break;
+                        }
+                        None => {
+                            i = buf.len();
+                            continue;
+                        }
+                    }
+                }
+                // Between strings, inside a container: up to the next quote or bracket.
+                if depth > 0 {
+                    while i < buf.len() && !STRUCTURE[usize::from(buf[i])] {
+                        i += 1;
+                    }
+                    let Some(&b) = buf.get(i) else {
+                        continue;
+                    };
+                    i += 1;
+                    match b {
+                        b'"' => in_string = true,
+                        b'{' | b'[' => depth += 1,
+                        _ => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = Some(i);
+                                break;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                match buf[i] {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    // A closing bracket where a value should start: taken as a value
+                    // of its own, for the parser to refuse.
+                    b'}' | b']' => {
+                        end = Some(i + 1);
+                        break;
+                    }
+                    // A scalar: its first byte, then up to its end.
+                    _ => scalar = true,
+                }
+                i += 1;
+            }
+            let take = end.unwrap_or(buf.len());
+            let chunk = &buf[..take];
+            self.line += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            if let Some(out) = out.as_deref_mut() {
+                out.extend_from_slice(chunk);
+            }
+            self.advance(take);
+            if end.is_some() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`Scanner::value`] as it was written first, a byte at a time: the reference
+    /// the table-driven scan must agree with.
+    fn reference(scan: &mut Scanner, mut out: Option<&mut Vec<u8>>) -> io::Result<()> {
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escape = false;
+        let mut scalar = false;
+        loop {
+            let buf = scan.input.fill_buf()?;
+            if buf.is_empty() {
+                if scalar && depth == 0 {
+                    return Ok(());
+                }
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "ends inside"));
+            }
+            let mut end = None;
+            for (i, &b) in buf.iter().enumerate() {
                 if in_string {
                     if escape {
                         escape = false;
@@ -152,14 +288,7 @@ impl Scanner {
                             end = Some(i + 1);
                             break;
                         }
-                    } else {
-                        // The rest of a run of plain text, eight bytes at a time up
-                        // to the next quote or escape: strings are most of a
-                        // transcript's bytes.
-                        i = crate::json::plain_words(buf, i + 1, false);
-                        continue;
                     }
-                    i += 1;
                     continue;
                 }
                 if scalar {
@@ -167,7 +296,6 @@ impl Scanner {
                         end = Some(i);
                         break;
                     }
-                    i += 1;
                     continue;
                 }
                 match b {
@@ -183,18 +311,71 @@ impl Scanner {
                     _ if depth == 0 => scalar = true,
                     _ => {}
                 }
-                i += 1;
             }
             let take = end.unwrap_or(buf.len());
-            let chunk = &buf[..take];
-            self.line += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            scan.line += memchr::memchr_iter(b'\n', &buf[..take]).count() as u64;
             if let Some(out) = out.as_deref_mut() {
-                out.extend_from_slice(chunk);
+                out.extend_from_slice(&buf[..take]);
             }
-            self.advance(take);
+            scan.advance(take);
             if end.is_some() {
                 return Ok(());
             }
+        }
+    }
+
+    /// Every value of `text` read one after another (white space and separators
+    /// between them skipped as the readers skip them), through a buffer of `capacity`
+    /// bytes: each value's bytes, or where reading failed, with the place it ended.
+    fn values(text: &[u8], capacity: usize, old: bool) -> Vec<(Option<Vec<u8>>, u64, u64)> {
+        let input = io::BufReader::with_capacity(capacity, io::Cursor::new(text.to_vec()));
+        let mut scan = Scanner::new(Box::new(input)).expect("memory reads");
+        let mut seen = Vec::new();
+        while scan.next_byte().expect("memory reads").is_some() && seen.len() < 64 {
+            let mut bytes = Vec::new();
+            let read = match old {
+                true => reference(&mut scan, Some(&mut bytes)),
+                false => scan.value(Some(&mut bytes)),
+            };
+            seen.push((read.ok().map(|()| bytes), scan.offset, scan.line));
+            // A value that stopped at a separator leaves it: step over it.
+            if seen
+                .last()
+                .is_some_and(|(bytes, ..)| bytes.as_ref().is_none_or(Vec::is_empty))
+            {
+                scan.advance(1);
+            }
+            let _ = scan.eat(b',');
+        }
+        seen
+    }
+
+    proptest! {
+        #[test]
+        fn values_are_found_as_a_byte_at_a_time_finds_them(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    Just(b'"'), Just(b'\\'), Just(b'{'), Just(b'}'), Just(b'['), Just(b']'),
+                    Just(b','), Just(b':'), Just(b' '), Just(b'\n'), Just(b'1'), Just(b'a'),
+                    Just(0xc3), any::<u8>(),
+                ],
+                0..80,
+            ),
+            capacity in 1usize..24,
+        ) {
+            prop_assert_eq!(values(&text, capacity, false), values(&text, capacity, true));
+        }
+    }
+
+    #[test]
+    fn long_strings_and_escapes_across_buffers() {
+        let text = br#"{"a": "plain text longer than a word \" with \\ escapes \u00e9", "b": [1, {"c": "x"}], "d": null} "tail" 12 ] }"#;
+        for capacity in 1..40 {
+            assert_eq!(
+                values(text, capacity, false),
+                values(text, capacity, true),
+                "{capacity}"
+            );
         }
     }
 }
