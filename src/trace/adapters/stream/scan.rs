@@ -30,28 +30,21 @@ pub(super) fn changed(what: &str) -> io::Error {
 }
 
 /// Bytes that end a scalar: a separator, a closing bracket or white space.
-const SCALAR_END: [bool; 256] = {
-    let mut table = [false; 256];
-    let ends = b",]} \t\r\n";
-    let mut i = 0;
-    while i < ends.len() {
-        table[ends[i] as usize] = true;
-        i += 1;
-    }
-    table
-};
+const SCALAR_END: [bool; 256] = table(b",]} \t\r\n");
 
 /// Bytes that matter between strings inside a container: quotes and brackets.
-const STRUCTURE: [bool; 256] = {
+const STRUCTURE: [bool; 256] = table(b"\"{}[]");
+
+/// A table that says of each byte whether it is one of `bytes`.
+const fn table(bytes: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
-    let marks = b"\"{}[]";
     let mut i = 0;
-    while i < marks.len() {
-        table[marks[i] as usize] = true;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
         i += 1;
     }
     table
-};
+}
 
 impl Scanner {
     /// Starts reading `input`, past a BOM if it has one.
