@@ -355,7 +355,7 @@ fn documents_in_files_join_as_streams() {
         ("forbidden-transition-atif.json", "stream"),
         ("forbidden-transition-claude-code-loglines.json", "stream"),
         ("forbidden-transition-gemini-cli.json", "stream"),
-        ("forbidden-transition-otel.json", "read whole"),
+        ("forbidden-transition-otel.json", "stream"),
     ] {
         assert_eq!(kind(&fail.join(file)), expected, "{file}");
     }

@@ -1258,6 +1258,40 @@ mod tests {
     }
 
     #[test]
+    fn opentelemetry_exports_stream_as_they_read_whole() {
+        let span = |trace: u8, span: u8, start: u64, tool: &str| {
+            format!(
+                r#"{{"traceId": "{trace:032x}", "spanId": "{span:016x}", "startTimeUnixNano": "{start}", "attributes": [{{"key": "gen_ai.tool.name", "value": {{"stringValue": "{tool}"}}}}, {{"key": "gen_ai.tool.call.arguments", "value": {{"stringValue": "{{\"request_id\": \"r-{trace}\"}}"}}}}]}}"#
+            )
+        };
+        let resource = |spans: &[String]| {
+            format!(
+                r#"{{"resource": {{"attributes": [{{"key": "service.name", "value": {{"stringValue": "agent"}}}}]}}, "scopeSpans": [{{"spans": [{}]}}]}}"#,
+                spans.join(", ")
+            )
+        };
+        // Three traces over two batches, out of start order, one span that starts
+        // with another, and one that is no object.
+        let first = resource(&[span(1, 1, 30, "create"), span(2, 2, 10, "create")]);
+        let second = resource(&[
+            span(1, 3, 40, "lookup"),
+            span(3, 4, 10, "create"),
+            "7".into(),
+        ]);
+        let document = format!("{{\"resourceSpans\": [\n{first},\n{second}\n]}}\n");
+        streams_as_read_whole(&document, 3);
+        let lines =
+            format!("{{\"resourceSpans\": [{first}]}}\n{{\"resourceSpans\": [{second}]}}\n");
+        streams_as_read_whole(&lines, 3);
+        // One trace: its records name none.
+        let one = format!(
+            "{{\"resourceSpans\": [{}]}}",
+            resource(&[span(1, 1, 30, "create")])
+        );
+        streams_as_read_whole(&one, 1);
+    }
+
+    #[test]
     fn minified_documents_stream_as_they_read_whole() {
         let chat = chat_messages().join(",");
         // On a line of its own: a document per line, of one line.

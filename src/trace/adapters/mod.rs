@@ -596,8 +596,8 @@ fn open_source(
                 }
             }
             Layout::Document | Layout::DocumentLines => {
-                if let Some(reading) = stream::otlp::read(path, options, layout, max_line_bytes)? {
-                    return Ok(Streamed::Opened(Opened::Read(reading)));
+                if let Some(stream) = stream::otlp::read(path, options, layout, max_line_bytes)? {
+                    return Ok(Streamed::Stream(Box::new(stream)));
                 }
                 if let Some(plan) = stream::doc_plan::plan(path, options, layout)? {
                     let stream = Stream::document(path, plan, options.format)?;

@@ -61,9 +61,10 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
 
 /// What reading OTLP data gathers, span by span, until the end of the input: the
 /// problems of its nesting, in the order they are met; the problems of its spans;
-/// and what each `execute_tool` span becomes. Any other span is dropped as soon as it
-/// is read. The records are ordered by start time only at the end
-/// ([`Gather::finish`]), as one trace may be exported in many batches.
+/// and what each `execute_tool` span becomes (or, read from a file, only where it
+/// is: [`Gather::span_placed`]). Any other span is dropped as soon as it is read. The
+/// records are ordered by start time only at the end ([`Gather::finish`]), as one
+/// trace may be exported in many batches.
 #[derive(Default)]
 pub(super) struct Gather {
     /// Problems of the nesting (an element that is not an object, a level that is no
@@ -99,6 +100,51 @@ impl Gather {
             tool.site = pin(&tool.site);
             self.tools.push(tool);
         }
+    }
+
+    /// [`Gather::span`] for a reading that keeps no records: a tool span's problems
+    /// are kept, and what it is is not, but its start time and trace, returned, by
+    /// which the reading orders it and ends its trace before reading it again
+    /// ([`Gather::again`]).
+    pub(super) fn span_placed(
+        &mut self,
+        map: &Map,
+        site: &Site,
+        service: Option<&Value>,
+        pin: impl Fn(&Site) -> Site,
+    ) -> Option<(u64, String)> {
+        let before = self.spans.items.len();
+        let tool = tool_span(map, site, service, &mut self.spans);
+        for item in &mut self.spans.items[before..] {
+            item.site = pin(&item.site);
+        }
+        tool.map(|tool| (tool.start.unwrap_or(0), tool.trace))
+    }
+
+    /// A tool span [`Gather::span_placed`] placed, read again: its call and result,
+    /// into `out`. Its problems were kept the first time.
+    pub(super) fn again(
+        map: &Map,
+        site: &Site,
+        service: Option<&Value>,
+        pin: impl Fn(&Site) -> Site,
+        out: &mut Out,
+    ) -> bool {
+        let Some(tool) = tool_span(map, site, service, &mut Out::default()) else {
+            return false;
+        };
+        let site = pin(&tool.site);
+        let trace = Some(tool.trace);
+        out.record_in(trace.clone(), &site, tool.call);
+        out.record_in(trace, &site, tool.result);
+        true
+    }
+
+    /// The problems gathered: those of the nesting, then those of the spans.
+    pub(super) fn problems(self) -> Out {
+        let mut out = self.nesting;
+        out.items.extend(self.spans.items);
+        out
     }
 
     /// Hands on what was gathered: the problems of the nesting, then those of the

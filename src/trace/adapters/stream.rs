@@ -39,10 +39,10 @@
 //!   `--select` paths with an index or that end at an object, and OpenTelemetry
 //!   exports inside runs or arrays.
 //! - An OpenTelemetry export (a document, or one export request per line) is scanned
-//!   span by span and never held ([`otlp`]): each span is parsed alone and dropped once
-//!   the adapter has kept what a tool span becomes. Its records come at the end of the
-//!   file, ordered by start time, so they are handed on as a reading of the whole file
-//!   hands them on, while memory follows the tool spans, not the file.
+//!   span by span and never held ([`otlp`]): each span is parsed alone and dropped,
+//!   keeping of a tool span only its place, start and trace. Its records are then
+//!   made from each tool span read again, in start order, as a reading of the whole
+//!   file hands them on, and each trace is ended after its last record.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the
@@ -165,12 +165,16 @@ enum Docs {
         max_line_bytes: usize,
     },
     Array(Elements),
+    /// The tool spans of an OpenTelemetry export, read again in start order.
+    Otel(otlp::Replay),
 }
 
 /// What turns documents into records.
 enum Reader {
     Lines(Lines),
     Runs(Runs),
+    /// An OpenTelemetry export's replay hands on records itself.
+    Otel,
 }
 
 /// The adapter of a file of one transcript element per line, read one element at a
@@ -770,6 +774,24 @@ impl Stream {
         Ok(stream)
     }
 
+    /// Streams an OpenTelemetry export whose first pass placed its tool spans, in
+    /// `traces` traces: each trace is ended after its last record.
+    pub(super) fn otel(
+        replay: otlp::Replay,
+        traces: usize,
+        layout: Layout,
+        format: Option<Format>,
+    ) -> Stream {
+        let mut stream = Stream::new(Docs::Otel(replay), Reader::Otel, layout, vec![Format::Otel]);
+        stream.detected.explicit = format.is_some();
+        // The first pass counted the traces: records name theirs from the first when
+        // there is more than one.
+        stream.finisher.decided = true;
+        stream.finisher.many = traces > 1;
+        stream.surveyed = traces;
+        stream
+    }
+
     /// Whether each record's findings are final as soon as it is checked: nothing is
     /// said of a streamed input as a whole after its first record, as its first pass
     /// (for a document) or its lines' own problems (for a file of lines) tell.
@@ -888,6 +910,7 @@ impl Stream {
                 lines.finish(&mut out);
                 self.hand_on(&mut out, None);
             }
+            Reader::Otel => {}
         }
         if let Some(problem) = self.first.take() {
             self.finisher.item_problem(problem);
@@ -989,6 +1012,17 @@ impl Stream {
                 runs.read(index, &doc, &mut self.detected, &mut self.finisher);
                 Ok(true)
             }
+            (Docs::Otel(replay), Reader::Otel) => match replay.next()? {
+                Some(otlp::Replayed::Items(mut out)) => {
+                    self.hand_on(&mut out, None);
+                    Ok(true)
+                }
+                Some(otlp::Replayed::End(trace)) => {
+                    self.finisher.end(trace);
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
             _ => unreachable!("bug: a stream's documents and reader go together"),
         }
     }

@@ -6,11 +6,15 @@
 //! `scopeSpans[]` or `instrumentationLibrarySpans[]`, `spans[]`), and never held: a
 //! resource or scope is kept only as far as its members before its list of spans (its
 //! `resource`, whose `service.name` its spans inherit), and each span is parsed alone,
-//! handed to the adapter ([`otel::Gather`]) and dropped. A tool span is kept as its
-//! call and result, located now; any other span (a chat span with its prompts, most
-//! of an export's bytes) leaves nothing. The records are handed on at the end of the
-//! file, ordered by start time as reading the whole file orders them (one trace may
-//! be exported in many batches): memory follows the tool spans, not the file.
+//! handed to the adapter ([`otel::Gather`]) and dropped. Of a tool span, only where
+//! its text is, its start time, its trace and its resource's service are kept
+//! ([`Placed`]); any other span (a chat span with its prompts, most of an export's
+//! bytes) leaves nothing but its problems. Then ([`Replay`]) the problems are handed
+//! on, and the tool spans in start order, as reading the whole file orders them (one
+//! trace may be exported in many batches): each is read again from the file and
+//! becomes its call and result, and its trace ends right after its last one, so that
+//! the checker frees it. Memory follows the tool spans' places and the traces open
+//! at once, not the file nor its records.
 //!
 //! What comes out is exactly what reading the whole file gives
 //! ([`super::super::document`]): the same records, problems, order, names, `seq` and
@@ -29,13 +33,15 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use super::super::document::{Doc, finish, parse_unique};
+use super::super::document::{Doc, parse_unique};
 use super::super::otel::{self, Gather, LEVELS};
 use super::super::shared::describe;
-use super::super::{Detected, Format, InputOptions, Layout, Out, Reading, Site};
-use super::scan::Scanner;
+use super::super::{Format, InputOptions, Layout, Out, Site};
+use super::Stream;
+use super::scan::{Scanner, changed};
 use crate::trace::Location;
 
 /// How deep OTLP elements may nest before the whole reading takes over: an export's
@@ -49,7 +55,7 @@ pub(in super::super) fn read(
     options: &InputOptions,
     layout: Layout,
     max_line_bytes: usize,
-) -> io::Result<Option<Reading>> {
+) -> io::Result<Option<Stream>> {
     if options.select.is_some() || options.format.is_some_and(|f| f != Format::Otel) {
         return Ok(None);
     }
@@ -61,6 +67,7 @@ pub(in super::super) fn read(
     let mut walk = Walk {
         scan: Scanner::new(input)?,
         gather: Gather::default(),
+        placed: Vec::new(),
         bytes: Vec::new(),
         doc: 0,
         forced: options.format.is_some(),
@@ -70,25 +77,128 @@ pub(in super::super) fn read(
         Err(err) if err.kind() == io::ErrorKind::InvalidData => return Ok(None),
         Err(err) => return Err(err),
     }
-    let mut out = Out::default();
-    walk.gather.finish(&mut out);
-    if out.items.iter().any(|item| item.site.pinned.is_none()) {
+    let problems = walk.gather.problems();
+    if problems.items.iter().any(|item| item.site.pinned.is_none()) {
         debug_assert!(
             false,
             "bug: an OTLP site not located while its span was read"
         );
         return Ok(None);
     }
-    let detected = Detected {
-        layout,
-        formats: vec![Format::Otel],
-        explicit: options.format.is_some(),
-        // Counted from the records.
-        traces: 0,
-        warning: None,
-    };
-    let emitted = out.items.into_iter().map(|item| (String::new(), item));
-    Ok(Some(finish(&[], detected, emitted.collect(), Vec::new())))
+    let replay = Replay::new(std::fs::File::open(path)?, walk.placed, problems);
+    let traces = replay.traces();
+    Ok(Some(Stream::otel(replay, traces, layout, options.format)))
+}
+
+/// A tool span as the first pass placed it: where its text is, to read it again,
+/// and what orders it and ends its trace.
+struct Placed {
+    /// Its start time (0 without one), by which tool spans are ordered.
+    start: u64,
+    /// Its trace.
+    trace: String,
+    /// Where its text starts (byte offset and line) and how long it is.
+    at: (u64, u64),
+    len: usize,
+    /// Its place in its document, not located.
+    site: Site,
+    /// The `service.name` of its resource.
+    service: Option<Arc<Value>>,
+}
+
+/// The second reading of an export: the problems the first pass found, then each
+/// tool span, read again from the file in start order, as its call and result,
+/// each trace ended after its last.
+pub(in super::super) struct Replay {
+    file: std::fs::File,
+    /// The problems, until they are handed on.
+    problems: Option<Out>,
+    /// The tool spans in start order (spans that start together in file order), each
+    /// with whether it is the last of its trace.
+    placed: std::iter::Zip<std::vec::IntoIter<Placed>, std::vec::IntoIter<bool>>,
+    /// How many traces the tool spans are in.
+    traces: usize,
+    /// The trace whose last tool span was just read, to be ended next.
+    ended: Option<String>,
+    text: Vec<u8>,
+}
+
+/// What the second reading of an export hands on next.
+pub(in super::super) enum Replayed {
+    /// Problems, or a tool span's call and result.
+    Items(Out),
+    /// The trace of this name has no more records.
+    End(String),
+}
+
+impl Replay {
+    fn new(file: std::fs::File, mut placed: Vec<Placed>, problems: Out) -> Replay {
+        // Stable: spans that start together keep their order in the file, as reading
+        // the whole file orders them.
+        placed.sort_by_key(|p| p.start);
+        let mut seen = FxHashSet::default();
+        let mut last: Vec<bool> = placed
+            .iter()
+            .rev()
+            .map(|p| seen.insert(p.trace.as_str()))
+            .collect();
+        last.reverse();
+        let traces = seen.len();
+        drop(seen);
+        Replay {
+            file,
+            problems: Some(problems),
+            placed: placed.into_iter().zip(last),
+            traces,
+            ended: None,
+            text: Vec::new(),
+        }
+    }
+
+    /// How many traces the tool spans are in.
+    pub(in super::super) fn traces(&self) -> usize {
+        self.traces
+    }
+
+    /// What comes next; `None` at the end.
+    pub(in super::super) fn next(&mut self) -> io::Result<Option<Replayed>> {
+        if let Some(problems) = self.problems.take()
+            && !problems.items.is_empty()
+        {
+            return Ok(Some(Replayed::Items(problems)));
+        }
+        if let Some(trace) = self.ended.take() {
+            return Ok(Some(Replayed::End(trace)));
+        }
+        let Some((placed, last)) = self.placed.next() else {
+            return Ok(None);
+        };
+        let out = self.again(&placed)?;
+        if last {
+            self.ended = Some(placed.trace);
+        }
+        Ok(Some(Replayed::Items(out)))
+    }
+
+    /// The tool span `placed`, read again from the file: its call and result.
+    fn again(&mut self, placed: &Placed) -> io::Result<Out> {
+        use std::io::{Read as _, Seek as _};
+        self.file.seek(io::SeekFrom::Start(placed.at.0))?;
+        self.text.resize(placed.len, 0);
+        self.file.read_exact(&mut self.text)?;
+        let text = std::str::from_utf8(&self.text).map_err(|_| changed("a span is not UTF-8"))?;
+        let Some(Value::Object(map)) = parse_unique(text) else {
+            return Err(changed("a span is no longer an object"));
+        };
+        let doc = span_doc(text.to_string(), placed.at, &placed.site);
+        let site = pinned(placed.site.clone(), placed.at, placed.len);
+        let mut out = Out::default();
+        let service = placed.service.as_deref();
+        if !Gather::again(&map, &site, service, |site| pin_in(&doc, site), &mut out) {
+            return Err(changed("a tool span is no longer one"));
+        }
+        Ok(out)
+    }
 }
 
 /// Whether the file at `path` starts as an export whose first member is
@@ -115,6 +225,8 @@ fn unfit() -> io::Error {
 struct Walk {
     scan: Scanner,
     gather: Gather,
+    /// The tool spans met, in file order.
+    placed: Vec<Placed>,
     /// A buffer for keys and values.
     bytes: Vec<u8>,
     /// The document being read: the file's one, or a line's.
@@ -268,25 +380,27 @@ impl Walk {
         let Some(Value::Object(map)) = parse_unique(&text) else {
             return Err(unfit());
         };
-        // The span as a document of its own, to locate its members in.
-        let doc = Doc {
-            text,
-            offset: at.0,
-            line: at.1,
-            value: None,
-            index: Default::default(),
-            duplicates: Vec::new(),
-            base: site.pointer.to_string(),
-        };
-        let site = pinned(site, at, doc.text.len());
-        self.gather
-            .span(&map, &site, service, |site| match &site.pinned {
-                Some(_) => site.clone(),
-                None => Site {
-                    pinned: Some(Arc::new(doc.location(&site.pointer))),
-                    ..site.clone()
-                },
+        let len = text.len();
+        let doc = span_doc(text, at, &site);
+        let located = pinned(site.clone(), at, len);
+        let placed = self
+            .gather
+            .span_placed(&map, &located, service, |site| pin_in(&doc, site));
+        if let Some((start, trace)) = placed {
+            // One resource's spans share its service.
+            let service = match self.placed.last() {
+                Some(last) if last.service.as_deref() == service => last.service.clone(),
+                _ => service.cloned().map(Arc::new),
+            };
+            self.placed.push(Placed {
+                start,
+                trace,
+                at,
+                len,
+                site,
+                service,
             });
+        }
         Ok(())
     }
 
@@ -367,6 +481,31 @@ impl Walk {
     }
 }
 
+/// A span's text, which starts at `at` (offset and line), as a document of its own
+/// at `site`, to locate its members in.
+fn span_doc(text: String, at: (u64, u64), site: &Site) -> Doc {
+    Doc {
+        text,
+        offset: at.0,
+        line: at.1,
+        value: None,
+        index: Default::default(),
+        duplicates: Vec::new(),
+        base: site.pointer.to_string(),
+    }
+}
+
+/// `site`, located in the span `doc` if it is not yet.
+fn pin_in(doc: &Doc, site: &Site) -> Site {
+    match &site.pinned {
+        Some(_) => site.clone(),
+        None => Site {
+            pinned: Some(Arc::new(doc.location(&site.pointer))),
+            ..site.clone()
+        },
+    }
+}
+
 /// `site`, located at `at` (offset and line), `len` bytes long.
 fn pinned(site: Site, (offset, line): (u64, u64), len: usize) -> Site {
     let loc = Location {
@@ -385,7 +524,11 @@ fn pinned(site: Site, (offset, line): (u64, u64), len: usize) -> Site {
 mod tests {
     use std::fmt::Write as _;
 
-    use super::super::super::{InputOptions, Layout, Opened, Streamed, open_bytes, open_streamed};
+    use super::super::super::{
+        Entry, InputOptions, Layout, Opened, Streamed, open_bytes, open_streamed,
+    };
+    use super::super::Handed;
+    use crate::json::Segment;
 
     const MAX_LINE_BYTES: usize = 1 << 20;
 
@@ -631,7 +774,45 @@ mod tests {
                 .is_some();
         let have = match open_streamed(&path, options, MAX_LINE_BYTES).unwrap() {
             Streamed::Opened(opened) => show(opened),
-            Streamed::Stream(_) => "a stream".to_string(),
+            // What a stream hands on, as a reading would hold it; where traces end
+            // only a stream knows.
+            Streamed::Stream(mut stream) => {
+                let trace = |entry: &Entry| match entry {
+                    Entry::Record(record) => record
+                        .get(&[Segment::Key("trace".into())])
+                        .and_then(|name| name.as_str().map(str::to_string)),
+                    Entry::Problem(_) => None,
+                };
+                let mut entries = Vec::new();
+                let mut ended = Vec::new();
+                while let Some(handed) = stream.next() {
+                    match handed.unwrap() {
+                        Handed::Entry(entry) => {
+                            let name = trace(&entry);
+                            assert!(
+                                name.is_none_or(|name| !ended.contains(&name)),
+                                "a record after its trace ended"
+                            );
+                            entries.push(entry);
+                        }
+                        // Each trace ends right after its last record.
+                        Handed::TraceEnd(name) => {
+                            assert_eq!(entries.last().and_then(trace), Some(name.clone()));
+                            ended.push(name);
+                        }
+                    }
+                }
+                // With more than one trace, every trace ended before the input did.
+                if stream.traces() > 1 {
+                    assert_eq!(ended.len(), stream.traces());
+                }
+                format!(
+                    "{:?}\n{:?}\n{}",
+                    stream.detected(),
+                    entries,
+                    stream.traces()
+                )
+            }
         };
         let want = show(open_bytes(text, options, MAX_LINE_BYTES));
         (have, want, streamed)
