@@ -1292,6 +1292,24 @@ mod tests {
     }
 
     #[test]
+    fn documents_larger_than_the_read_buffer_stream_as_they_read_whole() {
+        // Runs of many sizes, and numbers between them, so that elements and numbers
+        // straddle the ends of the 64 KiB the first pass scans elements in place from.
+        let chat = chat_messages().join(",");
+        let mut elements = Vec::new();
+        for i in 0..400 {
+            let pad = "x".repeat(i * 37 % 1500);
+            elements.push(format!(
+                "{{\"id\": \"run-{i}\", \"note\": \"{pad}\", \"messages\": [{chat}]}}"
+            ));
+            elements.push(format!("{}", 10_u64.pow((i % 12) as u32) + i as u64));
+        }
+        let text = format!("[{}]\n", elements.join(",\n "));
+        assert!(text.len() > 4 << 16);
+        streams_as_read_whole(&text, 400);
+    }
+
+    #[test]
     fn minified_documents_stream_as_they_read_whole() {
         let chat = chat_messages().join(",");
         // On a line of its own: a document per line, of one line.

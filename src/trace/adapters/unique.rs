@@ -99,6 +99,40 @@ impl Tape {
         })
     }
 
+    /// Scans the one value at the start of `text` (no white space before it), which
+    /// more text follows, as [`Tape::scan`] does: its length, or `None` when it is not
+    /// valid or reaches the end of `text` (where a number, or the text, may go on).
+    /// [`Tape::node`] then gives the value.
+    pub(super) fn scan_prefix(&mut self, text: &[u8], depth: usize) -> Option<usize> {
+        self.items.clear();
+        self.keys.clear();
+        self.decoded.clear();
+        self.depth = depth;
+        let mut scan = Scan {
+            text,
+            at: 0,
+            tape: self,
+        };
+        scan.value(0)?;
+        let end = scan.at;
+        if end >= text.len() {
+            return None;
+        }
+        self.root = (0, end);
+        Some(end)
+    }
+
+    /// The value [`Tape::scan_prefix`] found, `text` being its text.
+    pub(super) fn node<'t>(&'t self, text: &'t str) -> Node<'t> {
+        Node {
+            tape: self,
+            text,
+            value: self.root,
+            items: (0, self.items.len()),
+            depth: 1,
+        }
+    }
+
     fn scan_bytes(&mut self, text: &[u8], depth: usize) -> bool {
         self.items.clear();
         self.keys.clear();

@@ -748,19 +748,36 @@ impl Pass<'_> {
                 _ => return Ok(None),
             }
             let (offset, line) = (self.scan.offset, self.scan.line);
-            self.bytes.clear();
-            self.scan.value(Some(&mut self.bytes))?;
-            if matches!(purpose, Purpose::Check) {
-                if !valid_without_duplicates(&self.bytes) {
-                    return Ok(None);
+            // Only checked, or also noted for its shallow reading.
+            let depth = usize::from(!matches!(purpose, Purpose::Check));
+            // The element is scanned where it lies in the reader's buffer when it is
+            // whole there (most are): one scan finds its end, checks it and notes its
+            // members. Else its bytes are copied out first, and scanned.
+            let buffered = self.scan.buffered()?;
+            let in_place = self.tape.scan_prefix(buffered, depth);
+            let bytes = match in_place {
+                Some(end) => &buffered[..end],
+                None => {
+                    self.bytes.clear();
+                    self.scan.value(Some(&mut self.bytes))?;
+                    &self.bytes[..]
                 }
-            } else {
-                // One scan checks the element and notes its members, from which its
-                // shallow reading is made without reading its text again.
-                let Some((value, text)) = std::str::from_utf8(&self.bytes)
-                    .ok()
-                    .and_then(|text| Some((shallow_scanned(self.tape.scan(text, 1)?)?, text)))
-                else {
+            };
+            let len = bytes.len();
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                return Ok(None);
+            };
+            let node = match in_place {
+                Some(_) => Some(self.tape.node(text)),
+                None => self.tape.scan(text, depth),
+            };
+            let Some(node) = node else {
+                return Ok(None);
+            };
+            if !matches!(purpose, Purpose::Check) {
+                // The shallow reading is made from the scan's notes, without reading
+                // the element's text again.
+                let Some(value) = shallow_scanned(node) else {
                     return Ok(None);
                 };
                 let signal = signal(&value);
@@ -772,14 +789,16 @@ impl Pass<'_> {
                 } else {
                     None
                 };
-                let len = self.bytes.len() as u64;
                 let loc = || Location {
                     line,
                     offset,
-                    len,
+                    len: len as u64,
                     pointer: child_pointer(pointer, index).into(),
                 };
                 tally.add(&value, signal, whole.as_ref(), loc, purpose);
+            }
+            if in_place.is_some() {
+                self.scan.consume(len)?;
             }
             index += 1;
         }

@@ -79,6 +79,21 @@ impl Scanner {
         self.offset += n as u64;
     }
 
+    /// The bytes read from the input and not yet consumed, at least one unless the
+    /// input has ended: a value there can be read in place ([`Scanner::consume`]).
+    pub(super) fn buffered(&mut self) -> io::Result<&[u8]> {
+        self.input.fill_buf()
+    }
+
+    /// Consumes the first `n` bytes of [`Scanner::buffered`], as [`Scanner::value`]
+    /// would have read them.
+    pub(super) fn consume(&mut self, n: usize) -> io::Result<()> {
+        let buf = self.input.fill_buf()?;
+        self.line += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        self.advance(n);
+        Ok(())
+    }
+
     /// Skips white space, then the byte `byte` if it comes next: whether it did.
     pub(super) fn eat(&mut self, byte: u8) -> io::Result<bool> {
         self.skip_ws()?;
