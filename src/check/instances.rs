@@ -228,6 +228,19 @@ impl Last {
         }
     }
 
+    /// Makes this the last record seen, `loc`: the box of a pointer is used again
+    /// rather than a new one allocated for each record.
+    fn set(&mut self, loc: &Location) {
+        self.line = loc.line;
+        self.offset = loc.offset;
+        self.len = loc.len;
+        match (&mut self.pointer, loc.pointer.is_empty()) {
+            (pointer, true) => *pointer = None,
+            (Some(pointer), false) => (**pointer).clone_from(&loc.pointer),
+            (pointer @ None, false) => *pointer = Some(Box::new(loc.pointer.clone())),
+        }
+    }
+
     fn location(&self) -> Location {
         Location {
             line: self.line,
@@ -769,7 +782,7 @@ impl SpecRun {
         let slot = entry.life as usize;
         let file = self.file_number(file);
         let body = self.bodies.get_mut(slot);
-        body.last = Last::of(loc);
+        body.last.set(loc);
         body.last_file = file;
         let Move::Go { to, .. } = step else {
             let kind = super::verdict(machine, step)?;
