@@ -26,7 +26,23 @@ const LISTED: usize = 16;
 /// Whether `text` is one valid JSON value (with white space around it) in which no
 /// object has a key twice. Strings must be valid UTF-8; elsewhere only ASCII is valid.
 pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
-    Tape::default().scan_bytes(text, 0)
+    thread_local! {
+        // The scan's lists, kept for the next text: a call allocates nothing once they
+        // have grown to the texts' size.
+        static TAPE: std::cell::RefCell<Tape> = std::cell::RefCell::default();
+    }
+    TAPE.with(|tape| match tape.try_borrow_mut() {
+        Ok(mut tape) => {
+            let valid = tape.scan_bytes(text, 0);
+            // What an unusually wide or deep text grew is not kept.
+            if tape.keys.capacity() > 1 << 10 || tape.decoded.capacity() > 1 << 16 {
+                *tape = Tape::default();
+            }
+            valid
+        }
+        // Never nested, but a new tape would do as well.
+        Err(_) => Tape::default().scan_bytes(text, 0),
+    })
 }
 
 /// Where the items of a JSON text's outer containers are, as one scan found them
