@@ -139,6 +139,8 @@ pub struct Stream {
     /// For a stream kept in a temporary file: the file, which stays open while the
     /// stream is read, as a first pass reopens it by a path that names its handle.
     spool: Option<Rc<Spool>>,
+    /// What the common line of a log was read into, emptied and kept for the next.
+    line_out: Out,
 }
 
 type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
@@ -827,6 +829,7 @@ impl Stream {
             transcript: String::new(),
             late: false,
             spool: None,
+            line_out: Out::default(),
         }
     }
 
@@ -958,12 +961,14 @@ impl Stream {
                         // What a line read in full leaves open, no later line needs.
                         mcp.forget();
                     }
-                    let mut out = Out::default();
+                    // Handed on, `out` is empty again: its list is used again.
+                    let mut out = std::mem::take(&mut self.line_out);
                     if mcp.line(text, index, &line.location(), &mut out) {
                         self.next_doc += 1;
                         self.offset = line.offset;
                         lines.read(index, &out);
                         self.hand_on(&mut out, None);
+                        self.line_out = out;
                         self.end_traces(index);
                         return Ok(true);
                     }
@@ -1006,6 +1011,7 @@ impl Stream {
                     &mut self.detected,
                     &mut self.finisher,
                 ) {
+                    elements.recycle(element.text);
                     return Ok(true);
                 }
                 let doc = Rc::new(element_doc(&mut self.finisher, element, base));
@@ -1590,7 +1596,13 @@ struct Elements {
     last_offset: u64,
     last_line: u64,
     last_len: usize,
+    /// The text of an element read and done with, whose buffer the next one takes.
+    spare: String,
 }
+
+/// The largest buffer [`Elements::recycle`] keeps: one large element does not hold
+/// its memory for the rest of the document.
+const SPARE_LIMIT: usize = 1 << 20;
 
 /// One element's text and place.
 struct Scanned {
@@ -1639,13 +1651,16 @@ impl Elements {
             last_offset: 0,
             last_line: 0,
             last_len: 0,
+            spare: String::new(),
         })
     }
 
     /// The next element, or `None` after the last.
     fn next(&mut self) -> io::Result<Option<Scanned>> {
-        // Sized as the last element was: elements are alike, so one allocation each.
-        let mut bytes = Vec::with_capacity(self.last_len);
+        // In the buffer of the element before, when it was given back; else sized as
+        // the last element was: elements are alike, so one allocation each.
+        let mut bytes = std::mem::take(&mut self.spare).into_bytes();
+        bytes.reserve(self.last_len);
         if !self.next_into(&mut bytes)? {
             return Ok(None);
         }
@@ -1657,6 +1672,13 @@ impl Elements {
             line: self.last_line,
             index: self.count - 1,
         }))
+    }
+
+    /// Gives back the text of an element that is done with, for the next one's bytes.
+    fn recycle(&mut self, text: String) {
+        if text.capacity() <= SPARE_LIMIT {
+            self.spare = text;
+        }
     }
 
     /// Reads the next element's bytes into `bytes` (cleared first); `false` after the
