@@ -987,7 +987,7 @@ impl Stream {
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Lines(_)) => {
-                let Some(element) = elements.next()? else {
+                let Some(element) = elements.next(None)? else {
                     return Ok(false);
                 };
                 self.next_doc += 1;
@@ -998,7 +998,10 @@ impl Stream {
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {
-                let Some(element) = elements.next()? else {
+                // A run that may be plain is scanned as its end is found, for
+                // [`Runs::read_plain`].
+                let tape = runs.may_be_plain().then_some((&mut runs.tape, PLAIN_NOTED));
+                let Some(element) = elements.next(tape)? else {
                     return Ok(false);
                 };
                 self.next_doc += 1;
@@ -1211,6 +1214,12 @@ impl Runs {
     /// checks the run (what its value would parse) and notes where its members are,
     /// down to each call's `function`; its records are built from the text and
     /// located by the scan. Returns `false`, having read nothing, for any other run.
+    /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
+    fn may_be_plain(&self) -> bool {
+        // The search of a run at depth 1 or 2 reaches the members of its list.
+        self.format.is_none() && self.select.is_none() && self.depth <= 2
+    }
+
     fn read_plain(
         &mut self,
         index: usize,
@@ -1219,11 +1228,14 @@ impl Runs {
         detected: &mut Detected,
         finisher: &mut Finisher,
     ) -> bool {
-        // The search of a run at depth 1 or 2 reaches the members of its list.
-        if self.format.is_some() || self.select.is_some() || self.depth > 2 {
+        if !self.may_be_plain() {
             return false;
         }
-        let Some(run) = self.tape.scan(&element.text, PLAIN_NOTED) else {
+        let run = match element.taped {
+            true => Some(self.tape.node(&element.text)),
+            false => self.tape.scan(&element.text, PLAIN_NOTED),
+        };
+        let Some(run) = run else {
             return false;
         };
         // The search of the run finds the list in its one array member, but for the
@@ -1610,6 +1622,8 @@ struct Scanned {
     offset: u64,
     line: u64,
     index: usize,
+    /// Whether the tape [`Elements::next`] was given holds the scan of `text`.
+    taped: bool,
 }
 
 impl Elements {
@@ -1656,14 +1670,18 @@ impl Elements {
     }
 
     /// The next element, or `None` after the last.
-    fn next(&mut self) -> io::Result<Option<Scanned>> {
+    ///
+    /// With a tape, the element is scanned into it where it lies in the reader's
+    /// buffer when it is whole there (noting the items `depth` containers deep), in
+    /// the pass that finds its end: `taped` says whether it was.
+    fn next(&mut self, tape: Option<(&mut Tape, usize)>) -> io::Result<Option<Scanned>> {
         // In the buffer of the element before, when it was given back; else sized as
         // the last element was: elements are alike, so one allocation each.
         let mut bytes = std::mem::take(&mut self.spare).into_bytes();
         bytes.reserve(self.last_len);
-        if !self.next_into(&mut bytes)? {
+        let Some(taped) = self.next_into(&mut bytes, tape)? else {
             return Ok(None);
-        }
+        };
         self.last_len = bytes.len();
         let text = String::from_utf8(bytes).map_err(|_| changed("not UTF-8"))?;
         Ok(Some(Scanned {
@@ -1671,6 +1689,7 @@ impl Elements {
             offset: self.last_offset,
             line: self.last_line,
             index: self.count - 1,
+            taped,
         }))
     }
 
@@ -1681,18 +1700,22 @@ impl Elements {
         }
     }
 
-    /// Reads the next element's bytes into `bytes` (cleared first); `false` after the
-    /// last.
-    fn next_into(&mut self, bytes: &mut Vec<u8>) -> io::Result<bool> {
+    /// Reads the next element's bytes into `bytes` (cleared first), and scans them into
+    /// `tape` when it can ([`Elements::next`]): whether it did; `None` after the last.
+    fn next_into(
+        &mut self,
+        bytes: &mut Vec<u8>,
+        tape: Option<(&mut Tape, usize)>,
+    ) -> io::Result<Option<bool>> {
         bytes.clear();
         if self.done {
-            return Ok(false);
+            return Ok(None);
         }
         match self.scan.next_byte()? {
             Some(b']') => {
                 self.done = true;
                 self.scan.advance(1);
-                return Ok(false);
+                return Ok(None);
             }
             Some(b',') if self.count > 0 => {
                 self.scan.advance(1);
@@ -1702,9 +1725,20 @@ impl Elements {
             _ => return Err(changed("expected `,` or `]`")),
         }
         (self.last_offset, self.last_line) = (self.scan.offset, self.scan.line);
-        self.scan.value(Some(bytes))?;
+        let mut taped = false;
+        if let Some((tape, depth)) = tape {
+            let buffered = self.scan.buffered()?;
+            if let Some(end) = tape.scan_prefix(buffered, depth) {
+                bytes.extend_from_slice(&buffered[..end]);
+                self.scan.consume(end)?;
+                taped = true;
+            }
+        }
+        if !taped {
+            self.scan.value(Some(bytes))?;
+        }
         self.count += 1;
-        Ok(true)
+        Ok(Some(taped))
     }
 }
 

@@ -813,7 +813,7 @@ impl Pass<'_> {
         let file = std::fs::File::open(self.path)?;
         let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
         let mut elements = Elements::at(input, keys, pointer.to_string())?;
-        while let Some(element) = elements.next()? {
+        while let Some(element) = elements.next(None)? {
             let Some(value) = parse_unique(&element.text) else {
                 return Err(super::scan::changed("an element is no longer valid JSON"));
             };
