@@ -105,14 +105,24 @@ impl Tape {
     /// containers nested at most `depth` deep; the value it found, or `None` when
     /// `text` is not valid.
     pub(super) fn scan<'t>(&'t mut self, text: &'t str, depth: usize) -> Option<Node<'t>> {
-        let valid = self.scan_bytes(text.as_bytes(), depth);
-        valid.then_some(Node {
-            tape: self,
+        if !self.scan_bytes(text.as_bytes(), depth) {
+            return None;
+        }
+        Some(self.node(text))
+    }
+
+    /// A scan of `text` into this tape, its lists emptied, noting the items of the
+    /// containers nested at most `depth` deep.
+    fn start<'t, 's>(&'s mut self, text: &'t [u8], depth: usize) -> Scan<'t, 's> {
+        self.items.clear();
+        self.keys.clear();
+        self.decoded.clear();
+        self.depth = depth;
+        Scan {
             text,
-            value: self.root,
-            items: (0, self.items.len()),
-            depth: 1,
-        })
+            at: 0,
+            tape: self,
+        }
     }
 
     /// Scans the one value at the start of `text` (no white space before it), which
@@ -120,15 +130,7 @@ impl Tape {
     /// valid or reaches the end of `text` (where a number, or the text, may go on).
     /// [`Tape::node`] then gives the value.
     pub(super) fn scan_prefix(&mut self, text: &[u8], depth: usize) -> Option<usize> {
-        self.items.clear();
-        self.keys.clear();
-        self.decoded.clear();
-        self.depth = depth;
-        let mut scan = Scan {
-            text,
-            at: 0,
-            tape: self,
-        };
+        let mut scan = self.start(text, depth);
         scan.value(0)?;
         let end = scan.at;
         if end >= text.len() {
@@ -150,15 +152,7 @@ impl Tape {
     }
 
     fn scan_bytes(&mut self, text: &[u8], depth: usize) -> bool {
-        self.items.clear();
-        self.keys.clear();
-        self.decoded.clear();
-        self.depth = depth;
-        let mut scan = Scan {
-            text,
-            at: 0,
-            tape: self,
-        };
+        let mut scan = self.start(text, depth);
         scan.space();
         let start = scan.at;
         let valid = scan.value(0).is_some();
