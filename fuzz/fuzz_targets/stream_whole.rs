@@ -1,13 +1,17 @@
 //! Streamed and whole readings agree: the same bytes read as a regular file (streamed:
 //! a document in two passes, a file of lines as it comes) and from memory (read whole)
-//! give the same items in the same order, and what was recognized at the end is the
+//! give the same items in the same order (a record's fields compared as an object,
+//! however the adapter holds them), and what was recognized at the end is the
 //! same. The first byte picks the format, as in `trace_input`, and a `--select` path
 //! (none for the bytes below the formats' count, as a seed starts).
 #![no_main]
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tracegate::trace::Fields;
 use tracegate::trace::adapters::{Format, InputOptions, ProblemKind, Selector};
 use tracegate::trace::input::{Item, TraceInput};
 
@@ -21,13 +25,39 @@ const SELECT: [&str; 5] = [
     "data",
 ];
 
+/// A record's fields as one object, members in name order: an adapter may give the
+/// same fields as raw slices of a line, as text it built, or as a value it built,
+/// which the checker reads alike.
+fn fields(fields: &Fields<'_>) -> BTreeMap<String, Value> {
+    match fields {
+        Fields::Raw(members) => members
+            .iter()
+            .map(|(name, raw)| {
+                let value = serde_json::from_str(raw.get()).expect("a raw member is JSON");
+                (name.to_string(), value)
+            })
+            .collect(),
+        Fields::Owned(map) => map.clone().into_iter().collect(),
+        Fields::Built(built) => built.to_map().into_iter().collect(),
+    }
+}
+
 /// Every item of `input` as text, and what was recognized once it was read.
 fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
     let at_end = input.detected_at_end();
     let mut items = Vec::new();
     input.for_each(|item| {
         items.push(match item {
-            Item::Record(record) => format!("{record:?}"),
+            Item::Record(record) => format!(
+                "record at {:?}: kind {:?}, tool {:?}, call id {:?}, status {:?}, fields {:?}, inherited args {:?}",
+                record.loc,
+                record.kind,
+                record.tool,
+                record.call_id,
+                record.status,
+                fields(&record.fields),
+                record.inherited_args
+            ),
             // A file that holds nothing says so; bytes handed over do not.
             Item::Problem(problem) if problem.kind == ProblemKind::Empty => return,
             Item::Problem(problem) => format!("{problem:?}"),

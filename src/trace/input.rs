@@ -1292,6 +1292,26 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_log_of_broken_lines_streams_as_it_reads_whole() {
+        // Found by fuzzing (stream_whole): lines that are not JSON, not UTF-8 or cut
+        // short among requests and replies, some read from their text, some as
+        // documents; both readings give the same records and problems.
+        let bytes = include_bytes!("../../tests/fixtures/mcp_broken_lines.jsonl");
+        let options = InputOptions {
+            format: Some(Format::Mcp),
+            select: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        let streamed = everything(TraceInput::open(&path, &options, Some(1 << 16)).unwrap());
+        let whole = everything(TraceInput::from_bytes(bytes, &options, Some(1 << 16)));
+        assert_eq!(streamed, whole);
+        assert_eq!(streamed.0.len(), 62, "{:#?}", streamed.0);
+        assert!(streamed.0.iter().any(|item| item.starts_with("record")));
+    }
+
+    #[test]
     fn documents_larger_than_the_read_buffer_stream_as_they_read_whole() {
         // Runs of many sizes, and numbers between them, so that elements and numbers
         // straddle the ends of the 64 KiB the first pass scans elements in place from.
