@@ -1327,6 +1327,12 @@ mod tests {
         let text = format!("[{}]\n", elements.join(",\n "));
         assert!(text.len() > 4 << 16);
         streams_as_read_whole(&text, 400);
+        // Read as plain runs with the format given too.
+        let openai = InputOptions {
+            format: Some(Format::OpenAi),
+            select: None,
+        };
+        streams_as_read_whole_with(&text, 400, &openai);
     }
 
     #[test]

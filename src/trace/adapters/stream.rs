@@ -1217,7 +1217,10 @@ impl Runs {
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
         // The search of a run at depth 1 or 2 reaches the members of its list.
-        self.format.is_none() && self.select.is_none() && self.depth <= 2
+        // `--format openai` reads a plain run as the search finds it.
+        matches!(self.format, None | Some(Format::OpenAi))
+            && self.select.is_none()
+            && self.depth <= 2
     }
 
     fn read_plain(
