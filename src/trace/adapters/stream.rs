@@ -1207,13 +1207,6 @@ impl Runs {
         self.end_traces(&doc.base, finisher);
     }
 
-    /// Reads run `index`, `element` at `base`, from its text when it is plain, as
-    /// [`Runs::read`] reads it from its value: an object whose one array member holds
-    /// plain OpenAI messages ([`openai::read_plain`]) and whose other members are not
-    /// containers, searched for transcripts and nothing selected in it. One scan
-    /// checks the run (what its value would parse) and notes where its members are,
-    /// down to each call's `function`; its records are built from the text and
-    /// located by the scan. Returns `false`, having read nothing, for any other run.
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
         // The search of a run at depth 1 or 2 reaches the members of its list.
@@ -1223,6 +1216,14 @@ impl Runs {
             && self.depth <= 2
     }
 
+    /// Reads run `index`, `element` at `base`, from its text when it is plain, as
+    /// [`Runs::read`] reads it from its value: an object whose one array member holds
+    /// plain OpenAI messages ([`openai::read_plain`]) and whose other members are not
+    /// containers, searched for transcripts and nothing selected in it. When the run was
+    /// scanned as it was read ([`Scanned::taped`]), that scan is used; else one scan
+    /// checks the run (what its value would parse) and notes where its members are,
+    /// down to each call's `function`; its records are built from the text and
+    /// located by the scan. Returns `false`, having read nothing, for any other run.
     fn read_plain(
         &mut self,
         index: usize,
