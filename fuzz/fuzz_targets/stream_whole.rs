@@ -10,8 +10,6 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-use tracegate::trace::Fields;
 use tracegate::trace::adapters::{Format, InputOptions, ProblemKind, Selector};
 use tracegate::trace::input::{Item, TraceInput};
 
@@ -24,23 +22,6 @@ const SELECT: [&str; 5] = [
     "runs[*].messages",
     "data",
 ];
-
-/// A record's fields as one object, members in name order: an adapter may give the
-/// same fields as raw slices of a line, as text it built, or as a value it built,
-/// which the checker reads alike.
-fn fields(fields: &Fields<'_>) -> BTreeMap<String, Value> {
-    match fields {
-        Fields::Raw(members) => members
-            .iter()
-            .map(|(name, raw)| {
-                let value = serde_json::from_str(raw.get()).expect("a raw member is JSON");
-                (name.to_string(), value)
-            })
-            .collect(),
-        Fields::Owned(map) => map.clone().into_iter().collect(),
-        Fields::Built(built) => built.to_map().into_iter().collect(),
-    }
-}
 
 /// Every item of `input` as text, and what was recognized once it was read.
 fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
@@ -55,7 +36,10 @@ fn read(input: TraceInput<'_>) -> (Vec<String>, String) {
                 record.tool,
                 record.call_id,
                 record.status,
-                fields(&record.fields),
+                // In name order: an adapter may give the same fields as raw slices
+                // of a line, as text it built or as a value it built, which the
+                // checker reads alike.
+                record.fields.to_map().into_iter().collect::<BTreeMap<_, _>>(),
                 record.inherited_args
             ),
             // A file that holds nothing says so; bytes handed over do not.

@@ -32,7 +32,7 @@ use crate::machine::Machine;
 use crate::spec::ast::{Segment, Span};
 use crate::trace::adapters::{self, Entry, InputOptions, Piece, Reading};
 use crate::trace::input::TraceInput;
-use crate::trace::{Fields, Kind, Location, Record, native};
+use crate::trace::{Kind, Location, Record, native};
 
 /// Which violation to keep, and how to read the trace.
 #[derive(Debug, Clone, Default)]
@@ -398,16 +398,7 @@ fn shrink_records(
     for entry in reading.entries {
         match entry {
             Entry::Record(record) => {
-                let fields = match &record.fields {
-                    Fields::Owned(map) => map.clone(),
-                    Fields::Built(built) => built.to_map(),
-                    Fields::Raw(raw) => raw
-                        .iter()
-                        .filter_map(|(key, value)| {
-                            Some((key.to_string(), serde_json::from_str(value.get()).ok()?))
-                        })
-                        .collect(),
-                };
+                let fields = record.fields.to_map();
                 text.extend_from_slice(super::emit::native_line(&fields).as_bytes());
             }
             Entry::Problem(_) => left_out += 1,

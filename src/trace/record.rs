@@ -355,6 +355,23 @@ impl Fields<'_> {
         }
     }
 
+    /// The fields as one object, however they are held: for readers that need
+    /// values, not the hot path.
+    pub fn to_map(&self) -> serde_json::Map<String, Value> {
+        match self {
+            Fields::Raw(fields) => fields
+                .iter()
+                .map(|(name, raw)| {
+                    let value =
+                        serde_json::from_str(raw.get()).expect("bug: a raw member is valid JSON");
+                    (name.to_string(), value)
+                })
+                .collect(),
+            Fields::Owned(map) => map.clone(),
+            Fields::Built(built) => built.to_map(),
+        }
+    }
+
     /// The raw JSON text of a top-level field (owned fields are serialized).
     pub fn raw_text(&self, key: &str) -> Option<Cow<'_, str>> {
         match self {
