@@ -1333,6 +1333,13 @@ mod tests {
             select: None,
         };
         streams_as_read_whole_with(&text, 400, &openai);
+        // Plain runs further down, in an object.
+        let nested = format!(
+            "{{\"id\": 1, \"data\": {{\"runs\": {}}}}}\n",
+            text.trim_end()
+        );
+        streams_as_read_whole(&nested, 400);
+        streams_as_read_whole_with(&nested, 400, &openai);
     }
 
     #[test]

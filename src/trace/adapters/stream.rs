@@ -1209,11 +1209,11 @@ impl Runs {
 
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
-        // The search of a run at depth 1 or 2 reaches the members of its list.
-        // `--format openai` reads a plain run as the search finds it.
+        // The search of a run reaches its list when the list is no deeper than the
+        // search looks. `--format openai` reads a plain run as the search finds it.
         matches!(self.format, None | Some(Format::OpenAi))
             && self.select.is_none()
-            && self.depth <= 2
+            && self.depth < search::SEARCH_DEPTH
     }
 
     /// Reads run `index`, `element` at `base`, from its text when it is plain, as
