@@ -14,13 +14,16 @@ use tracegate::trace::adapters::{Format, InputOptions, ProblemKind, Selector};
 use tracegate::trace::input::{Item, TraceInput};
 
 /// The `--select` paths a second choice in the first byte picks from (after none):
-/// keys only, keys then `[*]`, the top level's members.
-const SELECT: [&str; 5] = [
+/// keys only, keys then `[*]`, an object, indexes on the way or at the end.
+const SELECT: [&str; 8] = [
     "data.messages",
     "messages",
     "data.runs",
     "runs[*].messages",
     "data",
+    "runs[1]",
+    "[0].messages",
+    "data[0].runs[*]",
 ];
 
 /// Every item of `input` as text, and what was recognized once it was read.

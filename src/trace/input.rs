@@ -1156,6 +1156,12 @@ mod tests {
             select: Some(Selector::parse("data.runs[*].messages").unwrap()),
         };
         streams_as_read_whole_with(&nested, 2, &select);
+        let select = InputOptions {
+            format: None,
+            select: Some(Selector::parse("[0].runs[*].messages").unwrap()),
+        };
+        let listed = format!("[{{\"id\": 7, \"runs\": {}}}, 5]", array(&[run(1), run(2)]));
+        streams_as_read_whole_with(&listed, 2, &select);
         // A list or runs in an object below the top level (named after the object
         // holding it, its id before or after the list), found without --select.
         let wrapped = format!(
@@ -1167,13 +1173,31 @@ mod tests {
         );
         streams_as_read_whole(&deeper, 1);
         streams_as_read_whole(&format!("{{\"data\": {nested}}}"), 2);
+        // As deep as the search looks: the list eleven objects down, an ATIF
+        // trajectory twelve down, each object with a member before and after.
+        let nest = |mut text: String, levels: usize| {
+            for level in 0..levels {
+                text = format!("{{\"a{level}\": 1, \"level{level}\": {text}, \"z\": [{level}]}}");
+            }
+            text
+        };
+        streams_as_read_whole(&nest(wrapped.clone(), 10), 1);
+        let trajectory = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
+        streams_as_read_whole(&nest(trajectory.to_string(), 12), 1);
         // --select of keys only: the same lists and runs, and with --format the list's
         // own and another.
+        // Of keys and indexes, and ending at an object, searched as a document is.
         for (text, path, traces) in [
             (&wrapped, "data.messages", 1),
             (&wrapped, "/data/messages", 1),
             (&nested, "data.runs", 2),
             (&object, "messages", 1),
+            (&runs, "runs[1].messages", 1),
+            (&runs, "/runs/2/messages", 1),
+            (&runs, "runs[0]", 1),
+            (&nested, "data", 2),
+            (&nested, "data.runs[1]", 1),
+            (&wrapped, "data", 1),
         ] {
             for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
                 let select = InputOptions {
@@ -1369,10 +1393,10 @@ mod tests {
             format!("{{\"a\": {chat}, \"b\": {chat}}}"),
             // Transcripts in an object member and an array member.
             format!("{{\"run\": {{\"messages\": {chat}}}, \"b\": {chat}}}"),
-            // A transcript in an object further down than the first pass reads.
-            format!(
-                "{{\"a\": {{\"b\": {{\"c\": {{\"d\": {{\"run\": {{\"messages\": {chat}}}}}}}}}}}}}"
-            ),
+            // A transcript further down than the search looks (it finds nothing).
+            (0..12).fold(format!("{{\"messages\": {chat}}}"), |text, level| {
+                format!("{{\"level{level}\": {text}}}")
+            }),
             // A key twice.
             format!("{{\"id\": 1, \"messages\": {chat}, \"id\": 2}}"),
         ] {

@@ -18,11 +18,44 @@ pub struct Selector {
     text: String,
 }
 
+/// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
+pub(super) enum Step {
+    /// An object's member; on an array, the element it numbers, if it is a number (a
+    /// JSON pointer's token).
     Key(String),
+    /// An array's element.
     Index(usize),
+    /// Each element of an array, or each member value of an object.
     Each,
+}
+
+impl Step {
+    /// The key this step takes in an object, if any.
+    pub(super) fn in_object(&self) -> Option<&str> {
+        match self {
+            Step::Key(key) => Some(key),
+            Step::Index(_) | Step::Each => None,
+        }
+    }
+
+    /// The element this step takes in an array, if any.
+    pub(super) fn in_array(&self) -> Option<usize> {
+        match self {
+            Step::Key(key) => key.parse().ok(),
+            Step::Index(index) => Some(*index),
+            Step::Each => None,
+        }
+    }
+
+    /// The token this step adds to a JSON pointer.
+    pub(super) fn token(&self) -> String {
+        match self {
+            Step::Key(key) => key.clone(),
+            Step::Index(index) => index.to_string(),
+            Step::Each => "*".to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Selector {
@@ -88,37 +121,24 @@ impl Selector {
         })
     }
 
-    /// For a path of keys then `[*]` (`runs[*].messages`, `[*].traj`): the keys, and
-    /// the rest of the path, which selects in each element of the array the keys lead
-    /// to what the whole path selects there (a document streamed element by element).
-    pub(super) fn split_each(&self) -> Option<(Vec<String>, Selector)> {
-        let mut keys = Vec::new();
-        for (i, step) in self.steps.iter().enumerate() {
-            match step {
-                Step::Key(key) => keys.push(key.clone()),
-                Step::Each => {
-                    let rest = Selector {
-                        steps: self.steps[i + 1..].to_vec(),
-                        text: self.text.clone(),
-                    };
-                    return Some((keys, rest));
-                }
-                Step::Index(_) => return None,
-            }
-        }
-        None
+    /// For a path of keys and indexes then `[*]` (`runs[*].messages`, `[*].traj`,
+    /// `data[0].runs[*]`): those steps, and the rest of the path, which selects in each
+    /// element of the array the steps lead to what the whole path selects there (a
+    /// document streamed element by element).
+    pub(super) fn split_each(&self) -> Option<(Vec<Step>, Selector)> {
+        let each = self.steps.iter().position(|step| *step == Step::Each)?;
+        let rest = Selector {
+            steps: self.steps[each + 1..].to_vec(),
+            text: self.text.clone(),
+        };
+        Some((self.steps[..each].to_vec(), rest))
     }
 
-    /// For a path of keys only (`data.messages`): the keys, which lead to the one value
-    /// it selects (a document streamed element by element when that is a list).
-    pub(super) fn keys(&self) -> Option<Vec<String>> {
-        self.steps
-            .iter()
-            .map(|step| match step {
-                Step::Key(key) => Some(key.clone()),
-                Step::Index(_) | Step::Each => None,
-            })
-            .collect()
+    /// For a path of keys and indexes only (`data.messages`, `runs[2]`): its steps,
+    /// which lead to the one value it selects, if any (a document streamed element by
+    /// element when that is a list, or an object that holds one).
+    pub(super) fn steps(&self) -> Option<&[Step]> {
+        (!self.steps.contains(&Step::Each)).then_some(&self.steps[..])
     }
 
     /// Every value the path selects in `root`, with its JSON pointer, in document order.
@@ -138,20 +158,14 @@ impl Selector {
                         map.iter()
                             .map(|(key, item)| (child_pointer(&pointer, key), item)),
                     ),
-                    (Step::Index(i), Value::Array(items)) => {
-                        if let Some(item) = items.get(*i) {
-                            next.push((child_pointer(&pointer, i), item));
+                    (step, Value::Array(items)) => {
+                        if let Some(item) = step.in_array().and_then(|i| items.get(i)) {
+                            next.push((child_pointer(&pointer, step.token()), item));
                         }
                     }
-                    (Step::Key(key), Value::Object(map)) => {
-                        if let Some(item) = map.get(key) {
-                            next.push((child_pointer(&pointer, key), item));
-                        }
-                    }
-                    // A pointer token on an array is an index.
-                    (Step::Key(key), Value::Array(items)) => {
-                        if let Some(item) = key.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                            next.push((child_pointer(&pointer, key), item));
+                    (step, Value::Object(map)) => {
+                        if let Some(item) = step.in_object().and_then(|key| map.get(key)) {
+                            next.push((child_pointer(&pointer, step.token()), item));
                         }
                     }
                     _ => {}

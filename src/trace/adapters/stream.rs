@@ -24,8 +24,10 @@
 //!   array: a top-level list of messages or of runs; the one array member of the
 //!   top-level object that holds the transcript (`messages` of an OpenAI or Anthropic
 //!   chat, a Gemini CLI session; `steps` of an ATIF trajectory; `loglines` of a Claude
-//!   Code export; `runs`, a Codex or Responses list); or, with a `--select` path of keys
-//!   then `[*]` (`runs[*].messages`), the array its keys lead to. A scanner finds each
+//!   Code export; `runs`, a Codex or Responses list), or of an object below it; or,
+//!   with a `--select` path of keys and indexes then `[*]` (`runs[*].messages`), the
+//!   array its steps lead to, and with one of keys and indexes only (`data[0]`), the
+//!   list or runs it selects or found in the object it selects. A scanner finds each
 //!   element's bytes, which are parsed and then either fed to the format's incremental
 //!   adapter (a message list, as a file of lines is) or searched for transcripts (or
 //!   selected in) and adapted as the whole document would be (runs), then dropped. The
@@ -35,9 +37,8 @@
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees, an object of sessions keyed by id, transcripts
-//!   in two members or in an object more than four levels down without `--select`,
-//!   `--select` paths with an index or that end at an object, and OpenTelemetry
-//!   exports inside runs or arrays.
+//!   in two members, `--select` paths that select the whole document or whose `[*]`
+//!   goes over an object's members, and OpenTelemetry exports inside runs or arrays.
 //! - An OpenTelemetry export (a document, or one export request per line) is scanned
 //!   span by span and never held ([`otlp`]): each span is parsed alone and dropped,
 //!   keeping of a tool span only its place, start and trace. Its records are then
@@ -97,6 +98,7 @@ use super::document::{
     selects_nothing_at, sub_trace_name, trace_name, unknown_format_at,
 };
 use super::search::{self, Found, Search};
+use super::select::Step;
 use super::shared::{Map, Pairer};
 use super::unique::{Node, Tape};
 use super::{
@@ -734,7 +736,7 @@ impl Stream {
                 std::fs::File::open(path)?,
             )))
         };
-        let elements = Elements::at(open()?, &plan.keys, plan.pointer.clone())?;
+        let elements = Elements::at(open()?, &plan.path, plan.pointer.clone())?;
         let docs = Docs::Array(elements);
         let again = plan.clone();
         let mut stream = match plan.what {
@@ -1631,31 +1633,44 @@ struct Scanned {
 }
 
 impl Elements {
-    /// Starts reading the array that `keys` lead to from the top level of the
-    /// document `input` holds (the top level itself with no key), which a first pass
+    /// Starts reading the array that `path` leads to from the top level of the
+    /// document `input` holds (the top level itself with no step), which a first pass
     /// found there.
-    fn at(input: Box<dyn BufRead>, keys: &[String], pointer: String) -> io::Result<Elements> {
+    fn at(input: Box<dyn BufRead>, path: &[Step], pointer: String) -> io::Result<Elements> {
         let mut scan = Scanner::new(input)?;
         let mut bytes = Vec::new();
-        for wanted in keys {
-            if !scan.eat(b'{')? {
-                return Err(changed("expected an object"));
-            }
-            loop {
-                let key = scan
-                    .key(&mut bytes)?
-                    .ok_or_else(|| changed("expected a key"))?;
-                if !scan.eat(b':')? {
-                    return Err(changed("expected `:`"));
+        for step in path {
+            match (scan.next_byte()?, step.in_object(), step.in_array()) {
+                (Some(b'{'), Some(wanted), _) => {
+                    scan.advance(1);
+                    loop {
+                        let key = scan
+                            .key(&mut bytes)?
+                            .ok_or_else(|| changed("expected a key"))?;
+                        if !scan.eat(b':')? {
+                            return Err(changed("expected `:`"));
+                        }
+                        if key == wanted {
+                            break;
+                        }
+                        scan.skip_ws()?;
+                        scan.value(None)?;
+                        if !scan.eat(b',')? {
+                            return Err(changed("expected `,`"));
+                        }
+                    }
                 }
-                if key == *wanted {
-                    break;
+                (Some(b'['), _, Some(index)) => {
+                    scan.advance(1);
+                    for _ in 0..index {
+                        scan.skip_ws()?;
+                        scan.value(None)?;
+                        if !scan.eat(b',')? {
+                            return Err(changed("expected `,`"));
+                        }
+                    }
                 }
-                scan.skip_ws()?;
-                scan.value(None)?;
-                if !scan.eat(b',')? {
-                    return Err(changed("expected `,`"));
-                }
+                _ => return Err(changed("expected the path's object or array")),
             }
         }
         if !scan.eat(b'[')? {

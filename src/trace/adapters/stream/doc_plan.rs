@@ -6,14 +6,17 @@
 //! find in one array: the document itself when it is an array (a message list, or runs
 //! each holding transcripts), or one array member of its top-level object (a
 //! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata)
-//! or of an object below it (`{"data": {"messages": […]}}`), or, with a `--select` path of keys then `[*]` (`runs[*].messages`), the array the
-//! keys lead to, or with a path of keys only (`data.messages`), the list or runs it
-//! selects. The other members of the top-level object, and of the objects below it,
-//! are kept (the small ones whole, an array as what the search needs of it), so that the search's decisions
-//! about the object, and the name of the transcript (its run's id), are those of the
-//! whole reading. Anything else (transcripts in two members, an OpenTelemetry export,
-//! a ToolBench tree, a document that is one message, nothing found) is left to the
-//! whole reading, as is a document that is not valid JSON or has a key twice: an error
+//! or of an object below it (`{"data": {"messages": […]}}`, as deep as the search
+//! looks), or, with a `--select` path of keys and indexes then `[*]`
+//! (`runs[*].messages`), the array those steps lead to, or with a path of keys and
+//! indexes only (`data.messages`, `runs[2]`), the list or runs it selects, or what is
+//! found in the object it selects as in a document. The other members of the
+//! top-level object, and of the objects below it, are kept (the small ones whole, an
+//! array as what the search needs of it), so that the search's decisions about the
+//! object, and the name of the transcript (its run's id), are those of the whole
+//! reading. Anything else (transcripts in two members, an OpenTelemetry export, a
+//! ToolBench tree, a document that is one message, nothing found) is left to the whole
+//! reading, as is a document that is not valid JSON or has a key twice: an error
 //! anywhere makes the whole file an error, which must be known before any record is
 //! handed on.
 //!
@@ -36,7 +39,8 @@ use serde_json::Value;
 
 use super::super::detect::{ListTally, Signal, shallow_scanned, signal};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
-use super::super::search::{self, Search};
+use super::super::search::{self, SEARCH_DEPTH, Search};
+use super::super::select::Step;
 use super::super::shared::{Map, str_of};
 use super::super::unique::Tape;
 use super::super::{
@@ -48,16 +52,17 @@ use crate::trace::Location;
 use crate::trace::json_index::child_pointer;
 
 /// How many levels of objects below the top-level object the first pass reads member
-/// by member, looking for the array to stream (`{"data": {"run": {"messages": […]}}}`);
-/// an object deeper down is parsed whole, as a small member is.
-const NESTED_OBJECTS: usize = 4;
+/// by member, looking for the array to stream (`{"data": {"run": {"messages": […]}}}`):
+/// as deep as the search of the whole document looks into objects. An object deeper
+/// down is parsed whole, as a small member is (the search finds nothing in it).
+const NESTED_OBJECTS: usize = SEARCH_DEPTH;
 
 /// How a document is streamed.
 #[derive(Clone)]
 pub(in super::super) struct DocPlan {
-    /// The keys that lead from the top level to the streamed array (none: the top
-    /// level is the array).
-    pub(super) keys: Vec<String>,
+    /// The steps (keys, and indexes with `--select`) that lead from the top level to
+    /// the streamed array (none: the top level is the array).
+    pub(super) path: Vec<Step>,
     /// The array's JSON pointer.
     pub(super) pointer: String,
     pub(super) what: What,
@@ -116,16 +121,23 @@ struct Tally {
     selected: bool,
 }
 
-/// Where a `--select` path of keys has led in the first pass
+/// Where a `--select` path of keys and indexes has led in the first pass
 /// ([`Pass::descend`]).
 struct Descent {
-    /// The JSON pointer of the value the keys lead to.
+    /// The JSON pointer of the value the path leads to.
     pointer: String,
-    /// The keys met so far in each object on the way, outermost first, whose later
-    /// members are read once the value is.
-    open: Vec<FxHashSet<String>>,
+    /// The objects and arrays on the way, outermost first, whose later members or
+    /// elements are read once the value is.
+    open: Vec<Open>,
     /// The members of the innermost object that name its transcript.
     parent: Map,
+}
+
+/// An object or array a `--select` path goes through.
+enum Open {
+    /// An object, with the keys met so far.
+    Object(FxHashSet<String>),
+    Array,
 }
 
 /// What each element of an array is read for.
@@ -246,9 +258,9 @@ pub(in super::super) fn plan(
     }
 }
 
-/// The keys to the streamed array, what its elements are, and whether a problem of
+/// The steps to the streamed array, what its elements are, and whether a problem of
 /// the whole document comes at its end.
-type Planned = (Vec<String>, What, bool);
+type Planned = (Vec<Step>, What, bool);
 
 struct Pass<'o> {
     path: &'o Path,
@@ -277,19 +289,21 @@ impl Pass<'_> {
             pointer: Default::default(),
         };
         let found = match &self.options.select {
-            Some(selector) => match (selector.split_each(), selector.keys()) {
-                (Some((keys, rest)), _) => self.selected(keys, selector, rest)?,
-                (None, Some(keys)) if !keys.is_empty() => self.selected_list(keys, &prefix)?,
-                // A path with an index, or none at all, reads the document whole.
+            Some(selector) => match (selector.split_each(), selector.steps()) {
+                (Some((steps, rest)), _) => self.selected(steps, selector, rest)?,
+                (None, Some(steps)) if !steps.is_empty() => {
+                    self.selected_value(steps.to_vec(), &prefix)?
+                }
+                // The empty path, which selects the whole document, reads it whole.
                 _ => None,
             },
             None => match self.scan.next_byte()? {
                 Some(b'[') => self.top_array(&prefix)?,
-                Some(b'{') => self.top_object(&prefix)?,
+                Some(b'{') => self.object_searched(&[], "", &prefix)?,
                 _ => None,
             },
         };
-        let Some((keys, what, late)) = found else {
+        let Some((path, what, late)) = found else {
             return Ok(None);
         };
         // Nothing may follow the document; a document on one line of a file read line
@@ -299,11 +313,11 @@ impl Pass<'_> {
             return Ok(None);
         }
         let mut pointer = String::new();
-        for key in &keys {
-            pointer = child_pointer(&pointer, key);
+        for step in &path {
+            pointer = child_pointer(&pointer, step.token());
         }
         Ok(Some(DocPlan {
-            keys,
+            path,
             pointer,
             what,
             layout,
@@ -322,12 +336,18 @@ impl Pass<'_> {
         Ok(what.map(|what| (Vec::new(), self.foreign(what, &tally), false)))
     }
 
-    /// A document that is an object: one of its array members, or an array member of
-    /// an object below it, holds all that the search of the whole document finds, or
-    /// it is read whole.
-    fn top_object(&mut self, prefix: &str) -> io::Result<Option<Planned>> {
+    /// The object at the next byte, which `path` leads to (at `pointer`), searched as
+    /// the top level of a document is (the document itself, or what a `--select` path
+    /// selects): one of its array members, or an array member of an object below it,
+    /// holds all that the search finds, or it is read whole.
+    fn object_searched(
+        &mut self,
+        path: &[Step],
+        pointer: &str,
+        prefix: &str,
+    ) -> io::Result<Option<Planned>> {
         let mut arrays = Vec::new();
-        let Some(skeleton) = self.object(&[], "", 0, &mut arrays)? else {
+        let Some(skeleton) = self.object(path, pointer, 0, &mut arrays)? else {
             return Ok(None);
         };
         let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
@@ -337,20 +357,21 @@ impl Pass<'_> {
         if otel::is_export(&skeleton) || toolbench::is_tree(&skeleton) {
             return Ok(None);
         }
-        if let Some(i) = arrays.iter().position(|(keys, _)| keys == &["steps"]) {
+        let steps_path = [path, &[Step::Key("steps".to_string())]].concat();
+        if let Some(i) = arrays.iter().position(|(path, _)| *path == steps_path) {
             let steps = &arrays[i].1;
             let atif = str_of(&skeleton, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
                 || steps.atif_step;
             if atif && wants(Format::Atif) {
                 let what = What::List {
                     format: Format::Atif,
-                    name: search::name(prefix, "/steps", Some(&skeleton)),
+                    name: search::name(prefix, &child_pointer(pointer, "steps"), Some(&skeleton)),
                     foreign: None,
                     codex_answered: FxHashSet::default(),
                     responses_answered: FxHashSet::default(),
                 };
                 let what = self.foreign(what, steps);
-                return Ok(Some((vec!["steps".to_string()], what, false)));
+                return Ok(Some((steps_path, what, false)));
             }
         }
         // A document that is one message: read whole (its content is no list).
@@ -362,8 +383,8 @@ impl Pass<'_> {
         let mut streamed = None;
         if !self.search_members(
             &skeleton,
-            &[],
-            "",
+            path,
+            pointer,
             0,
             skip_tree,
             &arrays,
@@ -375,23 +396,23 @@ impl Pass<'_> {
         let Some((i, what)) = streamed else {
             return Ok(None);
         };
-        let (keys, tally) = arrays.swap_remove(i);
+        let (path, tally) = arrays.swap_remove(i);
         let what = self.foreign(what, &tally);
-        Ok(Some((keys, what, false)))
+        Ok(Some((path, what, false)))
     }
 
-    /// The object at the next byte, at `pointer` (where `keys` lead from the top
+    /// The object at the next byte, at `pointer` (where `path` leads from the top
     /// level), `depth` levels down: each array member is read element by element and
-    /// tallied in `arrays` (by the keys that lead to it) and stands as an empty array
+    /// tallied in `arrays` (by the path that leads to it) and stands as an empty array
     /// in what is returned; an object member is read the same way, down to
     /// [`NESTED_OBJECTS`] levels, below which it is parsed whole with the other
     /// members. `None` when it is not valid JSON or has a key twice.
     fn object(
         &mut self,
-        keys: &[String],
+        path: &[Step],
         pointer: &str,
         depth: usize,
-        arrays: &mut Vec<(Vec<String>, Tally)>,
+        arrays: &mut Vec<(Vec<Step>, Tally)>,
     ) -> io::Result<Option<Map>> {
         self.scan.advance(1);
         let mut skeleton = Map::new();
@@ -405,17 +426,17 @@ impl Pass<'_> {
             if skeleton.contains_key(&key) || !self.scan.eat(b':')? {
                 return Ok(None);
             }
-            let inner = || [keys, std::slice::from_ref(&key)].concat();
+            let inner = || [path, &[Step::Key(key.clone())]].concat();
             let value = match self.scan.next_byte()? {
                 Some(b'[') => {
-                    let (keys, pointer) = (inner(), child_pointer(pointer, &key));
+                    let (path, pointer) = (inner(), child_pointer(pointer, &key));
                     // The elements are at `depth + 2`: the search meets the array
                     // one level below this object.
                     let purpose = Purpose::Search { depth: depth + 2 };
-                    let Some(tally) = self.array(&keys, &pointer, purpose)? else {
+                    let Some(tally) = self.array(&path, &pointer, purpose)? else {
                         return Ok(None);
                     };
-                    arrays.push((keys, tally));
+                    arrays.push((path, tally));
                     Value::Array(Vec::new())
                 }
                 Some(b'{') if depth < NESTED_OBJECTS => {
@@ -442,7 +463,7 @@ impl Pass<'_> {
         }
     }
 
-    /// Searches the members of `map` (the object `keys` lead to, at `pointer`, `depth`
+    /// Searches the members of `map` (the object `path` leads to, at `pointer`, `depth`
     /// levels down, read by [`Pass::object`]) as the search of the whole document goes
     /// (`Search::find` on each member in the map's order), noting in `streamed` the one
     /// array that holds a transcript or runs, as an index into `arrays`. False when
@@ -454,16 +475,16 @@ impl Pass<'_> {
     fn search_members(
         &self,
         map: &Map,
-        keys: &[String],
+        path: &[Step],
         pointer: &str,
         depth: usize,
         skip_tree: bool,
-        arrays: &[(Vec<String>, Tally)],
+        arrays: &[(Vec<Step>, Tally)],
         prefix: &str,
         streamed: &mut Option<(usize, What)>,
     ) -> bool {
         let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
-        let array_at = |keys: &[String]| arrays.iter().position(|(k, _)| k == keys);
+        let array_at = |inner: &[Step]| arrays.iter().position(|(p, _)| p == inner);
         // A ToolBench answer: whether its tree is searched depends on its lists.
         if matches!(map.get("answer_generation"), Some(Value::Object(_))) {
             return false;
@@ -472,7 +493,7 @@ impl Pass<'_> {
             if otel::is_export(map) || toolbench::is_tree(map) {
                 return false;
             }
-            let steps = array_at(&[keys, &["steps".to_string()]].concat());
+            let steps = array_at(&[path, &[Step::Key("steps".to_string())]].concat());
             if let Some(i) = steps {
                 let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
                     || arrays[i].1.atif_step;
@@ -495,8 +516,12 @@ impl Pass<'_> {
                 continue;
             }
             let pointer = child_pointer(pointer, key);
-            let inner = [keys, std::slice::from_ref(key)].concat();
+            let inner = [path, &[Step::Key(key.clone())]].concat();
             if let Some(i) = array_at(&inner) {
+                // An array deeper than the search looks holds nothing it finds.
+                if depth + 1 > SEARCH_DEPTH {
+                    continue;
+                }
                 let found = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
                 if let Some(what) = found
                     && streamed.replace((i, what)).is_some()
@@ -583,113 +608,155 @@ impl Pass<'_> {
         what
     }
 
-    /// With `--select` `keys[*]rest`: the array the keys lead to, as runs the rest
+    /// With `--select` `steps[*]rest`: the array the steps lead to, as runs the rest
     /// selects in; the rest of the document is only checked.
     fn selected(
         &mut self,
-        keys: Vec<String>,
+        steps: Vec<Step>,
         selector: &Selector,
         rest: Selector,
     ) -> io::Result<Option<Planned>> {
-        let Some(mut path) = self.descend(&keys)? else {
+        let Some(mut path) = self.descend(&steps)? else {
             return Ok(None);
         };
         if self.scan.next_byte()? != Some(b'[') {
             return Ok(None);
         }
-        let Some(tally) = self.array(&keys, &path.pointer, Purpose::Select(&rest))? else {
+        let Some(tally) = self.array(&steps, &path.pointer, Purpose::Select(&rest))? else {
             return Ok(None);
         };
         if !self.ascend(&mut path)? {
             return Ok(None);
         }
         let what = What::Runs {
-            depth: keys.len() + 1,
+            depth: steps.len() + 1,
             select: Some((selector.clone(), rest)),
         };
         // Nothing selected, or no transcript in it, is said of the whole file at its end.
         let late = !tally.selected || !tally.finds;
-        Ok(Some((keys, what, late)))
+        Ok(Some((steps, what, late)))
     }
 
-    /// With a `--select` path of keys only (`data.messages`): the array the keys lead
-    /// to, when it is a transcript or runs that hold one, as the whole reading takes
-    /// what such a path selects (a list of one format is a transcript named after the
-    /// object holding it, anything else is searched); the rest of the document is
-    /// only checked. Anything else the path selects (an object, a value that is no
-    /// array, nothing, an array that holds no transcript) is left to the whole reading.
-    fn selected_list(&mut self, keys: Vec<String>, prefix: &str) -> io::Result<Option<Planned>> {
-        let Some(mut path) = self.descend(&keys)? else {
+    /// With a `--select` path of keys and indexes only (`data.messages`, `runs[2]`):
+    /// the value the path leads to, as the whole reading takes what such a path
+    /// selects. A list of one format is a transcript named after the object holding
+    /// it; runs that hold one, and an object, are searched as a document is. The rest
+    /// of the document is only checked. Anything else (a value that is no array or
+    /// object, nothing, an array or object that holds no transcript) is left to the
+    /// whole reading.
+    fn selected_value(&mut self, steps: Vec<Step>, prefix: &str) -> io::Result<Option<Planned>> {
+        let Some(mut path) = self.descend(&steps)? else {
             return Ok(None);
         };
-        if self.scan.next_byte()? != Some(b'[') {
-            return Ok(None);
-        }
-        let Some(tally) = self.array(&keys, &path.pointer, Purpose::Search { depth: 1 })? else {
-            return Ok(None);
+        let planned = match self.scan.next_byte()? {
+            Some(b'[') => {
+                let purpose = Purpose::Search { depth: 1 };
+                let Some(tally) = self.array(&steps, &path.pointer, purpose)? else {
+                    return Ok(None);
+                };
+                // Named after the object holding it, whose id may come after it (an
+                // array's element has no name).
+                if !self.ascend(&mut path)? {
+                    return Ok(None);
+                }
+                let what = self.list_or_runs(&tally, prefix, &path.pointer, Some(&path.parent), 1);
+                return Ok(what.map(|what| (steps, self.foreign(what, &tally), false)));
+            }
+            Some(b'{') => self.object_searched(&steps, &path.pointer, prefix)?,
+            _ => None,
         };
-        if !self.ascend(&mut path)? {
+        if planned.is_none() || !self.ascend(&mut path)? {
             return Ok(None);
         }
-        let what = self.list_or_runs(&tally, prefix, &path.pointer, Some(&path.parent), 1);
-        Ok(what.map(|what| (keys, self.foreign(what, &tally), false)))
+        Ok(planned)
     }
 
-    /// Reads from the top-level object down the members `keys` name, to the start of
-    /// the last one's value; `None` when the document does not lead there (a value on
-    /// the way that is no object, a key missing or twice, text that is not JSON).
-    fn descend(&mut self, keys: &[String]) -> io::Result<Option<Descent>> {
+    /// Reads from the top level down the members and elements `steps` name, to the
+    /// start of the last one's value; `None` when the document does not lead there
+    /// (a value on the way that is no object or array, or not the one the step takes,
+    /// a key missing or twice, an array too short, text that is not JSON).
+    fn descend(&mut self, steps: &[Step]) -> io::Result<Option<Descent>> {
         let mut path = Descent {
             pointer: String::new(),
             open: Vec::new(),
             parent: Map::new(),
         };
-        for (level, wanted) in keys.iter().enumerate() {
-            if !self.scan.eat(b'{')? {
-                return Ok(None);
-            }
-            let innermost = level + 1 == keys.len();
-            let mut seen = FxHashSet::default();
-            loop {
-                let Some(key) = self.scan.key(&mut self.bytes)? else {
-                    return Ok(None);
-                };
-                if !seen.insert(key.clone()) || !self.scan.eat(b':')? {
-                    return Ok(None);
+        for (level, step) in steps.iter().enumerate() {
+            let open = match (self.scan.next_byte()?, step.in_object(), step.in_array()) {
+                (Some(b'{'), Some(wanted), _) => {
+                    self.scan.advance(1);
+                    let innermost = level + 1 == steps.len();
+                    let mut seen = FxHashSet::default();
+                    loop {
+                        let Some(key) = self.scan.key(&mut self.bytes)? else {
+                            return Ok(None);
+                        };
+                        if !seen.insert(key.clone()) || !self.scan.eat(b':')? {
+                            return Ok(None);
+                        }
+                        if key == wanted {
+                            break;
+                        }
+                        if !self.sibling(key, innermost, &mut path.parent)?
+                            || !self.scan.eat(b',')?
+                        {
+                            return Ok(None);
+                        }
+                    }
+                    Open::Object(seen)
                 }
-                if key == *wanted {
-                    break;
+                (Some(b'['), _, Some(index)) => {
+                    self.scan.advance(1);
+                    for _ in 0..index {
+                        if self.scan.next_byte()? == Some(b']')
+                            || !self.check_member()?
+                            || !self.scan.eat(b',')?
+                        {
+                            return Ok(None);
+                        }
+                    }
+                    if self.scan.next_byte()? == Some(b']') {
+                        return Ok(None);
+                    }
+                    Open::Array
                 }
-                if !self.sibling(key, innermost, &mut path.parent)? || !self.scan.eat(b',')? {
-                    return Ok(None);
-                }
-            }
-            path.pointer = child_pointer(&path.pointer, wanted);
-            path.open.push(seen);
+                _ => return Ok(None),
+            };
+            path.pointer = child_pointer(&path.pointer, step.token());
+            path.open.push(open);
         }
         Ok(Some(path))
     }
 
-    /// Reads the rest of each object [`Pass::descend`] went down, from the innermost
-    /// out, after the value its path leads to; false when they are not valid JSON or
-    /// have a key twice.
+    /// Reads the rest of each object and array [`Pass::descend`] went down, from the
+    /// innermost out, after the value its path leads to; false when they are not valid
+    /// JSON or have a key twice.
     fn ascend(&mut self, path: &mut Descent) -> io::Result<bool> {
         let mut innermost = true;
-        while let Some(mut seen) = path.open.pop() {
+        while let Some(open) = path.open.pop() {
+            let (close, mut seen) = match open {
+                Open::Object(seen) => (b'}', Some(seen)),
+                Open::Array => (b']', None),
+            };
             loop {
-                if self.scan.eat(b'}')? {
+                if self.scan.eat(close)? {
                     break;
                 }
                 if !self.scan.eat(b',')? {
                     return Ok(false);
                 }
-                let Some(key) = self.scan.key(&mut self.bytes)? else {
-                    return Ok(false);
+                let read = match &mut seen {
+                    Some(seen) => {
+                        let Some(key) = self.scan.key(&mut self.bytes)? else {
+                            return Ok(false);
+                        };
+                        seen.insert(key.clone())
+                            && self.scan.eat(b':')?
+                            && self.sibling(key, innermost, &mut path.parent)?
+                    }
+                    None => self.check_member()?,
                 };
-                if !seen.insert(key.clone())
-                    || !self.scan.eat(b':')?
-                    || !self.sibling(key, innermost, &mut path.parent)?
-                {
+                if !read {
                     return Ok(false);
                 }
             }
@@ -713,14 +780,14 @@ impl Pass<'_> {
         Ok(true)
     }
 
-    /// The array at the next byte, at `pointer` (where `keys` lead from the top
+    /// The array at the next byte, at `pointer` (where `path` leads from the top
     /// level), read element by element for `purpose`; `None` when an element is not
     /// valid JSON or has a key twice. Each element is parsed only as far as the
     /// decisions need it: what it says of its format, and whole only to be searched
     /// or selected in while that can still change anything.
     fn array(
         &mut self,
-        keys: &[String],
+        path: &[Step],
         pointer: &str,
         purpose: Purpose<'_>,
     ) -> io::Result<Option<Tally>> {
@@ -736,7 +803,7 @@ impl Pass<'_> {
                         && !tally.finds
                         && tally.list.format().is_none()
                     {
-                        tally.finds = self.search_again(keys, pointer, depth)?;
+                        tally.finds = self.search_again(path, pointer, depth)?;
                     }
                     return Ok(Some(tally));
                 }
@@ -804,15 +871,15 @@ impl Pass<'_> {
         }
     }
 
-    /// Whether the search of an element of the array that `keys` lead to (at
+    /// Whether the search of an element of the array that `path` leads to (at
     /// `pointer`), as runs at `depth`, finds a transcript, read again from the file:
     /// for an array whose transcript elements were not searched the first time, and
     /// which turns out to be no transcript. (Rare: the elements of such an array are
     /// mostly not transcript elements, and each of those was searched.)
-    fn search_again(&self, keys: &[String], pointer: &str, depth: usize) -> io::Result<bool> {
+    fn search_again(&self, path: &[Step], pointer: &str, depth: usize) -> io::Result<bool> {
         let file = std::fs::File::open(self.path)?;
         let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        let mut elements = Elements::at(input, keys, pointer.to_string())?;
+        let mut elements = Elements::at(input, path, pointer.to_string())?;
         while let Some(element) = elements.next(None)? {
             let Some(value) = parse_unique(&element.text) else {
                 return Err(super::scan::changed("an element is no longer valid JSON"));
@@ -857,6 +924,11 @@ impl Pass<'_> {
 mod tests {
     use super::*;
 
+    /// A path of keys.
+    fn keys(keys: &[&str]) -> Vec<Step> {
+        keys.iter().map(|key| Step::Key(key.to_string())).collect()
+    }
+
     /// How the document `text`, written to a file, streams.
     fn planned(text: &str) -> Option<DocPlan> {
         planned_with(text, &InputOptions::default())
@@ -881,15 +953,16 @@ mod tests {
             text
         };
         let plan = planned(&nest(2)).expect("streamed");
-        assert_eq!(plan.keys, ["level1", "level0", "messages"]);
+        assert_eq!(plan.path, keys(&["level1", "level0", "messages"]));
         match plan.what {
             What::List { name, .. } => assert_eq!(name, "/level1/level0/messages (task_id t-1)"),
             What::Runs { .. } => panic!("streamed as runs"),
         }
-        // The deepest object the first pass reads member by member holds the list; one
-        // level further down, it is parsed whole with its object, and read whole.
-        assert!(planned(&nest(NESTED_OBJECTS)).is_some());
-        assert!(planned(&nest(NESTED_OBJECTS + 1)).is_none());
+        // As deep as the search of the whole document finds a list, it streams; one
+        // level further down, the search finds nothing, and the document is read whole
+        // (to say so).
+        assert!(planned(&nest(SEARCH_DEPTH - 1)).is_some());
+        assert!(planned(&nest(SEARCH_DEPTH)).is_none());
         // Read whole: lists in two objects, an object that holds a ToolBench answer's
         // lists, or an OpenTelemetry export.
         for text in [
@@ -917,7 +990,7 @@ mod tests {
             r#"{{"id": "outer", "data": {{"meta": {{"id": "deep"}}, "messages": {list}, "task_id": "t-1"}}, "n": [1]}}"#
         );
         let plan = planned_with(&text, &select("data.messages")).expect("streamed");
-        assert_eq!(plan.keys, ["data", "messages"]);
+        assert_eq!(plan.path, keys(&["data", "messages"]));
         assert_eq!(plan.pointer, "/data/messages");
         assert!(!plan.late);
         match plan.what {
@@ -938,16 +1011,95 @@ mod tests {
                 select: None
             }
         ));
-        // What is not a list of a transcript or runs is read whole: an object, no
-        // value, a value that is no array, a list that holds no transcript, a key twice.
+        // What is not a list of a transcript, runs or an object that holds one is read
+        // whole: no value, a value that is no array, a list that holds no transcript,
+        // a key twice.
         for (text, path) in [
-            (text.as_str(), "data"),
             (text.as_str(), "data.nothing"),
             (text.as_str(), "data.task_id"),
             (r#"{"data": {"list": [1, 2]}}"#, "data.list"),
             (
                 &format!(r#"{{"data": {{"messages": {list}, "task_id": 1, "task_id": 2}}}}"#),
                 "data.messages",
+            ),
+        ] {
+            assert!(
+                planned_with(text, &select(path)).is_none(),
+                "{path} in {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_path_with_indexes_or_to_an_object_streams_what_it_leads_to() {
+        let select = |path: &str| InputOptions {
+            format: None,
+            select: Some(Selector::parse(path).expect("a path")),
+        };
+        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        let run = |id: usize| format!(r#"{{"messages": {list}, "task_id": "t-{id}"}}"#);
+        let text = format!(
+            r#"{{"data": [{}, {}, {}], "n": [1]}}"#,
+            run(0),
+            run(1),
+            run(2)
+        );
+        let list_named = |plan: DocPlan, expected: &str| match plan.what {
+            What::List { name, .. } => assert_eq!(name, expected),
+            What::Runs { .. } => panic!("streamed as runs"),
+        };
+        // An index on the way, as a JSON pointer's token too.
+        for path in ["data[1].messages", "/data/1/messages"] {
+            let plan = planned_with(&text, &select(path)).expect("streamed");
+            assert_eq!(plan.pointer, "/data/1/messages");
+            list_named(plan, "/data/1/messages (task_id t-1)");
+        }
+        // A path ending at an object: searched as a document is, its list named after
+        // the object holding it.
+        for path in ["data[2]", "/data/2"] {
+            let plan = planned_with(&text, &select(path)).expect("streamed");
+            assert_eq!(
+                plan.path,
+                [
+                    Step::Key("data".into()),
+                    Step::Index(2),
+                    Step::Key("messages".into())
+                ]
+                .map(|step| match step {
+                    Step::Index(i) if path.starts_with('/') => Step::Key(i.to_string()),
+                    step => step,
+                })
+            );
+            list_named(plan, "/data/2/messages (task_id t-2)");
+        }
+        let object = format!(r#"{{"a": 1, "run": {}, "z": [2]}}"#, run(5));
+        list_named(
+            planned_with(&object, &select("run")).expect("streamed"),
+            "/run/messages (task_id t-5)",
+        );
+        // Indexes then `[*]`: runs the rest selects in.
+        let nested = format!(r#"[{{"runs": [{}, {}]}}]"#, run(0), run(1));
+        let plan = planned_with(&nested, &select("[0].runs[*].messages")).expect("streamed");
+        assert_eq!(plan.pointer, "/0/runs");
+        assert!(matches!(
+            plan.what,
+            What::Runs {
+                depth: 3,
+                select: Some(_)
+            }
+        ));
+        // Read whole: an index past the end, an index on an object, a key on an array,
+        // an object that holds no transcript, an element after it that is not JSON.
+        for (text, path) in [
+            (text.as_str(), "data[3]"),
+            (text.as_str(), "data[3].messages"),
+            (text.as_str(), "[0]"),
+            (text.as_str(), "data.messages"),
+            (text.as_str(), "n"),
+            (r#"{"data": {"x": {"y": 1}}}"#, "data"),
+            (
+                &format!(r#"{{"data": [{}, {{"a": 1, "a": 2}}]}}"#, run(0)),
+                "data[0]",
             ),
         ] {
             assert!(
