@@ -38,12 +38,13 @@
 //!   is parsed and searched. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees, an object of sessions keyed by id, transcripts
 //!   in two members, `--select` paths that select the whole document or whose `[*]`
-//!   goes over an object's members, and OpenTelemetry exports inside runs or arrays.
-//! - An OpenTelemetry export (a document, or one export request per line) is scanned
-//!   span by span and never held ([`otlp`]): each span is parsed alone and dropped,
-//!   keeping of a tool span only its place, start and trace. Its records are then
-//!   made from each tool span read again, in start order, as a reading of the whole
-//!   file hands them on, and each trace is ended after its last record.
+//!   goes over an object's members, and OpenTelemetry exports inside runs.
+//! - An OpenTelemetry export (a document, an array of them, or one export request per
+//!   line) is scanned span by span and never held ([`otlp`]): each span is parsed
+//!   alone and dropped, keeping of a tool span only its place, start and trace. Its
+//!   records are then made from each tool span read again, in start order, as a
+//!   reading of the whole file hands them on, and each trace is ended after its last
+//!   record.
 //!
 //! What comes out is exactly what reading the whole input gives ([`super::document`]):
 //! the same records, problems, order, names, `seq` and locations. One thing needs the

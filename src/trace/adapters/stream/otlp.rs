@@ -1,6 +1,6 @@
 //! OpenTelemetry exports read span by span: a document that is one OTLP JSON export
-//! request (`{"resourceSpans": [...]}`), or a file of one export request per line, as
-//! the collector's file exporter writes them.
+//! request (`{"resourceSpans": [...]}`) or an array of them, or a file of one export
+//! request per line, as the collector's file exporter writes them.
 //!
 //! The file is scanned once ([`Scanner`]), down OTLP's nesting (`resourceSpans[]`,
 //! `scopeSpans[]` or `instrumentationLibrarySpans[]`, `spans[]`), and never held: a
@@ -22,9 +22,10 @@
 //! does is left to it, as soon as it is met, before anything is handed on: text that
 //! is not valid JSON or has a key twice (which makes the whole file an error), a
 //! document whose first member is not `resourceSpans` or that holds more than one
-//! value, lines that are not each one export or that may be over the line limit, a
-//! `resource` after its spans, a level of the nesting after a lower one in the same
-//! object (the whole reading walks the higher), nesting deeper than OTLP's,
+//! value, an array of exports one of which is no export or has another member, lines
+//! that are not each one export (or an array of them) or that may be over the line
+//! limit, a `resource` after its spans, a level of the nesting after a lower one in
+//! the same object (the whole reading walks the higher), nesting deeper than OTLP's,
 //! `--select` or a `--format` other than `otel`, and, with `--format otel`, an export
 //! with members beside `resourceSpans` (which may make it look like another format's
 //! element, which that reading reports).
@@ -202,7 +203,7 @@ impl Replay {
 }
 
 /// Whether the file at `path` starts as an export whose first member is
-/// `resourceSpans`, judged from its first bytes: any other document is left to the
+/// `resourceSpans`, or as an array of them, judged from its first bytes: any other document is left to the
 /// other readings having cost a read of a few hundred bytes.
 fn starts_as_export(path: &Path) -> io::Result<bool> {
     use std::io::Read as _;
@@ -211,6 +212,9 @@ fn starts_as_export(path: &Path) -> io::Result<bool> {
         .take(512)
         .read_to_end(&mut head)?;
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+    let head = head.trim_ascii_start();
+    // A document may be an array of exports.
+    let head = head.strip_prefix(b"[").unwrap_or(head);
     Ok(head
         .trim_ascii_start()
         .strip_prefix(b"{")
@@ -240,7 +244,10 @@ impl Walk {
     fn read(&mut self, layout: Layout, max_line_bytes: usize) -> io::Result<()> {
         match layout {
             Layout::Document => {
-                self.export()?;
+                match self.scan.next_byte()? {
+                    Some(b'[') => self.exports()?,
+                    _ => self.export(Site::new(self.doc, String::new()), self.forced)?,
+                }
                 match self.scan.rest_is_blank()? {
                     true => Ok(()),
                     false => Err(unfit()),
@@ -253,7 +260,10 @@ impl Walk {
                 let mut last_end = 0;
                 while self.scan.next_byte()?.is_some() {
                     let line = self.scan.line;
-                    self.export()?;
+                    match self.scan.next_byte()? {
+                        Some(b'[') => self.exports()?,
+                        _ => self.export(Site::new(self.doc, String::new()), self.forced)?,
+                    }
                     let end = self.scan.offset;
                     let one_line = self.scan.line == line;
                     self.scan.skip_ws()?;
@@ -274,9 +284,30 @@ impl Walk {
         }
     }
 
-    /// One export request, document [`Walk::doc`]: an object whose first member is
-    /// `resourceSpans`, a list (anything else is read whole).
-    fn export(&mut self) -> io::Result<()> {
+    /// A document that is an array of export requests, each with no member but
+    /// `resourceSpans` (which makes it an OTLP element whatever else is looked for, as
+    /// the whole reading's list of them is; any other element, or none, is read whole).
+    fn exports(&mut self) -> io::Result<()> {
+        self.scan.advance(1);
+        let mut index = 0;
+        loop {
+            match self.scan.next_byte()? {
+                Some(b']') if index > 0 => {
+                    self.scan.advance(1);
+                    return Ok(());
+                }
+                Some(b',') if index > 0 => self.scan.advance(1),
+                Some(_) if index == 0 => {}
+                _ => return Err(unfit()),
+            }
+            self.export(Site::new(self.doc, String::new()).child(index), true)?;
+            index += 1;
+        }
+    }
+
+    /// One export request at `site`: an object whose first member is `resourceSpans`,
+    /// a list (anything else is read whole), and its only member when `alone`.
+    fn export(&mut self, site: Site, alone: bool) -> io::Result<()> {
         if self.scan.next_byte()? != Some(b'{') {
             return Err(unfit());
         }
@@ -288,9 +319,8 @@ impl Walk {
         {
             return Err(unfit());
         }
-        let site = Site::new(self.doc, String::new());
         self.level(site.child("resourceSpans"), "resourceSpans", None, 0)?;
-        if self.forced {
+        if alone {
             return match self.scan.eat(b'}')? {
                 true => Ok(()),
                 false => Err(unfit()),
@@ -820,22 +850,37 @@ mod tests {
 
     #[test]
     fn exports_read_span_by_span_give_what_reading_them_whole_gives() {
-        let mut streamed = 0;
-        for seed in 0..300 {
+        let (mut streamed, mut arrays, mut arrays_streamed) = (0, 0, 0);
+        for seed in 0..400 {
             let mut c = Choices(seed);
             let mut n = 0;
             let ws = ["", " ", "\n  ", "\r\n\t"][c.below(4) as usize];
-            let text = match c.below(3) {
+            let shape = c.below(4);
+            let text = match shape {
                 // A document.
                 0 => {
                     let bom = if c.one_in(5) { "\u{feff}" } else { "" };
                     format!("{bom}{ws}{}\n", export(&mut c, &mut n, ws))
                 }
+                // A document that is an array of exports.
+                1 => {
+                    let exports: Vec<String> = (0..1 + c.below(4))
+                        .map(|_| export(&mut c, &mut n, ws))
+                        .collect();
+                    format!("[{ws}{}{ws}]\n", exports.join(&format!(",{ws}")))
+                }
                 // Export requests one per line, with blank lines and CRLF now and then.
                 _ => {
                     let mut text = String::new();
                     for _ in 0..1 + c.below(5) {
-                        let line = export(&mut c, &mut n, "");
+                        let line = match c.below(4) {
+                            0 => format!(
+                                "[{},{}]",
+                                export(&mut c, &mut n, ""),
+                                export(&mut c, &mut n, "")
+                            ),
+                            _ => export(&mut c, &mut n, ""),
+                        };
                         let end = ["\n", "\r\n", "\n\n  \n"][c.below(3) as usize];
                         let _ = write!(text, "{line}{end}");
                     }
@@ -845,9 +890,18 @@ mod tests {
             let (have, want, fit) = both(text.as_bytes(), &InputOptions::default());
             assert_eq!(have, want, "seed {seed}:\n{text}");
             streamed += usize::from(fit);
+            if shape == 1 {
+                arrays += 1;
+                arrays_streamed += usize::from(fit);
+            }
         }
-        // Most are streamed: the others are those it leaves to the whole reading.
-        assert!(streamed > 250, "{streamed} streamed");
+        // Most are streamed, arrays of exports too: the others are those it leaves to
+        // the whole reading.
+        assert!(streamed > 330, "{streamed} streamed");
+        assert!(
+            arrays_streamed * 4 > arrays * 3,
+            "{arrays_streamed} of {arrays} arrays"
+        );
     }
 }
 
