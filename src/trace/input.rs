@@ -1388,6 +1388,7 @@ mod tests {
     #[test]
     fn documents_that_stream_only_whole_are_read_whole() {
         let chat = array(&chat_messages());
+        let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
         for text in [
             // Transcripts in two members.
             format!("{{\"a\": {chat}, \"b\": {chat}}}"),
@@ -1399,6 +1400,9 @@ mod tests {
             }),
             // A key twice.
             format!("{{\"id\": 1, \"messages\": {chat}, \"id\": 2}}"),
+            // A list of OpenTelemetry exports (read whole by its adapter) beside a
+            // transcript: both are found.
+            format!("{{\"exports\": [{export}, {export}], \"messages\": {chat}}}"),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("doc.json");

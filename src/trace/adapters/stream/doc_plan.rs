@@ -522,6 +522,14 @@ impl Pass<'_> {
                 if depth + 1 > SEARCH_DEPTH {
                     continue;
                 }
+                // A list of OpenTelemetry exports or ToolBench trees is a transcript
+                // its adapter reads whole: so is the document.
+                if matches!(
+                    arrays[i].1.list.format(),
+                    Some(Format::Otel | Format::ToolBench)
+                ) {
+                    return false;
+                }
                 let found = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
                 if let Some(what) = found
                     && streamed.replace((i, what)).is_some()
