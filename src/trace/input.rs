@@ -1173,6 +1173,46 @@ mod tests {
         );
         streams_as_read_whole(&deeper, 1);
         streams_as_read_whole(&format!("{{\"data\": {nested}}}"), 2);
+        // Transcripts in several members: the innermost object holding them all is
+        // read member by member, each member searched as a run (named after the
+        // object's id, wherever it is).
+        let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
+        let sessions = format!(
+            "{{\"v\": 1, \"data\": {{\"sessions\": {{\"s-1\": {object}, \"s-2\": {object}, \"s-3\": {{\"messages\": []}}}}}}}}"
+        );
+        for path in ["data", "data.sessions"] {
+            let select = InputOptions {
+                format: None,
+                select: Some(Selector::parse(path).unwrap()),
+            };
+            streams_as_read_whole_with(&sessions, 2, &select);
+        }
+        for (text, traces) in [
+            (sessions, 2),
+            (
+                format!("{{\"a\": {chat}, \"n\": 2, \"b\": {chat}, \"id\": \"x\"}}"),
+                2,
+            ),
+            (
+                format!("{{\"b\": {chat}, \"run\": {{\"messages\": {chat}}}}}"),
+                2,
+            ),
+            (
+                format!("{{\"a\": {{\"messages\": {chat}}}, \"a b\": {{\"messages\": {chat}}}}}"),
+                2,
+            ),
+            (
+                format!("{{\"exports\": [{export}, {export}], \"messages\": {chat}}}"),
+                2,
+            ),
+            (format!("{{\"export\": {export}, \"runs\": {runs}}}"), 4),
+            (
+                format!("{{\"x\": {{\"run_id\": 5, \"a\": {chat}, \"b\": {runs}}}}}"),
+                4,
+            ),
+        ] {
+            streams_as_read_whole(&text, traces);
+        }
         // As deep as the search looks: the list eleven objects down, an ATIF
         // trajectory twelve down, each object with a member before and after.
         let nest = |mut text: String, levels: usize| {
@@ -1390,19 +1430,21 @@ mod tests {
         let chat = array(&chat_messages());
         let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
         for text in [
-            // Transcripts in two members.
-            format!("{{\"a\": {chat}, \"b\": {chat}}}"),
-            // Transcripts in an object member and an array member.
+            // An OpenTelemetry export below the top level, the one transcript (read
+            // whole by its adapter).
+            format!("{{\"data\": {{\"n\": 1, \"export\": {export}}}}}"),
+            // Transcripts in members out of key order, in which the search meets them.
             format!("{{\"run\": {{\"messages\": {chat}}}, \"b\": {chat}}}"),
+            // A ToolBench answer, whose lists decide whether its tree is searched.
+            format!(
+                "{{\"answer_generation\": {{\"train_messages\": [{chat}]}}, \"messages\": {chat}}}"
+            ),
             // A transcript further down than the search looks (it finds nothing).
             (0..12).fold(format!("{{\"messages\": {chat}}}"), |text, level| {
                 format!("{{\"level{level}\": {text}}}")
             }),
             // A key twice.
             format!("{{\"id\": 1, \"messages\": {chat}, \"id\": 2}}"),
-            // A list of OpenTelemetry exports (read whole by its adapter) beside a
-            // transcript: both are found.
-            format!("{{\"exports\": [{export}, {export}], \"messages\": {chat}}}"),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("doc.json");

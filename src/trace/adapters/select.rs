@@ -19,7 +19,7 @@ pub struct Selector {
 }
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Step {
     /// An object's member; on an array, the element it numbers, if it is a number (a
     /// JSON pointer's token).

@@ -27,7 +27,11 @@
 //!   Code export; `runs`, a Codex or Responses list), or of an object below it; or,
 //!   with a `--select` path of keys and indexes then `[*]` (`runs[*].messages`), the
 //!   array its steps lead to, and with one of keys and indexes only (`data[0]`), the
-//!   list or runs it selects or found in the object it selects. A scanner finds each
+//!   list or runs it selects or found in the object it selects. Transcripts found in
+//!   several members (`{"sessions": {"s-1": {…}, "s-2": {…}}}`) stream as the runs of
+//!   the innermost object that holds them all: its members, one at a time, each
+//!   searched as the search of that object searches it, when they come in the key
+//!   order that search meets them in. A scanner finds each
 //!   element's bytes, which are parsed and then either fed to the format's incremental
 //!   adapter (a message list, as a file of lines is) or searched for transcripts (or
 //!   selected in) and adapted as the whole document would be (runs), then dropped. The
@@ -36,9 +40,9 @@
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
-//!   Still read whole: ToolBench trees, an object of sessions keyed by id, transcripts
-//!   in two members, `--select` paths that select the whole document or whose `[*]`
-//!   goes over an object's members, and OpenTelemetry exports inside runs.
+//!   Still read whole: ToolBench trees, transcripts in members out of key order,
+//!   `--select` paths that select the whole document or whose `[*]` goes over an
+//!   object's members; OpenTelemetry exports inside runs are held to the end.
 //! - An OpenTelemetry export (a document, an array of them, or one export request per
 //!   line) is scanned span by span and never held ([`otlp`]): each span is parsed
 //!   alone and dropped, keeping of a tool span only its place, start and trace. Its
@@ -605,6 +609,9 @@ struct Runs {
     /// How deep in the document the runs are (1 for the elements of a top-level
     /// array), for the search.
     depth: usize,
+    /// When the runs are the members of an object, what of it names a list that is
+    /// one of them (its id members), as the search of the object names it.
+    object: Option<Map>,
     /// What names of transcripts start with (`line 3` for a document on one line).
     prefix: String,
     /// With `--select [*]…`, what it selects in each run; and whether it selected
@@ -737,7 +744,14 @@ impl Stream {
                 std::fs::File::open(path)?,
             )))
         };
-        let elements = Elements::at(open()?, &plan.path, plan.pointer.clone())?;
+        let members = matches!(
+            plan.what,
+            What::Runs {
+                object: Some(_),
+                ..
+            }
+        );
+        let elements = Elements::at(open()?, &plan.path, plan.pointer.clone(), members)?;
         let docs = Docs::Array(elements);
         let again = plan.clone();
         let mut stream = match plan.what {
@@ -760,13 +774,18 @@ impl Stream {
                 }));
                 stream
             }
-            What::Runs { depth, select } => Stream::new(
+            What::Runs {
+                depth,
+                select,
+                object,
+            } => Stream::new(
                 docs,
                 Reader::Runs(Runs {
                     whole: plan.whole,
                     format,
                     select,
                     depth,
+                    object,
                     prefix: plan.prefix,
                     ..Runs::default()
                 }),
@@ -1009,7 +1028,10 @@ impl Stream {
                 };
                 self.next_doc += 1;
                 runs.any = true;
-                let base = child_pointer(&elements.pointer, element.index);
+                let base = match &element.key {
+                    Some(key) => child_pointer(&elements.pointer, key),
+                    None => child_pointer(&elements.pointer, element.index),
+                };
                 if runs.read_plain(
                     index,
                     &element,
@@ -1175,7 +1197,7 @@ impl Runs {
         };
         match &self.select {
             // As the search of the whole array goes: each element, one level down.
-            None => search.find(value, &doc.base, None, self.depth),
+            None => search.find(value, &doc.base, self.object.as_ref(), self.depth),
             Some((_, rest)) => {
                 for (pointer, selected) in rest.select(value) {
                     self.selected = true;
@@ -1608,6 +1630,11 @@ struct Elements {
     scan: Scanner,
     /// The JSON pointer of the array.
     pointer: String,
+    /// Whether these are the member values of an object rather than an array's
+    /// elements.
+    members: bool,
+    /// The key of the last member read.
+    key: Option<String>,
     /// Elements read so far.
     count: usize,
     done: bool,
@@ -1629,6 +1656,8 @@ struct Scanned {
     offset: u64,
     line: u64,
     index: usize,
+    /// The member's key, when it is an object's member.
+    key: Option<String>,
     /// Whether the tape [`Elements::next`] was given holds the scan of `text`.
     taped: bool,
 }
@@ -1636,8 +1665,13 @@ struct Scanned {
 impl Elements {
     /// Starts reading the array that `path` leads to from the top level of the
     /// document `input` holds (the top level itself with no step), which a first pass
-    /// found there.
-    fn at(input: Box<dyn BufRead>, path: &[Step], pointer: String) -> io::Result<Elements> {
+    /// found there; with `members`, the member values of the object it leads to.
+    fn at(
+        input: Box<dyn BufRead>,
+        path: &[Step],
+        pointer: String,
+        members: bool,
+    ) -> io::Result<Elements> {
         let mut scan = Scanner::new(input)?;
         let mut bytes = Vec::new();
         for step in path {
@@ -1674,12 +1708,14 @@ impl Elements {
                 _ => return Err(changed("expected the path's object or array")),
             }
         }
-        if !scan.eat(b'[')? {
-            return Err(changed("expected an array"));
+        if !scan.eat(if members { b'{' } else { b'[' })? {
+            return Err(changed("expected an array or object"));
         }
         Ok(Elements {
             scan,
             pointer,
+            members,
+            key: None,
             count: 0,
             done: false,
             last_offset: 0,
@@ -1709,6 +1745,7 @@ impl Elements {
             offset: self.last_offset,
             line: self.last_line,
             index: self.count - 1,
+            key: self.key.take(),
             taped,
         }))
     }
@@ -1731,8 +1768,9 @@ impl Elements {
         if self.done {
             return Ok(None);
         }
+        let close = if self.members { b'}' } else { b']' };
         match self.scan.next_byte()? {
-            Some(b']') => {
+            Some(byte) if byte == close => {
                 self.done = true;
                 self.scan.advance(1);
                 return Ok(None);
@@ -1742,7 +1780,19 @@ impl Elements {
                 self.scan.skip_ws()?;
             }
             Some(_) if self.count == 0 => {}
-            _ => return Err(changed("expected `,` or `]`")),
+            _ => return Err(changed("expected `,` or the array's or object's end")),
+        }
+        if self.members {
+            let mut text = Vec::new();
+            self.key = Some(
+                self.scan
+                    .key(&mut text)?
+                    .ok_or_else(|| changed("expected a key"))?,
+            );
+            if !self.scan.eat(b':')? {
+                return Err(changed("expected `:`"));
+            }
+            self.scan.skip_ws()?;
         }
         (self.last_offset, self.last_line) = (self.scan.offset, self.scan.line);
         let mut taped = false;

@@ -3,22 +3,25 @@
 //! decides which array's elements the second pass reads one at a time, and as what.
 //!
 //! It streams what a search of the whole document ([`super::super::search`]) would
-//! find in one array: the document itself when it is an array (a message list, or runs
+//! find in one array, or in the members of one object: the document itself when it is an array (a message list, or runs
 //! each holding transcripts), or one array member of its top-level object (a
 //! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata)
 //! or of an object below it (`{"data": {"messages": […]}}`, as deep as the search
 //! looks), or, with a `--select` path of keys and indexes then `[*]`
 //! (`runs[*].messages`), the array those steps lead to, or with a path of keys and
 //! indexes only (`data.messages`, `runs[2]`), the list or runs it selects, or what is
-//! found in the object it selects as in a document. The other members of the
-//! top-level object, and of the objects below it, are kept (the small ones whole, an
-//! array as what the search needs of it), so that the search's decisions about the
-//! object, and the name of the transcript (its run's id), are those of the whole
-//! reading. Anything else (transcripts in two members, an OpenTelemetry export, a
-//! ToolBench tree, a document that is one message, nothing found) is left to the whole
-//! reading, as is a document that is not valid JSON or has a key twice: an error
-//! anywhere makes the whole file an error, which must be known before any record is
-//! handed on.
+//! found in the object it selects as in a document. Transcripts found in several
+//! members make the members of the innermost object holding them all the runs, read
+//! one at a time and each searched as the search of that object searches it: that
+//! search meets them in key order, so they must come in key order in the document.
+//! The other members of the top-level object, and of the objects below it, are kept
+//! (the small ones whole, an array as what the search needs of it), so that the
+//! search's decisions about the object, and the name of the transcript (its run's id),
+//! are those of the whole reading. Anything else (transcripts in members out of key
+//! order, an OpenTelemetry export or a ToolBench tree alone, a ToolBench answer, a
+//! document that is one message, nothing found) is left to the whole reading, as is a
+//! document that is not valid JSON or has a key twice: an error anywhere makes the
+//! whole file an error, which must be known before any record is handed on.
 //!
 //! The second pass parses every element of the streamed array, so this one parses
 //! them as little as its decisions need: each is checked by a scan that builds
@@ -34,7 +37,7 @@
 use std::io;
 use std::path::Path;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::super::detect::{ListTally, Signal, shallow_scanned, signal};
@@ -94,10 +97,14 @@ pub(super) enum What {
         responses_answered: FxHashSet<String>,
     },
     /// Runs: each element is searched for transcripts (at `depth` in the document),
-    /// or selected in by the rest of a `--select` path (the path and its rest).
+    /// or selected in by the rest of a `--select` path (the path and its rest). With
+    /// `object`, the runs are the members of an object rather than the elements of an
+    /// array (transcripts were found in several of them), and `object` holds what of
+    /// it names a list that is one of its members (its id members).
     Runs {
         depth: usize,
         select: Option<(Selector, Selector)>,
+        object: Option<Map>,
     },
 }
 
@@ -131,6 +138,16 @@ struct Descent {
     open: Vec<Open>,
     /// The members of the innermost object that name its transcript.
     parent: Map,
+}
+
+/// A transcript the first pass found in an object ([`Pass::search_members`]).
+struct Holder {
+    /// The steps to the array or member that holds it.
+    path: Vec<Step>,
+    /// The array it is (an index into the arrays read) and how it streams; `None` for
+    /// what is read whole alone (OpenTelemetry exports, a ToolBench tree, a transcript
+    /// in a member the first pass parsed whole).
+    array: Option<(usize, What)>,
 }
 
 /// An object or array a `--select` path goes through.
@@ -248,6 +265,7 @@ pub(in super::super) fn plan(
         options,
         bytes: Vec::new(),
         tape: Tape::default(),
+        key_order: FxHashMap::default(),
     };
     // A document the scanner cannot follow is not valid JSON: it is read whole, which
     // says what is wrong and where.
@@ -270,6 +288,10 @@ struct Pass<'o> {
     bytes: Vec<u8>,
     /// The scan of the last element read, kept for the next.
     tape: Tape,
+    /// The keys of each object [`Pass::object`] read, by the path to it, in the
+    /// order the document has them (a map of members iterates in key order, and so
+    /// does the search of the whole document).
+    key_order: FxHashMap<Vec<Step>, Vec<String>>,
 }
 
 impl Pass<'_> {
@@ -380,20 +402,26 @@ impl Pass<'_> {
         }
         let skip_tree =
             self.options.format.is_none() && toolbench::is_answer_with_messages(&skeleton);
-        let mut streamed = None;
+        let mut found = Vec::new();
         if !self.search_members(
-            &skeleton,
-            path,
-            pointer,
-            0,
-            skip_tree,
-            &arrays,
-            prefix,
-            &mut streamed,
+            &skeleton, path, pointer, 0, skip_tree, &arrays, prefix, &mut found,
         ) {
             return Ok(None);
         }
-        let Some((i, what)) = streamed else {
+        if found.len() > 1 {
+            return Ok(members_as_runs(
+                &skeleton,
+                path,
+                &found,
+                skip_tree,
+                &self.key_order,
+            ));
+        }
+        let Some(Holder {
+            array: Some((i, what)),
+            ..
+        }) = found.pop()
+        else {
             return Ok(None);
         };
         let (path, tally) = arrays.swap_remove(i);
@@ -416,6 +444,7 @@ impl Pass<'_> {
     ) -> io::Result<Option<Map>> {
         self.scan.advance(1);
         let mut skeleton = Map::new();
+        let mut keys = Vec::new();
         if self.scan.eat(b'}')? {
             return Ok(Some(skeleton));
         }
@@ -453,8 +482,10 @@ impl Pass<'_> {
                     value
                 }
             };
+            keys.push(key.clone());
             skeleton.insert(key, value);
             if self.scan.eat(b'}')? {
+                self.key_order.insert(path.to_vec(), keys);
                 return Ok(Some(skeleton));
             }
             if !self.scan.eat(b',')? {
@@ -465,12 +496,11 @@ impl Pass<'_> {
 
     /// Searches the members of `map` (the object `path` leads to, at `pointer`, `depth`
     /// levels down, read by [`Pass::object`]) as the search of the whole document goes
-    /// (`Search::find` on each member in the map's order), noting in `streamed` the one
-    /// array that holds a transcript or runs, as an index into `arrays`. False when
-    /// the document is to be read whole: a transcript found outside the arrays, or
-    /// in two of them, or what the search decides from an array's elements, which an
-    /// object below the top level does not keep (an OpenTelemetry export, a ToolBench
-    /// tree or answer).
+    /// (`Search::find` on each member in the map's order), noting in `found` where it
+    /// finds a transcript: an array that holds one or runs (as an index into `arrays`),
+    /// or a member read whole alone. False when the document is to be read whole: what
+    /// the search decides from an array's elements, which an object below the top
+    /// level does not keep (a ToolBench answer).
     #[allow(clippy::too_many_arguments)]
     fn search_members(
         &self,
@@ -481,7 +511,7 @@ impl Pass<'_> {
         skip_tree: bool,
         arrays: &[(Vec<Step>, Tally)],
         prefix: &str,
-        streamed: &mut Option<(usize, What)>,
+        found: &mut Vec<Holder>,
     ) -> bool {
         let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
         let array_at = |inner: &[Step]| arrays.iter().position(|(p, _)| p == inner);
@@ -490,11 +520,16 @@ impl Pass<'_> {
             return false;
         }
         if depth > 0 {
+            // The search takes the object whole.
             if otel::is_export(map) || toolbench::is_tree(map) {
-                return false;
+                found.push(Holder {
+                    path: path.to_vec(),
+                    array: None,
+                });
+                return true;
             }
-            let steps = array_at(&[path, &[Step::Key("steps".to_string())]].concat());
-            if let Some(i) = steps {
+            let steps_path = [path, &[Step::Key("steps".to_string())]].concat();
+            if let Some(i) = array_at(&steps_path) {
                 let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
                     || arrays[i].1.atif_step;
                 if atif && wants(Format::Atif) {
@@ -507,7 +542,11 @@ impl Pass<'_> {
                         responses_answered: FxHashSet::default(),
                     };
                     // The search takes the steps and nothing else of this object.
-                    return streamed.replace((i, what)).is_none();
+                    found.push(Holder {
+                        path: steps_path,
+                        array: Some((i, what)),
+                    });
+                    return true;
                 }
             }
         }
@@ -523,19 +562,23 @@ impl Pass<'_> {
                     continue;
                 }
                 // A list of OpenTelemetry exports or ToolBench trees is a transcript
-                // its adapter reads whole: so is the document.
+                // its adapter reads whole.
                 if matches!(
                     arrays[i].1.list.format(),
                     Some(Format::Otel | Format::ToolBench)
                 ) {
-                    return false;
+                    found.push(Holder {
+                        path: inner,
+                        array: None,
+                    });
+                    continue;
                 }
-                let found = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
-                if let Some(what) = found
-                    && streamed.replace((i, what)).is_some()
-                {
-                    // Transcripts in two arrays: read whole.
-                    return false;
+                let what = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
+                if let Some(what) = what {
+                    found.push(Holder {
+                        path: inner,
+                        array: Some((i, what)),
+                    });
                 }
                 continue;
             }
@@ -550,23 +593,26 @@ impl Pass<'_> {
                     false,
                     arrays,
                     prefix,
-                    streamed,
+                    found,
                 ) {
                     return false;
                 }
                 continue;
             }
-            let mut found = Vec::new();
+            let mut transcripts = Vec::new();
             Search {
                 doc: 0,
                 format: self.options.format,
                 prefix,
-                found: &mut found,
+                found: &mut transcripts,
             }
             .find(value, &pointer, Some(map), depth + 1);
-            if !found.is_empty() {
-                // A transcript outside the arrays: read whole.
-                return false;
+            if !transcripts.is_empty() {
+                // A transcript in a member parsed whole.
+                found.push(Holder {
+                    path: inner,
+                    array: None,
+                });
             }
         }
         true
@@ -601,6 +647,7 @@ impl Pass<'_> {
             None if tally.finds => Some(What::Runs {
                 depth,
                 select: None,
+                object: None,
             }),
             None => None,
         }
@@ -639,6 +686,7 @@ impl Pass<'_> {
         let what = What::Runs {
             depth: steps.len() + 1,
             select: Some((selector.clone(), rest)),
+            object: None,
         };
         // Nothing selected, or no transcript in it, is said of the whole file at its end.
         let late = !tally.selected || !tally.finds;
@@ -887,7 +935,7 @@ impl Pass<'_> {
     fn search_again(&self, path: &[Step], pointer: &str, depth: usize) -> io::Result<bool> {
         let file = std::fs::File::open(self.path)?;
         let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        let mut elements = Elements::at(input, path, pointer.to_string())?;
+        let mut elements = Elements::at(input, path, pointer.to_string(), false)?;
         while let Some(element) = elements.next(None)? {
             let Some(value) = parse_unique(&element.text) else {
                 return Err(super::scan::changed("an element is no longer valid JSON"));
@@ -926,6 +974,64 @@ impl Pass<'_> {
         self.scan.value(Some(&mut self.bytes))?;
         Ok(valid_without_duplicates(&self.bytes))
     }
+}
+
+/// With transcripts `found` in more than one place in the object `skeleton` (which
+/// `path` leads to, searched as a document is): the innermost object that holds them
+/// all, whose members are then read one at a time as runs, each searched as the search
+/// of the object searches it. `None` when that is the object itself and its ToolBench
+/// search tree is skipped (`skip_tree`), which runs would search, or when the members
+/// holding them are not in key order in the document ([`Pass::key_order`]): the search
+/// of the object meets them in key order, and so must their records come.
+fn members_as_runs(
+    skeleton: &Map,
+    path: &[Step],
+    found: &[Holder],
+    skip_tree: bool,
+    key_order: &FxHashMap<Vec<Step>, Vec<String>>,
+) -> Option<Planned> {
+    let mut common = found.first()?.path.as_slice();
+    for holder in found {
+        let same = common
+            .iter()
+            .zip(&holder.path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common = &common[..same];
+    }
+    let below = common.get(path.len()..)?;
+    if below.is_empty() && skip_tree {
+        return None;
+    }
+    let holding: FxHashSet<&str> = found
+        .iter()
+        .filter_map(|holder| holder.path.get(common.len())?.in_object())
+        .collect();
+    let in_document_order = key_order
+        .get(common)?
+        .iter()
+        .filter(|key| holding.contains(key.as_str()));
+    if !in_document_order.is_sorted() {
+        return None;
+    }
+    let mut object = skeleton;
+    for step in below {
+        match object.get(step.in_object()?) {
+            Some(Value::Object(inner)) => object = inner,
+            _ => return None,
+        }
+    }
+    let names = object
+        .iter()
+        .filter(|(key, _)| search::ID_KEYS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let what = What::Runs {
+        depth: below.len() + 1,
+        select: None,
+        object: Some(names),
+    };
+    Some((common.to_vec(), what, false))
 }
 
 #[cfg(test)]
@@ -971,11 +1077,40 @@ mod tests {
         // (to say so).
         assert!(planned(&nest(SEARCH_DEPTH - 1)).is_some());
         assert!(planned(&nest(SEARCH_DEPTH)).is_none());
-        // Read whole: lists in two objects, an object that holds a ToolBench answer's
-        // lists, or an OpenTelemetry export.
+        // Lists in two members: the members of the innermost object holding both are
+        // read as runs, named after that object's id.
+        for (text, path, pointer, depth) in [
+            (
+                format!(r#"{{"a": {{"messages": {list}}}, "b": {{"messages": {list}}}}}"#),
+                keys(&[]),
+                "",
+                1,
+            ),
+            (
+                format!(r#"{{"n": 1, "x": {{"a": {list}, "b": {{"y": {list}}}, "id": 3}}}}"#),
+                keys(&["x"]),
+                "/x",
+                2,
+            ),
+        ] {
+            let plan = planned(&text).expect("streamed");
+            assert_eq!((plan.path, plan.pointer.as_str()), (path, pointer));
+            match plan.what {
+                What::Runs {
+                    depth: d,
+                    select: None,
+                    object: Some(names),
+                } => {
+                    assert_eq!(d, depth);
+                    assert_eq!(names.len(), usize::from(depth == 2), "{names:?}");
+                }
+                _ => panic!("not streamed as members: {text}"),
+            }
+        }
+        // Read whole: lists in members out of key order, an object that holds a
+        // ToolBench answer's lists, or an OpenTelemetry export.
         for text in [
-            format!(r#"{{"a": {{"messages": {list}}}, "b": {{"messages": {list}}}}}"#),
-            format!(r#"{{"a": {{"messages": {list}}}, "b": {list}}}"#),
+            format!(r#"{{"b": {{"messages": {list}}}, "a": {{"messages": {list}}}}}"#),
             format!(
                 r#"{{"a": {{"answer_generation": {{"train_messages": [{list}]}}, "messages": {list}}}}}"#
             ),
@@ -1016,7 +1151,8 @@ mod tests {
             plan.what,
             What::Runs {
                 depth: 1,
-                select: None
+                select: None,
+                object: None
             }
         ));
         // What is not a list of a transcript, runs or an object that holds one is read
@@ -1093,7 +1229,8 @@ mod tests {
             plan.what,
             What::Runs {
                 depth: 3,
-                select: Some(_)
+                select: Some(_),
+                object: None
             }
         ));
         // Read whole: an index past the end, an index on an object, a key on an array,
@@ -1129,7 +1266,8 @@ mod tests {
                 what,
                 Some(What::Runs {
                     depth: 1,
-                    select: None
+                    select: None,
+                    object: None
                 })
             ),
             "streamed as runs"
