@@ -1180,12 +1180,14 @@ mod tests {
         let sessions = format!(
             "{{\"v\": 1, \"data\": {{\"sessions\": {{\"s-1\": {object}, \"s-2\": {object}, \"s-3\": {{\"messages\": []}}}}}}}}"
         );
-        for path in ["data", "data.sessions"] {
-            let select = InputOptions {
-                format: None,
-                select: Some(Selector::parse(path).unwrap()),
-            };
-            streams_as_read_whole_with(&sessions, 2, &select);
+        for path in [None, Some("data"), Some("data.sessions")] {
+            for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+                let options = InputOptions {
+                    format,
+                    select: path.map(|path| Selector::parse(path).unwrap()),
+                };
+                streams_as_read_whole_with(&sessions, 2, &options);
+            }
         }
         for (text, traces) in [
             (sessions, 2),
