@@ -1199,6 +1199,17 @@ mod tests {
                 format!("{{\"b\": {chat}, \"run\": {{\"messages\": {chat}}}}}"),
                 2,
             ),
+            // Out of key order: read in key order, as the search meets them.
+            (
+                format!("{{\"run\": {{\"messages\": {chat}}}, \"b\": {chat}}}"),
+                2,
+            ),
+            (
+                format!(
+                    "{{\"z\": {object}, \"n\": [1, 2], \"y\": {runs}, \"x\": {chat}, \"id\": 7}}"
+                ),
+                5,
+            ),
             (
                 format!("{{\"a\": {{\"messages\": {chat}}}, \"a b\": {{\"messages\": {chat}}}}}"),
                 2,
@@ -1435,8 +1446,6 @@ mod tests {
             // An OpenTelemetry export below the top level, the one transcript (read
             // whole by its adapter).
             format!("{{\"data\": {{\"n\": 1, \"export\": {export}}}}}"),
-            // Transcripts in members out of key order, in which the search meets them.
-            format!("{{\"run\": {{\"messages\": {chat}}}, \"b\": {chat}}}"),
             // A ToolBench answer, whose lists decide whether its tree is searched.
             format!(
                 "{{\"answer_generation\": {{\"train_messages\": [{chat}]}}, \"messages\": {chat}}}"

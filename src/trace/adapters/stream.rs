@@ -114,7 +114,7 @@ use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{LineContent, LineReader};
 use crate::trace::spool::Spool;
 use crate::trace::{Location, Pointer, Record};
-use doc_plan::{DocPlan, What};
+use doc_plan::{DocPlan, Place, What};
 use scan::{Scanner, changed};
 
 /// A transcript input being streamed.
@@ -744,14 +744,17 @@ impl Stream {
                 std::fs::File::open(path)?,
             )))
         };
-        let members = matches!(
-            plan.what,
+        let elements = match &plan.what {
             What::Runs {
-                object: Some(_),
+                object: Some(members),
                 ..
-            }
-        );
-        let elements = Elements::at(open()?, &plan.path, plan.pointer.clone(), members)?;
+            } => Elements::members(
+                std::fs::File::open(path)?,
+                plan.pointer.clone(),
+                members.places.clone(),
+            ),
+            _ => Elements::at(open()?, &plan.path, plan.pointer.clone())?,
+        };
         let docs = Docs::Array(elements);
         let again = plan.clone();
         let mut stream = match plan.what {
@@ -785,7 +788,7 @@ impl Stream {
                     format,
                     select,
                     depth,
-                    object,
+                    object: object.map(|members| members.names),
                     prefix: plan.prefix,
                     ..Runs::default()
                 }),
@@ -1624,15 +1627,12 @@ impl Finisher {
     }
 }
 
-/// The elements of a JSON array, read one at a time from a reader, each with its
-/// place in the file.
+/// The elements of a JSON array, read one at a time from a reader, or members of an
+/// object, each with its place in the file.
 struct Elements {
-    scan: Scanner,
-    /// The JSON pointer of the array.
+    source: ElementSource,
+    /// The JSON pointer of the array or object.
     pointer: String,
-    /// Whether these are the member values of an object rather than an array's
-    /// elements.
-    members: bool,
     /// The key of the last member read.
     key: Option<String>,
     /// Elements read so far.
@@ -1644,6 +1644,17 @@ struct Elements {
     last_len: usize,
     /// The text of an element read and done with, whose buffer the next one takes.
     spare: String,
+}
+
+/// Where [`Elements`] reads from.
+enum ElementSource {
+    /// The elements of an array, scanned in turn.
+    Array(Scanner),
+    /// Members of an object, each read from its place in the file.
+    Places {
+        file: std::fs::File,
+        places: std::vec::IntoIter<Place>,
+    },
 }
 
 /// The largest buffer [`Elements::recycle`] keeps: one large element does not hold
@@ -1665,13 +1676,8 @@ struct Scanned {
 impl Elements {
     /// Starts reading the array that `path` leads to from the top level of the
     /// document `input` holds (the top level itself with no step), which a first pass
-    /// found there; with `members`, the member values of the object it leads to.
-    fn at(
-        input: Box<dyn BufRead>,
-        path: &[Step],
-        pointer: String,
-        members: bool,
-    ) -> io::Result<Elements> {
+    /// found there.
+    fn at(input: Box<dyn BufRead>, path: &[Step], pointer: String) -> io::Result<Elements> {
         let mut scan = Scanner::new(input)?;
         let mut bytes = Vec::new();
         for step in path {
@@ -1708,13 +1714,23 @@ impl Elements {
                 _ => return Err(changed("expected the path's object or array")),
             }
         }
-        if !scan.eat(if members { b'{' } else { b'[' })? {
-            return Err(changed("expected an array or object"));
+        if !scan.eat(b'[')? {
+            return Err(changed("expected an array"));
         }
-        Ok(Elements {
-            scan,
+        Ok(Elements::of(ElementSource::Array(scan), pointer))
+    }
+
+    /// Reads the members of the object at `pointer` in `file` that are at `places`,
+    /// in that order.
+    fn members(file: std::fs::File, pointer: String, places: Vec<Place>) -> Elements {
+        let places = places.into_iter();
+        Elements::of(ElementSource::Places { file, places }, pointer)
+    }
+
+    fn of(source: ElementSource, pointer: String) -> Elements {
+        Elements {
+            source,
             pointer,
-            members,
             key: None,
             count: 0,
             done: false,
@@ -1722,7 +1738,7 @@ impl Elements {
             last_line: 0,
             last_len: 0,
             spare: String::new(),
-        })
+        }
     }
 
     /// The next element, or `None` after the last.
@@ -1768,44 +1784,49 @@ impl Elements {
         if self.done {
             return Ok(None);
         }
-        let close = if self.members { b'}' } else { b']' };
-        match self.scan.next_byte()? {
-            Some(byte) if byte == close => {
+        let scan = match &mut self.source {
+            ElementSource::Array(scan) => scan,
+            ElementSource::Places { file, places } => {
+                let Some(place) = places.next() else {
+                    self.done = true;
+                    return Ok(None);
+                };
+                use std::io::{Read as _, Seek as _};
+                file.seek(io::SeekFrom::Start(place.offset))?;
+                let len = usize::try_from(place.len).map_err(|_| changed("a member too long"))?;
+                bytes.resize(len, 0);
+                file.read_exact(bytes)?;
+                (self.last_offset, self.last_line) = (place.offset, place.line);
+                self.key = Some(place.key);
+                self.count += 1;
+                return Ok(Some(false));
+            }
+        };
+        match scan.next_byte()? {
+            Some(b']') => {
                 self.done = true;
-                self.scan.advance(1);
+                scan.advance(1);
                 return Ok(None);
             }
             Some(b',') if self.count > 0 => {
-                self.scan.advance(1);
-                self.scan.skip_ws()?;
+                scan.advance(1);
+                scan.skip_ws()?;
             }
             Some(_) if self.count == 0 => {}
-            _ => return Err(changed("expected `,` or the array's or object's end")),
+            _ => return Err(changed("expected `,` or `]`")),
         }
-        if self.members {
-            let mut text = Vec::new();
-            self.key = Some(
-                self.scan
-                    .key(&mut text)?
-                    .ok_or_else(|| changed("expected a key"))?,
-            );
-            if !self.scan.eat(b':')? {
-                return Err(changed("expected `:`"));
-            }
-            self.scan.skip_ws()?;
-        }
-        (self.last_offset, self.last_line) = (self.scan.offset, self.scan.line);
+        (self.last_offset, self.last_line) = (scan.offset, scan.line);
         let mut taped = false;
         if let Some((tape, depth)) = tape {
-            let buffered = self.scan.buffered()?;
+            let buffered = scan.buffered()?;
             if let Some(end) = tape.scan_prefix(buffered, depth) {
                 bytes.extend_from_slice(&buffered[..end]);
-                self.scan.consume(end)?;
+                scan.consume(end)?;
                 taped = true;
             }
         }
         if !taped {
-            self.scan.value(Some(bytes))?;
+            scan.value(Some(bytes))?;
         }
         self.count += 1;
         Ok(Some(taped))

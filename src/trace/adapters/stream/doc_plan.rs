@@ -98,14 +98,34 @@ pub(super) enum What {
     },
     /// Runs: each element is searched for transcripts (at `depth` in the document),
     /// or selected in by the rest of a `--select` path (the path and its rest). With
-    /// `object`, the runs are the members of an object rather than the elements of an
-    /// array (transcripts were found in several of them), and `object` holds what of
-    /// it names a list that is one of its members (its id members).
+    /// `object`, the runs are members of an object rather than the elements of an
+    /// array (transcripts were found in several of them).
     Runs {
         depth: usize,
         select: Option<(Selector, Selector)>,
-        object: Option<Map>,
+        object: Option<Members>,
     },
+}
+
+/// The members of an object read as runs.
+#[derive(Clone)]
+pub(super) struct Members {
+    /// What of the object names a list that is one of its members (its id members),
+    /// as the search of the object names it.
+    pub(super) names: Map,
+    /// The members that hold transcripts, in key order (the order the search of the
+    /// object meets them in, whatever the document's), each read from where it is.
+    pub(super) places: Vec<Place>,
+}
+
+/// Where a member's value is in the document.
+#[derive(Clone, Debug)]
+pub(super) struct Place {
+    pub(super) key: String,
+    /// Its byte offset, line and length.
+    pub(super) offset: u64,
+    pub(super) line: u64,
+    pub(super) len: u64,
 }
 
 /// What the first pass learned of one array, element by element.
@@ -138,6 +158,24 @@ struct Descent {
     open: Vec<Open>,
     /// The members of the innermost object that name its transcript.
     parent: Map,
+}
+
+/// The arrays [`Pass::object`] read, with their tallies, and where each is by the
+/// path to it.
+struct Arrays<'a> {
+    read: &'a [(Vec<Step>, Tally)],
+    at: FxHashMap<&'a [Step], usize>,
+}
+
+impl<'a> Arrays<'a> {
+    fn of(read: &'a [(Vec<Step>, Tally)]) -> Arrays<'a> {
+        let at = read
+            .iter()
+            .enumerate()
+            .map(|(i, (path, _))| (path.as_slice(), i))
+            .collect();
+        Arrays { read, at }
+    }
 }
 
 /// A transcript the first pass found in an object ([`Pass::search_members`]).
@@ -265,7 +303,7 @@ pub(in super::super) fn plan(
         options,
         bytes: Vec::new(),
         tape: Tape::default(),
-        key_order: FxHashMap::default(),
+        places: FxHashMap::default(),
     };
     // A document the scanner cannot follow is not valid JSON: it is read whole, which
     // says what is wrong and where.
@@ -288,10 +326,10 @@ struct Pass<'o> {
     bytes: Vec<u8>,
     /// The scan of the last element read, kept for the next.
     tape: Tape,
-    /// The keys of each object [`Pass::object`] read, by the path to it, in the
-    /// order the document has them (a map of members iterates in key order, and so
-    /// does the search of the whole document).
-    key_order: FxHashMap<Vec<Step>, Vec<String>>,
+    /// Where the members of each object [`Pass::object`] read are, by the path to it
+    /// (a map of members iterates in key order, as the search of the whole document
+    /// does, and keeps no place).
+    places: FxHashMap<Vec<Step>, Vec<Place>>,
 }
 
 impl Pass<'_> {
@@ -404,7 +442,14 @@ impl Pass<'_> {
             self.options.format.is_none() && toolbench::is_answer_with_messages(&skeleton);
         let mut found = Vec::new();
         if !self.search_members(
-            &skeleton, path, pointer, 0, skip_tree, &arrays, prefix, &mut found,
+            &skeleton,
+            path,
+            pointer,
+            0,
+            skip_tree,
+            &Arrays::of(&arrays),
+            prefix,
+            &mut found,
         ) {
             return Ok(None);
         }
@@ -414,7 +459,7 @@ impl Pass<'_> {
                 path,
                 &found,
                 skip_tree,
-                &self.key_order,
+                &mut self.places,
             ));
         }
         let Some(Holder {
@@ -444,7 +489,7 @@ impl Pass<'_> {
     ) -> io::Result<Option<Map>> {
         self.scan.advance(1);
         let mut skeleton = Map::new();
-        let mut keys = Vec::new();
+        let mut places = Vec::new();
         if self.scan.eat(b'}')? {
             return Ok(Some(skeleton));
         }
@@ -456,7 +501,9 @@ impl Pass<'_> {
                 return Ok(None);
             }
             let inner = || [path, &[Step::Key(key.clone())]].concat();
-            let value = match self.scan.next_byte()? {
+            let next = self.scan.next_byte()?;
+            let (offset, line) = (self.scan.offset, self.scan.line);
+            let value = match next {
                 Some(b'[') => {
                     let (path, pointer) = (inner(), child_pointer(pointer, &key));
                     // The elements are at `depth + 2`: the search meets the array
@@ -482,10 +529,15 @@ impl Pass<'_> {
                     value
                 }
             };
-            keys.push(key.clone());
+            places.push(Place {
+                key: key.clone(),
+                offset,
+                line,
+                len: self.scan.offset - offset,
+            });
             skeleton.insert(key, value);
             if self.scan.eat(b'}')? {
-                self.key_order.insert(path.to_vec(), keys);
+                self.places.insert(path.to_vec(), places);
                 return Ok(Some(skeleton));
             }
             if !self.scan.eat(b',')? {
@@ -509,12 +561,12 @@ impl Pass<'_> {
         pointer: &str,
         depth: usize,
         skip_tree: bool,
-        arrays: &[(Vec<Step>, Tally)],
+        arrays: &Arrays<'_>,
         prefix: &str,
         found: &mut Vec<Holder>,
     ) -> bool {
         let wants = |format: Format| self.options.format.is_none_or(|f| f == format);
-        let array_at = |inner: &[Step]| arrays.iter().position(|(p, _)| p == inner);
+        let array_at = |inner: &[Step]| arrays.at.get(inner).copied();
         // A ToolBench answer: whether its tree is searched depends on its lists.
         if matches!(map.get("answer_generation"), Some(Value::Object(_))) {
             return false;
@@ -531,7 +583,7 @@ impl Pass<'_> {
             let steps_path = [path, &[Step::Key("steps".to_string())]].concat();
             if let Some(i) = array_at(&steps_path) {
                 let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
-                    || arrays[i].1.atif_step;
+                    || arrays.read[i].1.atif_step;
                 if atif && wants(Format::Atif) {
                     let steps_pointer = child_pointer(pointer, "steps");
                     let what = What::List {
@@ -564,7 +616,7 @@ impl Pass<'_> {
                 // A list of OpenTelemetry exports or ToolBench trees is a transcript
                 // its adapter reads whole.
                 if matches!(
-                    arrays[i].1.list.format(),
+                    arrays.read[i].1.list.format(),
                     Some(Format::Otel | Format::ToolBench)
                 ) {
                     found.push(Holder {
@@ -573,7 +625,8 @@ impl Pass<'_> {
                     });
                     continue;
                 }
-                let what = self.list_or_runs(&arrays[i].1, prefix, &pointer, Some(map), depth + 2);
+                let tally = &arrays.read[i].1;
+                let what = self.list_or_runs(tally, prefix, &pointer, Some(map), depth + 2);
                 if let Some(what) = what {
                     found.push(Holder {
                         path: inner,
@@ -935,7 +988,7 @@ impl Pass<'_> {
     fn search_again(&self, path: &[Step], pointer: &str, depth: usize) -> io::Result<bool> {
         let file = std::fs::File::open(self.path)?;
         let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        let mut elements = Elements::at(input, path, pointer.to_string(), false)?;
+        let mut elements = Elements::at(input, path, pointer.to_string())?;
         while let Some(element) = elements.next(None)? {
             let Some(value) = parse_unique(&element.text) else {
                 return Err(super::scan::changed("an element is no longer valid JSON"));
@@ -978,17 +1031,16 @@ impl Pass<'_> {
 
 /// With transcripts `found` in more than one place in the object `skeleton` (which
 /// `path` leads to, searched as a document is): the innermost object that holds them
-/// all, whose members are then read one at a time as runs, each searched as the search
-/// of the object searches it. `None` when that is the object itself and its ToolBench
-/// search tree is skipped (`skip_tree`), which runs would search, or when the members
-/// holding them are not in key order in the document ([`Pass::key_order`]): the search
-/// of the object meets them in key order, and so must their records come.
+/// all, whose members that hold them are then read one at a time as runs, in key
+/// order (as the search of the object meets them), each searched as that search
+/// searches it. `None` when that is the object itself and its ToolBench search tree is
+/// skipped (`skip_tree`), which runs would search.
 fn members_as_runs(
     skeleton: &Map,
     path: &[Step],
     found: &[Holder],
     skip_tree: bool,
-    key_order: &FxHashMap<Vec<Step>, Vec<String>>,
+    places: &mut FxHashMap<Vec<Step>, Vec<Place>>,
 ) -> Option<Planned> {
     let mut common = found.first()?.path.as_slice();
     for holder in found {
@@ -1003,17 +1055,6 @@ fn members_as_runs(
     if below.is_empty() && skip_tree {
         return None;
     }
-    let holding: FxHashSet<&str> = found
-        .iter()
-        .filter_map(|holder| holder.path.get(common.len())?.in_object())
-        .collect();
-    let in_document_order = key_order
-        .get(common)?
-        .iter()
-        .filter(|key| holding.contains(key.as_str()));
-    if !in_document_order.is_sorted() {
-        return None;
-    }
     let mut object = skeleton;
     for step in below {
         match object.get(step.in_object()?) {
@@ -1026,10 +1067,20 @@ fn members_as_runs(
         .filter(|(key, _)| search::ID_KEYS.contains(&key.as_str()))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
+    let holding: FxHashSet<&str> = found
+        .iter()
+        .filter_map(|holder| holder.path.get(common.len())?.in_object())
+        .collect();
+    let mut places: Vec<Place> = places
+        .remove(common)?
+        .into_iter()
+        .filter(|place| holding.contains(place.key.as_str()))
+        .collect();
+    places.sort_by(|a, b| a.key.cmp(&b.key));
     let what = What::Runs {
         depth: below.len() + 1,
         select: None,
-        object: Some(names),
+        object: Some(Members { names, places }),
     };
     Some((common.to_vec(), what, false))
 }
@@ -1077,8 +1128,8 @@ mod tests {
         // (to say so).
         assert!(planned(&nest(SEARCH_DEPTH - 1)).is_some());
         assert!(planned(&nest(SEARCH_DEPTH)).is_none());
-        // Lists in two members: the members of the innermost object holding both are
-        // read as runs, named after that object's id.
+        // Lists in two members: the members of the innermost object holding them are
+        // read as runs, in key order, named after that object's id.
         for (text, path, pointer, depth) in [
             (
                 format!(r#"{{"a": {{"messages": {list}}}, "b": {{"messages": {list}}}}}"#),
@@ -1087,7 +1138,7 @@ mod tests {
                 1,
             ),
             (
-                format!(r#"{{"n": 1, "x": {{"a": {list}, "b": {{"y": {list}}}, "id": 3}}}}"#),
+                format!(r#"{{"n": 1, "x": {{"b": {{"y": {list}}}, "id": 3, "a": {list}}}}}"#),
                 keys(&["x"]),
                 "/x",
                 2,
@@ -1099,18 +1150,28 @@ mod tests {
                 What::Runs {
                     depth: d,
                     select: None,
-                    object: Some(names),
+                    object: Some(members),
                 } => {
                     assert_eq!(d, depth);
-                    assert_eq!(names.len(), usize::from(depth == 2), "{names:?}");
+                    assert_eq!(members.names.len(), usize::from(depth == 2));
+                    let places: Vec<(&str, u64)> = members
+                        .places
+                        .iter()
+                        .map(|place| (place.key.as_str(), place.line))
+                        .collect();
+                    assert_eq!(places, [("a", 1), ("b", 1)]);
+                    for place in &members.places {
+                        let at = place.offset as usize..(place.offset + place.len) as usize;
+                        let value: Value = serde_json::from_str(&text[at]).expect("a value");
+                        assert!(value.is_object() || value.is_array());
+                    }
                 }
                 _ => panic!("not streamed as members: {text}"),
             }
         }
-        // Read whole: lists in members out of key order, an object that holds a
-        // ToolBench answer's lists, or an OpenTelemetry export.
+        // Read whole: an object that holds a ToolBench answer's lists, or an
+        // OpenTelemetry export.
         for text in [
-            format!(r#"{{"b": {{"messages": {list}}}, "a": {{"messages": {list}}}}}"#),
             format!(
                 r#"{{"a": {{"answer_generation": {{"train_messages": [{list}]}}, "messages": {list}}}}}"#
             ),
