@@ -30,8 +30,8 @@
 //!   list or runs it selects or found in the object it selects. Transcripts found in
 //!   several members (`{"sessions": {"s-1": {…}, "s-2": {…}}}`) stream as the runs of
 //!   the innermost object that holds them all: its members, one at a time, each
-//!   searched as the search of that object searches it, when they come in the key
-//!   order that search meets them in. A scanner finds each
+//!   searched as the search of that object searches it, read from where the first
+//!   pass found them in the key order that search meets them in. A scanner finds each
 //!   element's bytes, which are parsed and then either fed to the format's incremental
 //!   adapter (a message list, as a file of lines is) or searched for transcripts (or
 //!   selected in) and adapted as the whole document would be (runs), then dropped. The
@@ -40,9 +40,9 @@
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
-//!   Still read whole: ToolBench trees, transcripts in members out of key order,
-//!   `--select` paths that select the whole document or whose `[*]` goes over an
-//!   object's members; OpenTelemetry exports inside runs are held to the end.
+//!   Still read whole: ToolBench trees, `--select` paths that select the whole
+//!   document or whose `[*]` goes over an object's members; OpenTelemetry exports
+//!   inside runs are held to the end.
 //! - An OpenTelemetry export (a document, an array of them, or one export request per
 //!   line) is scanned span by span and never held ([`otlp`]): each span is parsed
 //!   alone and dropped, keeping of a tool span only its place, start and trace. Its

@@ -13,13 +13,14 @@
 //! found in the object it selects as in a document. Transcripts found in several
 //! members make the members of the innermost object holding them all the runs, read
 //! one at a time and each searched as the search of that object searches it: that
-//! search meets them in key order, so they must come in key order in the document.
+//! search meets them in key order, so they are read in key order, each from where
+//! this pass found it.
 //! The other members of the top-level object, and of the objects below it, are kept
 //! (the small ones whole, an array as what the search needs of it), so that the
 //! search's decisions about the object, and the name of the transcript (its run's id),
-//! are those of the whole reading. Anything else (transcripts in members out of key
-//! order, an OpenTelemetry export or a ToolBench tree alone, a ToolBench answer, a
-//! document that is one message, nothing found) is left to the whole reading, as is a
+//! are those of the whole reading. Anything else (an OpenTelemetry export or a
+//! ToolBench tree alone, a ToolBench answer, a document that is one message, nothing
+//! found) is left to the whole reading, as is a
 //! document that is not valid JSON or has a key twice: an error anywhere makes the
 //! whole file an error, which must be known before any record is handed on.
 //!
