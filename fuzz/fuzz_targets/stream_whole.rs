@@ -14,8 +14,9 @@ use tracegate::trace::adapters::{Format, InputOptions, ProblemKind, Selector};
 use tracegate::trace::input::{Item, TraceInput};
 
 /// The `--select` paths a second choice in the first byte picks from (after none):
-/// keys only, keys then `[*]`, an object, indexes on the way or at the end.
-const SELECT: [&str; 8] = [
+/// keys only, keys then `[*]`, an object, indexes on the way or at the end, each
+/// member of an object, the whole document.
+const SELECT: [&str; 10] = [
     "data.messages",
     "messages",
     "data.runs",
@@ -24,6 +25,8 @@ const SELECT: [&str; 8] = [
     "runs[1]",
     "[0].messages",
     "data[0].runs[*]",
+    "data[*].messages",
+    "$",
 ];
 
 /// Every item of `input` as text, and what was recognized once it was read.

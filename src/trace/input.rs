@@ -1180,13 +1180,24 @@ mod tests {
         let sessions = format!(
             "{{\"v\": 1, \"data\": {{\"sessions\": {{\"s-1\": {object}, \"s-2\": {object}, \"s-3\": {{\"messages\": []}}}}}}}}"
         );
-        for path in [None, Some("data"), Some("data.sessions")] {
-            for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
-                let options = InputOptions {
-                    format,
-                    select: path.map(|path| Selector::parse(path).unwrap()),
-                };
-                streams_as_read_whole_with(&sessions, 2, &options);
+        for path in [
+            None,
+            Some("data"),
+            Some("data.sessions"),
+            Some("data.sessions[*]"),
+            Some("data.sessions[*].messages"),
+            Some("/data/sessions/*/messages"),
+            Some("$"),
+        ] {
+            // In key order, and not.
+            for text in [&sessions, &sessions.replace("s-1", "s-9")] {
+                for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+                    let options = InputOptions {
+                        format,
+                        select: path.map(|path| Selector::parse(path).unwrap()),
+                    };
+                    streams_as_read_whole_with(text, 2, &options);
+                }
             }
         }
         for (text, traces) in [
@@ -1251,6 +1262,9 @@ mod tests {
             (&nested, "data", 2),
             (&nested, "data.runs[1]", 1),
             (&wrapped, "data", 1),
+            (&runs, "$", 3),
+            (&object, "", 1),
+            (&chat, "$", 1),
         ] {
             for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
                 let select = InputOptions {

@@ -26,7 +26,7 @@
 //!   chat, a Gemini CLI session; `steps` of an ATIF trajectory; `loglines` of a Claude
 //!   Code export; `runs`, a Codex or Responses list), or of an object below it; or,
 //!   with a `--select` path of keys and indexes then `[*]` (`runs[*].messages`), the
-//!   array its steps lead to, and with one of keys and indexes only (`data[0]`), the
+//!   array its steps lead to (or the object's members, in key order), and with one of keys and indexes only (`data[0]`), the
 //!   list or runs it selects or found in the object it selects. Transcripts found in
 //!   several members (`{"sessions": {"s-1": {…}, "s-2": {…}}}`) stream as the runs of
 //!   the innermost object that holds them all: its members, one at a time, each
@@ -40,9 +40,8 @@
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
 //!   is parsed and searched. A minified document on one line streams the same way.
-//!   Still read whole: ToolBench trees, `--select` paths that select the whole
-//!   document or whose `[*]` goes over an object's members; OpenTelemetry exports
-//!   inside runs are held to the end.
+//!   Still read whole: ToolBench trees; OpenTelemetry exports inside runs are held to
+//!   the end.
 //! - An OpenTelemetry export (a document, an array of them, or one export request per
 //!   line) is scanned span by span and never held ([`otlp`]): each span is parsed
 //!   alone and dropped, keeping of a tool span only its place, start and trace. Its

@@ -8,7 +8,8 @@
 //! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata)
 //! or of an object below it (`{"data": {"messages": […]}}`, as deep as the search
 //! looks), or, with a `--select` path of keys and indexes then `[*]`
-//! (`runs[*].messages`), the array those steps lead to, or with a path of keys and
+//! (`runs[*].messages`), the array those steps lead to (or the members of the object,
+//! in key order, as the path selects them), or with a path of keys and
 //! indexes only (`data.messages`, `runs[2]`), the list or runs it selects, or what is
 //! found in the object it selects as in a document. Transcripts found in several
 //! members make the members of the innermost object holding them all the runs, read
@@ -355,8 +356,14 @@ impl Pass<'_> {
                 (None, Some(steps)) if !steps.is_empty() => {
                     self.selected_value(steps.to_vec(), &prefix)?
                 }
-                // The empty path, which selects the whole document, reads it whole.
-                _ => None,
+                // The empty path selects the whole document, which is searched as it
+                // is without a path (only what is said when nothing is found differs,
+                // and that is read whole).
+                _ => match self.scan.next_byte()? {
+                    Some(b'[') => self.top_array(&prefix)?,
+                    Some(b'{') => self.object_searched(&[], "", &prefix)?,
+                    _ => None,
+                },
             },
             None => match self.scan.next_byte()? {
                 Some(b'[') => self.top_array(&prefix)?,
@@ -717,8 +724,9 @@ impl Pass<'_> {
         what
     }
 
-    /// With `--select` `steps[*]rest`: the array the steps lead to, as runs the rest
-    /// selects in; the rest of the document is only checked.
+    /// With `--select` `steps[*]rest`: the array the steps lead to, or the object's
+    /// members (in key order, as the path selects them), as runs the rest selects in;
+    /// the rest of the document is only checked.
     fn selected(
         &mut self,
         steps: Vec<Step>,
@@ -728,19 +736,29 @@ impl Pass<'_> {
         let Some(mut path) = self.descend(&steps)? else {
             return Ok(None);
         };
-        if self.scan.next_byte()? != Some(b'[') {
-            return Ok(None);
-        }
-        let Some(tally) = self.array(&steps, &path.pointer, Purpose::Select(&rest))? else {
+        let mut places = match self.scan.next_byte()? {
+            Some(b'[') => None,
+            Some(b'{') => Some(Vec::new()),
+            _ => return Ok(None),
+        };
+        let purpose = Purpose::Select(&rest);
+        let Some(tally) = self.items(&steps, &path.pointer, purpose, places.as_mut())? else {
             return Ok(None);
         };
         if !self.ascend(&mut path)? {
             return Ok(None);
         }
+        let object = places.map(|mut places| {
+            places.sort_by(|a, b| a.key.cmp(&b.key));
+            Members {
+                names: Map::new(),
+                places,
+            }
+        });
         let what = What::Runs {
             depth: steps.len() + 1,
             select: Some((selector.clone(), rest)),
-            object: None,
+            object,
         };
         // Nothing selected, or no transcript in it, is said of the whole file at its end.
         let late = !tally.selected || !tally.finds;
@@ -901,14 +919,30 @@ impl Pass<'_> {
         pointer: &str,
         purpose: Purpose<'_>,
     ) -> io::Result<Option<Tally>> {
+        self.items(path, pointer, purpose, None)
+    }
+
+    /// The array at the next byte, as [`Pass::array`] reads it; or, with `places`, the
+    /// object there, whose member values are read as an array's elements are, noting
+    /// in `places` where each is.
+    fn items(
+        &mut self,
+        path: &[Step],
+        pointer: &str,
+        purpose: Purpose<'_>,
+        mut places: Option<&mut Vec<Place>>,
+    ) -> io::Result<Option<Tally>> {
         self.scan.advance(1);
+        let close = if places.is_some() { b'}' } else { b']' };
+        let mut keys = FxHashSet::default();
         let mut tally = Tally::new(self.options.format);
         let mut index = 0;
         loop {
             match self.scan.next_byte()? {
-                Some(b']') => {
+                Some(byte) if byte == close => {
                     self.scan.advance(1);
                     if let Purpose::Search { depth } = purpose
+                        && places.is_none()
                         && tally.unsearched
                         && !tally.finds
                         && tally.list.format().is_none()
@@ -924,6 +958,19 @@ impl Pass<'_> {
                 Some(_) if index == 0 => {}
                 _ => return Ok(None),
             }
+            let key = match places {
+                None => None,
+                Some(_) => {
+                    let Some(key) = self.scan.key(&mut self.bytes)? else {
+                        return Ok(None);
+                    };
+                    if !keys.insert(key.clone()) || !self.scan.eat(b':')? {
+                        return Ok(None);
+                    }
+                    self.scan.skip_ws()?;
+                    Some(key)
+                }
+            };
             let (offset, line) = (self.scan.offset, self.scan.line);
             // Only checked, or also noted for its shallow reading.
             let depth = usize::from(!matches!(purpose, Purpose::Check));
@@ -970,12 +1017,25 @@ impl Pass<'_> {
                     line,
                     offset,
                     len: len as u64,
-                    pointer: child_pointer(pointer, index).into(),
+                    pointer: match &key {
+                        Some(key) => child_pointer(pointer, key),
+                        None => child_pointer(pointer, index),
+                    }
+                    .into(),
                 };
                 tally.add(&value, signal, whole.as_ref(), loc, purpose);
             }
             if in_place.is_some() {
                 self.scan.consume(len)?;
+            }
+            if let (Some(places), Some(key)) = (&mut places, key) {
+                let len = len as u64;
+                places.push(Place {
+                    key,
+                    offset,
+                    line,
+                    len,
+                });
             }
             index += 1;
         }
