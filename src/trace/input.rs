@@ -1162,6 +1162,14 @@ mod tests {
         };
         let listed = format!("[{{\"id\": 7, \"runs\": {}}}, 5]", array(&[run(1), run(2)]));
         streams_as_read_whole_with(&listed, 2, &select);
+        // A document on one line, where the path selects nothing: said of the line.
+        let select = InputOptions {
+            format: None,
+            select: Some(Selector::parse("[*].x").unwrap()),
+        };
+        for text in ["[{\"a\": 1}, {\"b\": 2}]\n", "\n \n  [{\"a\": 1}] \t\r\n\n"] {
+            streams_as_read_whole_with(text, 0, &select);
+        }
         // A list or runs in an object below the top level (named after the object
         // holding it, its id before or after the list), found without --select.
         let wrapped = format!(

@@ -1388,7 +1388,9 @@ impl Runs {
             }
             None => {}
             Some((selector, _)) if !self.selected => {
-                finisher.problem(selects_nothing_at(self.whole, selector, false));
+                // A document on a line of a file read line by line is that line.
+                let line = !self.prefix.is_empty();
+                finisher.problem(selects_nothing_at(self.whole, selector, line));
             }
             Some((selector, _)) if !self.found => {
                 finisher.problem(holds_nothing_at(self.whole, selector, self.format));

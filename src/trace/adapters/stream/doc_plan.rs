@@ -336,7 +336,7 @@ struct Pass<'o> {
 
 impl Pass<'_> {
     fn plan(&mut self, layout: Layout, len: u64) -> io::Result<Option<DocPlan>> {
-        self.scan.skip_ws()?;
+        let line_start = self.scan.skip_lines()?;
         let line = self.scan.line;
         let prefix = match layout {
             Layout::Document => String::new(),
@@ -344,7 +344,7 @@ impl Pass<'_> {
             Layout::DocumentLines if self.scan.bom == 0 => format!("line {line}"),
             _ => return Ok(None),
         };
-        let whole = Location {
+        let mut whole = Location {
             line: 1,
             offset: self.scan.bom,
             len: len - self.scan.bom,
@@ -374,6 +374,15 @@ impl Pass<'_> {
         let Some((path, what, late)) = found else {
             return Ok(None);
         };
+        if layout == Layout::DocumentLines {
+            // The document is its line, as reading the file line by line has it.
+            whole = Location {
+                line,
+                offset: line_start,
+                len: self.scan.line_end()? - line_start,
+                pointer: Default::default(),
+            };
+        }
         // Nothing may follow the document; a document on one line of a file read line
         // by line must be that line, alone.
         let one_line = self.scan.line == line;

@@ -116,16 +116,26 @@ impl Scanner {
     }
 
     pub(super) fn skip_ws(&mut self) -> io::Result<()> {
+        self.skip_lines().map(|_| ())
+    }
+
+    /// Skips white space, as [`Scanner::skip_ws`] does: the offset at which the line
+    /// it stops on starts (where it started, if it crossed no line end).
+    pub(super) fn skip_lines(&mut self) -> io::Result<u64> {
+        let mut line_start = self.offset;
         loop {
             let buf = self.input.fill_buf()?;
             if buf.is_empty() {
-                return Ok(());
+                return Ok(line_start);
             }
             let mut n = 0;
             let mut lines = 0;
             for &b in buf {
                 match b {
-                    b'\n' => lines += 1,
+                    b'\n' => {
+                        lines += 1;
+                        line_start = self.offset + n as u64 + 1;
+                    }
                     b' ' | b'\t' | b'\r' => {}
                     _ => break,
                 }
@@ -135,7 +145,29 @@ impl Scanner {
             self.line += lines;
             self.advance(n);
             if !all {
-                return Ok(());
+                return Ok(line_start);
+            }
+        }
+    }
+
+    /// Skips spaces, tabs and `\r` up to the end of the line: the offset at which the
+    /// line's content ends, before its `\n` or `\r\n` (or a `\r` ending the input), as
+    /// a line is read ([`crate::trace::reader::LineReader`]).
+    pub(super) fn line_end(&mut self) -> io::Result<u64> {
+        let mut cr = false;
+        loop {
+            let buf = self.input.fill_buf()?;
+            let n = buf
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+                .unwrap_or(buf.len());
+            if n > 0 {
+                cr = buf[n - 1] == b'\r';
+            }
+            let all = n == buf.len();
+            self.advance(n);
+            if !all || n == 0 {
+                return Ok(self.offset - u64::from(cr));
             }
         }
     }
