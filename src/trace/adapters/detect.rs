@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::document::LIST_KEYS;
-use super::shared::str_of;
+use super::shared::{Map, str_of};
 use super::sketch::{
     LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_line, long_line_keys, sketch_str,
 };
@@ -288,11 +288,15 @@ impl<'de> serde::de::Visitor<'de> for Shallow {
 }
 
 pub(super) fn signal(value: &Value) -> Signal {
-    let map = match value {
-        Value::Object(map) => map,
-        Value::Array(items) if mcp::is_batch(items) => return Signal::Strong(Format::Mcp),
-        _ => return Signal::None,
-    };
+    match value {
+        Value::Object(map) => object_signal(map),
+        Value::Array(items) if mcp::is_batch(items) => Signal::Strong(Format::Mcp),
+        _ => Signal::None,
+    }
+}
+
+/// [`signal`] of an object.
+pub(super) fn object_signal(map: &Map) -> Signal {
     if matches!(str_of(map, "kind"), Some("call" | "result" | "message")) {
         return Signal::Strong(Format::Native);
     }

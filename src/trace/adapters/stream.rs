@@ -734,7 +734,7 @@ impl Stream {
     /// of its array one at a time.
     pub(super) fn document(
         path: &std::path::Path,
-        plan: DocPlan,
+        mut plan: DocPlan,
         format: Option<Format>,
     ) -> io::Result<Stream> {
         let open = || -> io::Result<Box<dyn BufRead>> {
@@ -743,19 +743,20 @@ impl Stream {
                 std::fs::File::open(path)?,
             )))
         };
-        let elements = match &plan.what {
+        let elements = match &mut plan.what {
             What::Runs {
                 object: Some(members),
                 ..
             } => Elements::members(
                 std::fs::File::open(path)?,
                 plan.pointer.clone(),
-                members.places.clone(),
+                std::mem::take(&mut members.places),
             ),
             _ => Elements::at(open()?, &plan.path, plan.pointer.clone())?,
         };
         let docs = Docs::Array(elements);
-        let again = plan.clone();
+        // A list may be read again (below); runs are not.
+        let again = matches!(plan.what, What::List { .. }).then(|| plan.clone());
         let mut stream = match plan.what {
             What::List {
                 format: list,
@@ -771,9 +772,11 @@ impl Stream {
                 stream.transcript = name;
                 // A first pass may read it again, as a file of lines is.
                 let path = path.to_path_buf();
-                stream.reopen = Some(Box::new(move || {
-                    Stream::document(&path, again, format).map(Some)
-                }));
+                if let Some(again) = again {
+                    stream.reopen = Some(Box::new(move || {
+                        Stream::document(&path, again, format).map(Some)
+                    }));
+                }
                 stream
             }
             What::Runs {

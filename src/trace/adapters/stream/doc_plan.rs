@@ -42,7 +42,7 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::super::detect::{ListTally, Signal, shallow_scanned, signal};
+use super::super::detect::{ListTally, Signal, object_signal, shallow_scanned, signal};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
 use super::super::search::{self, SEARCH_DEPTH, Search};
 use super::super::select::Step;
@@ -452,7 +452,7 @@ impl Pass<'_> {
             }
         }
         // A document that is one message: read whole (its content is no list).
-        if signal(&Value::Object(skeleton.clone())) != Signal::None {
+        if object_signal(&skeleton) != Signal::None {
             return Ok(None);
         }
         let skip_tree =
