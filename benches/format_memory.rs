@@ -9,8 +9,8 @@
 //! peak heap `check` held, and records/s.
 //!
 //! The target: no format needs more memory than a small multiple of its largest
-//! transcript, plus 32 MB. (OpenTelemetry exports miss it: their tool spans' records
-//! are all held to the end of the file, where they are ordered by start time, so
+//! transcript, plus 32 MB. (OpenTelemetry exports keep the place of each tool span,
+//! about 340 bytes, to the end of the file, where they are read in start order, so
 //! their peak follows the count of tool spans, not the largest trace.)
 //!
 //! Then native JSONL split into traces by a field (`check --trace-by case`), the
@@ -353,6 +353,40 @@ fn openai_object_runs(bytes: usize, runs: usize) -> Input {
     input
 }
 
+/// `sessions` OpenAI runs in an object keyed by session id, the ids not in key order
+/// (`{"model", "sessions": {"<id>": {"id", "messages": [...]}, …}}`), as an export of
+/// sessions keyed by a random id is.
+fn openai_sessions(bytes: usize, sessions: usize) -> Input {
+    // A fixed scramble of the session numbers, so that the keys are out of order.
+    let key = |s: usize| {
+        (s as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(17)
+    };
+    let mut input = transcripts(
+        bytes,
+        sessions,
+        |out, s| {
+            let _ = write!(
+                out,
+                "  \"{:016x}\": {{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}",
+                key(s)
+            );
+        },
+        |out, s, n| {
+            out.push_str(", ");
+            openai_op(out, s, n, ", ");
+        },
+        |out, _| out.push_str("]}"),
+        ",\n",
+    );
+    input.text = format!(
+        "{{\"model\": \"gpt-4o\", \"sessions\": {{\n{}\n}}}}\n",
+        input.text
+    );
+    input
+}
+
 /// A Gemini CLI session, `{"sessionId", …, "messages": [...]}`: a model turn with one
 /// tool call and its result per call.
 fn gemini(bytes: usize) -> Input {
@@ -524,6 +558,16 @@ fn otel(bytes: usize, document: bool) -> Input {
 
 /// [`otel`]'s export document minified onto one line, as an exporter that writes one
 /// request per file writes it: the file is one line that detection must not hold.
+/// OpenTelemetry export requests in a JSON array, one per line of it.
+fn otel_array(bytes: usize) -> Input {
+    let input = otel(bytes, false);
+    let exports: Vec<&str> = input.text.lines().collect();
+    Input {
+        text: format!("[\n{}\n]\n", exports.join(",\n")),
+        largest: input.largest,
+    }
+}
+
 fn otel_one_line(bytes: usize) -> Input {
     let input = otel(bytes, true);
     // Every newline of the document is layout (a JSON string holds none), and so is
@@ -611,6 +655,19 @@ fn main() {
                 select: select("runs[*].messages"),
             },
         ),
+        (
+            "openai object runs --select index",
+            |b| openai_object_runs(b, 1000),
+            InputOptions {
+                format: None,
+                select: select("runs[500]"),
+            },
+        ),
+        (
+            "openai sessions by id",
+            |b| openai_sessions(b, 1000),
+            detected.clone(),
+        ),
         ("gemini session", gemini, detected.clone()),
         ("atif trajectory", atif, detected.clone()),
         ("claude-code export", claude_code_export, detected.clone()),
@@ -622,6 +679,7 @@ fn main() {
         ("otel export lines", |b| otel(b, false), detected.clone()),
         ("otel export document", |b| otel(b, true), detected.clone()),
         ("otel export one line", otel_one_line, detected.clone()),
+        ("otel export array", otel_array, detected.clone()),
     ];
 
     println!(
