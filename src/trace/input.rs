@@ -1256,9 +1256,9 @@ mod tests {
         streams_as_read_whole(&nest(wrapped.clone(), 10), 1);
         let trajectory = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
         streams_as_read_whole(&nest(trajectory.to_string(), 12), 1);
-        // --select of keys only: the same lists and runs, and with --format the list's
-        // own and another.
-        // Of keys and indexes, and ending at an object, searched as a document is.
+        // --select of keys and indexes, ending at a list, runs or an object (searched as
+        // a document is), or the empty path: the same lists and runs, and with --format
+        // the list's own and another.
         for (text, path, traces) in [
             (&wrapped, "data.messages", 1),
             (&wrapped, "/data/messages", 1),

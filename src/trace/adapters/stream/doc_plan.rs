@@ -1159,6 +1159,18 @@ fn members_as_runs(
 mod tests {
     use super::*;
 
+    /// A chat transcript of two messages.
+    const LIST: &str =
+        r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+
+    /// What `--select path` asks.
+    fn select(path: &str) -> InputOptions {
+        InputOptions {
+            format: None,
+            select: Some(Selector::parse(path).expect("a path")),
+        }
+    }
+
     /// A path of keys.
     fn keys(keys: &[&str]) -> Vec<Step> {
         keys.iter().map(|key| Step::Key(key.to_string())).collect()
@@ -1179,7 +1191,7 @@ mod tests {
 
     #[test]
     fn a_list_in_an_object_below_the_top_level_streams_without_a_path() {
-        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        let list = LIST;
         let nest = |levels: usize| {
             let mut text = format!(r#"{{"messages": {list}, "task_id": "t-1"}}"#);
             for level in 0..levels {
@@ -1253,11 +1265,7 @@ mod tests {
 
     #[test]
     fn a_path_of_keys_streams_the_list_it_selects_named_after_its_object() {
-        let select = |path: &str| InputOptions {
-            format: None,
-            select: Some(Selector::parse(path).expect("a path")),
-        };
-        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        let list = LIST;
         // The id comes after the list, in the object holding it; an `id` elsewhere on
         // the way names nothing.
         let text = format!(
@@ -1307,11 +1315,7 @@ mod tests {
 
     #[test]
     fn a_path_with_indexes_or_to_an_object_streams_what_it_leads_to() {
-        let select = |path: &str| InputOptions {
-            format: None,
-            select: Some(Selector::parse(path).expect("a path")),
-        };
-        let list = r#"[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]"#;
+        let list = LIST;
         let run = |id: usize| format!(r#"{{"messages": {list}, "task_id": "t-{id}"}}"#);
         let text = format!(
             r#"{{"data": [{}, {}, {}], "n": [1]}}"#,
