@@ -26,8 +26,9 @@
 //!   chat, a Gemini CLI session; `steps` of an ATIF trajectory; `loglines` of a Claude
 //!   Code export; `runs`, a Codex or Responses list), or of an object below it; or,
 //!   with a `--select` path of keys and indexes then `[*]` (`runs[*].messages`), the
-//!   array its steps lead to (or the object's members, in key order), and with one of keys and indexes only (`data[0]`), the
-//!   list or runs it selects or found in the object it selects. Transcripts found in
+//!   array its steps lead to (or the object's members, in key order), and with one of
+//!   keys and indexes only (`data[0]`), the list or runs it selects or found in the
+//!   object it selects. Transcripts found in
 //!   several members (`{"sessions": {"s-1": {…}, "s-2": {…}}}`) stream as the runs of
 //!   the innermost object that holds them all: its members, one at a time, each
 //!   searched as the search of that object searches it, read from where the first

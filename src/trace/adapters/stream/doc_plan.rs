@@ -3,27 +3,26 @@
 //! decides which array's elements the second pass reads one at a time, and as what.
 //!
 //! It streams what a search of the whole document ([`super::super::search`]) would
-//! find in one array, or in the members of one object: the document itself when it is an array (a message list, or runs
-//! each holding transcripts), or one array member of its top-level object (a
-//! `messages`, `steps`, `loglines` or `runs` member beside the run's id and metadata)
-//! or of an object below it (`{"data": {"messages": […]}}`, as deep as the search
-//! looks), or, with a `--select` path of keys and indexes then `[*]`
-//! (`runs[*].messages`), the array those steps lead to (or the members of the object,
-//! in key order, as the path selects them), or with a path of keys and
+//! find in one array, or in the members of one object: the document itself when it is
+//! an array (a message list, or runs each holding transcripts), or one array member of
+//! its top-level object (a `messages`, `steps`, `loglines` or `runs` member beside the
+//! run's id and metadata) or of an object below it (`{"data": {"messages": […]}}`, as
+//! deep as the search looks), or, with a `--select` path of keys and indexes then
+//! `[*]` (`runs[*].messages`), the array those steps lead to (or the members of the
+//! object, in key order, as the path selects them), or with a path of keys and
 //! indexes only (`data.messages`, `runs[2]`), the list or runs it selects, or what is
 //! found in the object it selects as in a document. Transcripts found in several
 //! members make the members of the innermost object holding them all the runs, read
 //! one at a time and each searched as the search of that object searches it: that
 //! search meets them in key order, so they are read in key order, each from where
-//! this pass found it.
-//! The other members of the top-level object, and of the objects below it, are kept
-//! (the small ones whole, an array as what the search needs of it), so that the
-//! search's decisions about the object, and the name of the transcript (its run's id),
-//! are those of the whole reading. Anything else (an OpenTelemetry export or a
-//! ToolBench tree alone, a ToolBench answer, a document that is one message, nothing
-//! found) is left to the whole reading, as is a
-//! document that is not valid JSON or has a key twice: an error anywhere makes the
-//! whole file an error, which must be known before any record is handed on.
+//! this pass found it. The other members of the top-level object, and of the objects
+//! below it, are kept (the small ones whole, an array as what the search needs of it),
+//! so that the search's decisions about the object, and the name of the transcript
+//! (its run's id), are those of the whole reading. Anything else (an OpenTelemetry
+//! export or a ToolBench tree alone, a ToolBench answer, a document that is one
+//! message, nothing found) is left to the whole reading, as is a document that is not
+//! valid JSON or has a key twice: an error anywhere makes the whole file an error,
+//! which must be known before any record is handed on.
 //!
 //! The second pass parses every element of the streamed array, so this one parses
 //! them as little as its decisions need: each is checked by a scan that builds

@@ -203,8 +203,8 @@ impl Replay {
 }
 
 /// Whether the file at `path` starts as an export whose first member is
-/// `resourceSpans`, or as an array of them, judged from its first bytes: any other document is left to the
-/// other readings having cost a read of a few hundred bytes.
+/// `resourceSpans`, or as an array of them, judged from its first bytes: any other
+/// document is left to the other readings having cost a read of a few hundred bytes.
 fn starts_as_export(path: &Path) -> io::Result<bool> {
     use std::io::Read as _;
     let mut head = Vec::new();
