@@ -1410,6 +1410,114 @@ mod tests {
         assert!(streamed.0.iter().any(|item| item.starts_with("record")));
     }
 
+    /// A small deterministic generator of choices.
+    struct Choices(u64);
+
+    impl Choices {
+        /// A number below `n`.
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    /// A JSON value of transcripts, runs and other members, `depth` levels of objects
+    /// and arrays at most, with keys from a few (in any order, so that members holding
+    /// transcripts come out of key order too).
+    fn generated(c: &mut Choices, depth: usize) -> String {
+        let chat = array(&chat_messages());
+        let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "startTimeUnixNano": "5", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}, {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": "{}"}}]}]}]}]}"#;
+        let leaf = |c: &mut Choices| match c.below(9) {
+            0 | 1 => chat.clone(),
+            2 => format!("{{\"id\": \"r{}\", \"messages\": {chat}}}", c.below(100)),
+            3 => export.to_string(),
+            4 => format!("\"text {}\"", c.below(10)),
+            5 => c.below(1000).to_string(),
+            6 => "[]".to_string(),
+            7 => "{}".to_string(),
+            _ => "null".to_string(),
+        };
+        if depth == 0 {
+            return leaf(c);
+        }
+        match c.below(6) {
+            0 | 1 | 2 => {
+                let mut members = Vec::new();
+                let mut keys = vec!["a", "b", "id", "messages", "runs", "data", "z", "run_id"];
+                for _ in 0..1 + c.below(4) {
+                    let key = keys.remove(c.below(keys.len()));
+                    members.push(format!("\"{key}\": {}", generated(c, depth - 1)));
+                }
+                format!("{{{}}}", members.join(", "))
+            }
+            3 => {
+                let elements: Vec<String> = (0..1 + c.below(3))
+                    .map(|_| generated(c, depth - 1))
+                    .collect();
+                format!("[{}]", elements.join(",\n "))
+            }
+            _ => leaf(c),
+        }
+    }
+
+    #[test]
+    fn generated_documents_and_paths_stream_as_they_read_whole() {
+        const PATHS: [&str; 12] = [
+            "a",
+            "a.b",
+            "a[*]",
+            "[*]",
+            "[0]",
+            "data.runs",
+            "a[0].messages",
+            "b[*].messages",
+            "$",
+            "runs[*].messages",
+            "/a/b",
+            "data[*]",
+        ];
+        let (mut cases, mut streamed) = (0, 0);
+        for seed in 0..600 {
+            let mut c = Choices(seed);
+            let depth = 1 + c.below(5);
+            let text = generated(&mut c, depth);
+            let select = match c.below(3) {
+                0 => Some(Selector::parse(PATHS[c.below(PATHS.len())]).unwrap()),
+                _ => None,
+            };
+            let format = match c.below(6) {
+                0 => Some(Format::OpenAi),
+                1 => Some(Format::Otel),
+                _ => None,
+            };
+            let options = InputOptions { format, select };
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("doc.json");
+            std::fs::write(&path, &text).unwrap();
+            let input = TraceInput::open(&path, &options, None).unwrap();
+            let stream = matches!(input.body, Body::Stream(_));
+            let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+            // A file that holds nothing says so; bytes handed over do not.
+            let mut read = everything(input);
+            read.0.retain(|item| !item.starts_with("problem Empty"));
+            let whole = everything(whole);
+            assert_eq!(read, whole, "seed {seed}, {options:?}:\n{text}");
+            // Of the documents (not native records) that hold a transcript.
+            let transcript = whole.0.iter().any(|item| item.starts_with("record"));
+            if transcript && !whole.1.starts_with("native") {
+                cases += 1;
+                streamed += usize::from(stream);
+            }
+        }
+        // Most of them stream (the others are read whole for what they hold: an
+        // OpenTelemetry export alone below the top level, an array of exports and
+        // other transcripts, an export `--select` leads to).
+        assert!(streamed * 10 > cases * 8, "{streamed} of {cases} streamed");
+    }
+
     #[test]
     fn documents_larger_than_the_read_buffer_stream_as_they_read_whole() {
         // Runs of many sizes, and numbers between them, so that elements and numbers

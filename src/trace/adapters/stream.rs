@@ -1207,11 +1207,12 @@ impl Runs {
             Some((_, rest)) => {
                 for (pointer, selected) in rest.select(value) {
                     self.selected = true;
-                    // The object holding a selected list names its run.
-                    let parent = pointer
-                        .rfind('/')
-                        .and_then(|end| value.pointer(&pointer[..end]))
-                        .and_then(Value::as_object);
+                    // The object holding a selected list names its run: the object
+                    // whose member the run is, when the list is the run itself.
+                    let parent = match pointer.rfind('/') {
+                        Some(end) => value.pointer(&pointer[..end]).and_then(Value::as_object),
+                        None => self.object.as_ref(),
+                    };
                     search.selected(selected, &format!("{}{pointer}", doc.base), parent);
                 }
             }

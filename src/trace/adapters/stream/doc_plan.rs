@@ -744,24 +744,24 @@ impl Pass<'_> {
         let Some(mut path) = self.descend(&steps)? else {
             return Ok(None);
         };
-        let mut places = match self.scan.next_byte()? {
+        let mut members = match self.scan.next_byte()? {
             Some(b'[') => None,
-            Some(b'{') => Some(Vec::new()),
+            Some(b'{') => Some(Members {
+                names: Map::new(),
+                places: Vec::new(),
+            }),
             _ => return Ok(None),
         };
         let purpose = Purpose::Select(&rest);
-        let Some(tally) = self.items(&steps, &path.pointer, purpose, places.as_mut())? else {
+        let Some(tally) = self.items(&steps, &path.pointer, purpose, members.as_mut())? else {
             return Ok(None);
         };
         if !self.ascend(&mut path)? {
             return Ok(None);
         }
-        let object = places.map(|mut places| {
-            places.sort_by(|a, b| a.key.cmp(&b.key));
-            Members {
-                names: Map::new(),
-                places,
-            }
+        let object = members.map(|mut members| {
+            members.places.sort_by(|a, b| a.key.cmp(&b.key));
+            members
         });
         let what = What::Runs {
             depth: steps.len() + 1,
@@ -930,18 +930,18 @@ impl Pass<'_> {
         self.items(path, pointer, purpose, None)
     }
 
-    /// The array at the next byte, as [`Pass::array`] reads it; or, with `places`, the
-    /// object there, whose member values are read as an array's elements are, noting
-    /// in `places` where each is.
+    /// The array at the next byte, as [`Pass::array`] reads it; or, with `members`,
+    /// the object there, whose member values are read as an array's elements are,
+    /// noting in `members` where each is and the id members that name it.
     fn items(
         &mut self,
         path: &[Step],
         pointer: &str,
         purpose: Purpose<'_>,
-        mut places: Option<&mut Vec<Place>>,
+        mut members: Option<&mut Members>,
     ) -> io::Result<Option<Tally>> {
         self.scan.advance(1);
-        let close = if places.is_some() { b'}' } else { b']' };
+        let close = if members.is_some() { b'}' } else { b']' };
         let mut keys = FxHashSet::default();
         let mut tally = Tally::new(self.options.format);
         let mut index = 0;
@@ -950,7 +950,7 @@ impl Pass<'_> {
                 Some(byte) if byte == close => {
                     self.scan.advance(1);
                     if let Purpose::Search { depth } = purpose
-                        && places.is_none()
+                        && members.is_none()
                         && tally.unsearched
                         && !tally.finds
                         && tally.list.format().is_none()
@@ -966,7 +966,7 @@ impl Pass<'_> {
                 Some(_) if index == 0 => {}
                 _ => return Ok(None),
             }
-            let key = match places {
+            let key = match members {
                 None => None,
                 Some(_) => {
                     let Some(key) = self.scan.key(&mut self.bytes)? else {
@@ -1033,17 +1033,23 @@ impl Pass<'_> {
                 };
                 tally.add(&value, signal, whole.as_ref(), loc, purpose);
             }
-            if in_place.is_some() {
-                self.scan.consume(len)?;
-            }
-            if let (Some(places), Some(key)) = (&mut places, key) {
+            if let (Some(members), Some(key)) = (&mut members, key) {
+                if search::ID_KEYS.contains(&key.as_str()) {
+                    let Some(value) = parse_unique(text) else {
+                        return Ok(None);
+                    };
+                    members.names.insert(key.clone(), value);
+                }
                 let len = len as u64;
-                places.push(Place {
+                members.places.push(Place {
                     key,
                     offset,
                     line,
                     len,
                 });
+            }
+            if in_place.is_some() {
+                self.scan.consume(len)?;
             }
             index += 1;
         }
