@@ -1444,7 +1444,7 @@ mod tests {
             return leaf(c);
         }
         match c.below(6) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let mut members = Vec::new();
                 let mut keys = vec!["a", "b", "id", "messages", "runs", "data", "z", "run_id"];
                 for _ in 0..1 + c.below(4) {
