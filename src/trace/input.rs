@@ -936,6 +936,39 @@ mod tests {
     }
 
     #[test]
+    fn a_forced_format_that_fits_no_line_is_read_whole() {
+        // Found by fuzzing (stream_whole): with `--format claude-code`, a line with a
+        // key twice, a string, a line that is no JSON, then an MCP message. Reading the
+        // file whole says the format fits no element after the problems of every line
+        // before that message; a stream would have said it with the first item it
+        // handed on, before the third line's.
+        let text = [
+            r#"{"type":"","":{},"uuid":{},"":""}"#,
+            r#""""#,
+            "s",
+            r#"{"jsonrpc":"l","ps":{"":{}}}"#,
+        ]
+        .join("\n");
+        let options = InputOptions {
+            format: Some(Format::ClaudeCode),
+            select: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let input = TraceInput::open(&path, &options, None).unwrap();
+        assert!(input.reading().is_some(), "read whole");
+        let whole = everything(TraceInput::from_bytes(text.as_bytes(), &options, None));
+        assert_eq!(everything(input), whole);
+        let lines = &whole.0;
+        assert!(
+            whole.0[2].contains("--format claude-code reads this transcript"),
+            "{lines:#?}"
+        );
+        assert!(whole.0[3].contains("log line is a string"), "{lines:#?}");
+    }
+
+    #[test]
     fn line_formats_stream_as_they_read_whole() {
         streams_as_read_whole(&claude_code_log(), 4);
         // One session: one trace, no `trace` field.

@@ -669,7 +669,7 @@ pub fn open_stream(
         // The head must say all that reading the stream needs: what follows it is
         // read once, as it comes.
         let plan = stream::plan_lines(source, options, max_line_bytes)?;
-        if plan.enough && stream::lines_stream(plan.format) {
+        if plan.enough && plan.fits() && stream::lines_stream(plan.format) {
             let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
             let explicit = options.format.is_some();
             if let Some(stream) = Stream::lines(input, plan, explicit, max_line_bytes) {

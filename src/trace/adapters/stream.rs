@@ -493,6 +493,9 @@ pub(super) struct LinePlan {
     /// With `--format`, the first element clearly of another format when none is
     /// clearly of the forced one: it is reported before any record.
     foreign: Option<Problem>,
+    /// Whether a line before that element could not be read (not text, not JSON, a
+    /// key twice), which reading the file says before it.
+    unread_before_foreign: bool,
     /// The call ids output items answer, read as Codex rollout lines and as Responses
     /// items: a built-in call answered later is not given its own outcome. Shared by
     /// the reads of the file (a first pass and the check), not copied.
@@ -501,6 +504,17 @@ pub(super) struct LinePlan {
     /// Whether the lines read were enough, before the end of the input: a stream's
     /// head that is enough decides how the whole stream is read.
     pub enough: bool,
+}
+
+impl LinePlan {
+    /// Whether the lines stream as they are read whole, as far as `--format` goes.
+    /// When it fits no element, that is said where reading the file whole says it:
+    /// after the problems of every line before the first element of another format,
+    /// which a stream has not read yet when it hands on its first item. A file with
+    /// such a problem is read whole.
+    pub(super) fn fits(&self) -> bool {
+        self.foreign.is_none() || !self.unread_before_foreign
+    }
 }
 
 /// Reads `source`, a file of one element per line, as far as needed to know what
@@ -518,6 +532,7 @@ pub(super) fn plan_lines(
         format: forced.unwrap_or(Format::OpenAi),
         decided: forced.is_some(),
         foreign: None,
+        unread_before_foreign: false,
         codex_answered: Rc::default(),
         responses_answered: Rc::default(),
         enough: false,
@@ -530,6 +545,7 @@ pub(super) fn plan_lines(
     let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
     while let Some(line) = reader.next_line()? {
         let LineContent::Text(text) = line.content else {
+            plan.unread_before_foreign |= other.is_none();
             continue;
         };
         if text.trim().is_empty() {
@@ -540,9 +556,13 @@ pub(super) fn plan_lines(
             Some(value) => (value, true),
             None => match serde_json::from_str::<Value>(text) {
                 Ok(value) => (value, false),
-                Err(_) => continue,
+                Err(_) => {
+                    plan.unread_before_foreign |= other.is_none();
+                    continue;
+                }
             },
         };
+        plan.unread_before_foreign |= !unique && other.is_none();
         let strong = match signal(&value) {
             Signal::Strong(format) => Some(format),
             _ => None,
@@ -664,6 +684,9 @@ impl Stream {
         explicit: bool,
         max_line_bytes: usize,
     ) -> io::Result<Option<Stream>> {
+        if !plan.fits() {
+            return Ok(None);
+        }
         let open = |plan| -> io::Result<Option<Stream>> {
             let file = std::fs::File::open(path)?;
             let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
@@ -1908,6 +1931,7 @@ mod tests {
                 format: Format::Mcp,
                 decided: true,
                 foreign: None,
+                unread_before_foreign: false,
                 codex_answered: std::rc::Rc::default(),
                 responses_answered: std::rc::Rc::default(),
                 enough: true,
