@@ -588,13 +588,24 @@ impl Pass<'_> {
             return false;
         }
         if depth > 0 {
-            // The search takes the object whole.
-            if otel::is_export(map) || toolbench::is_tree(map) {
+            // The search takes the object whole, when it wants its format; a tree it
+            // does not want, it does not look into; an export it does not want, it
+            // searches as any object, which is left to the whole reading.
+            let export = otel::is_export(map);
+            if (export && wants(Format::Otel))
+                || (toolbench::is_tree(map) && wants(Format::ToolBench))
+            {
                 found.push(Holder {
                     path: path.to_vec(),
                     array: None,
                 });
                 return true;
+            }
+            if toolbench::is_tree(map) {
+                return true;
+            }
+            if export {
+                return false;
             }
             let steps_path = [path, &[Step::Key("steps".to_string())]].concat();
             if let Some(i) = array_at(&steps_path) {
