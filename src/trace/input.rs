@@ -691,7 +691,7 @@ fn open_pipe(path: &Path) -> io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::adapters::Selector;
+    use crate::trace::adapters::{Choices, Selector};
 
     /// What `input` hands out, as `record LINE` and `problem LINE: MESSAGE`.
     fn items(input: TraceInput<'_>) -> Vec<String> {
@@ -1130,6 +1130,12 @@ mod tests {
         assert!(streamed.0[0].contains("UnknownFormat"), "{streamed:?}");
     }
 
+    /// An ATIF trajectory of one call, never answered.
+    const TRAJECTORY: &str = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
+
+    /// An OpenTelemetry export of one tool span.
+    const EXPORT: &str = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
+
     /// OpenAI chat messages: a call answered, one never answered, and an element that
     /// is no message.
     fn chat_messages() -> Vec<String> {
@@ -1217,7 +1223,6 @@ mod tests {
         // Transcripts in several members: the innermost object holding them all is
         // read member by member, each member searched as a run (named after the
         // object's id, wherever it is).
-        let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
         let sessions = format!(
             "{{\"v\": 1, \"data\": {{\"sessions\": {{\"s-1\": {object}, \"s-2\": {object}, \"s-3\": {{\"messages\": []}}}}}}}}"
         );
@@ -1267,10 +1272,10 @@ mod tests {
                 2,
             ),
             (
-                format!("{{\"exports\": [{export}, {export}], \"messages\": {chat}}}"),
+                format!("{{\"exports\": [{EXPORT}, {EXPORT}], \"messages\": {chat}}}"),
                 2,
             ),
-            (format!("{{\"export\": {export}, \"runs\": {runs}}}"), 4),
+            (format!("{{\"export\": {EXPORT}, \"runs\": {runs}}}"), 4),
             (
                 format!("{{\"x\": {{\"run_id\": 5, \"a\": {chat}, \"b\": {runs}}}}}"),
                 4,
@@ -1287,8 +1292,7 @@ mod tests {
             text
         };
         streams_as_read_whole(&nest(wrapped.clone(), 10), 1);
-        let trajectory = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
-        streams_as_read_whole(&nest(trajectory.to_string(), 12), 1);
+        streams_as_read_whole(&nest(TRAJECTORY.to_string(), 12), 1);
         // --select of keys and indexes, ending at a list, runs or an object (searched as
         // a document is), or the empty path: the same lists and runs, and with --format
         // the list's own and another.
@@ -1443,28 +1447,13 @@ mod tests {
         assert!(streamed.0.iter().any(|item| item.starts_with("record")));
     }
 
-    /// A small deterministic generator of choices.
-    struct Choices(u64);
-
-    impl Choices {
-        /// A number below `n`.
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((self.0 >> 33) % n as u64) as usize
-        }
-    }
-
     /// A JSON value of transcripts (chats, runs, OpenTelemetry exports, ATIF
     /// trajectories, a ToolBench answer and tree) and other members, `depth` levels of
     /// objects and arrays at most, with keys from a few (in any order, so that members
     /// holding transcripts come out of key order too).
-    fn generated(c: &mut Choices, depth: usize) -> String {
+    fn generated(c: &mut Choices, depth: u64) -> String {
         let chat = array(&chat_messages());
         let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "startTimeUnixNano": "5", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}, {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": "{}"}}]}]}]}]}"#;
-        let trajectory = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
         let answer = include_str!(
             "../../tests/fixtures/realdata/toolbench/G1_answer__10_ChatGPT_DFS_woFilter_w2.json"
         );
@@ -1476,7 +1465,7 @@ mod tests {
             5 => c.below(1000).to_string(),
             6 => "[]".to_string(),
             7 => "{}".to_string(),
-            8 => trajectory.to_string(),
+            8 => TRAJECTORY.to_string(),
             9 => answer.trim().to_string(),
             10 => r#"{"node_type": "Action", "description": "", "children": []}"#.to_string(),
             _ => "null".to_string(),
@@ -1489,7 +1478,7 @@ mod tests {
                 let mut members = Vec::new();
                 let mut keys = vec!["a", "b", "id", "messages", "runs", "data", "z", "run_id"];
                 for _ in 0..1 + c.below(4) {
-                    let key = keys.remove(c.below(keys.len()));
+                    let key = keys.remove(c.below(keys.len() as u64) as usize);
                     members.push(format!("\"{key}\": {}", generated(c, depth - 1)));
                 }
                 format!("{{{}}}", members.join(", "))
@@ -1526,7 +1515,7 @@ mod tests {
             let depth = 1 + c.below(5);
             let text = generated(&mut c, depth);
             let select = match c.below(3) {
-                0 => Some(Selector::parse(PATHS[c.below(PATHS.len())]).unwrap()),
+                0 => Some(Selector::parse(c.pick::<&str>(&PATHS)).unwrap()),
                 _ => None,
             };
             let format = match c.below(6) {
@@ -1612,11 +1601,10 @@ mod tests {
     #[test]
     fn documents_that_stream_only_whole_are_read_whole() {
         let chat = array(&chat_messages());
-        let export = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]}"#;
         for text in [
             // An OpenTelemetry export below the top level, the one transcript (read
             // whole by its adapter).
-            format!("{{\"data\": {{\"n\": 1, \"export\": {export}}}}}"),
+            format!("{{\"data\": {{\"n\": 1, \"export\": {EXPORT}}}}}"),
             // A ToolBench answer, whose lists decide whether its tree is searched.
             format!(
                 "{{\"answer_generation\": {{\"train_messages\": [{chat}]}}, \"messages\": {chat}}}"

@@ -56,6 +56,9 @@ use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
 use shared::Map;
+/// The seeded choices tests generate inputs with.
+#[cfg(test)]
+pub(crate) use sketch::corpus::Choices;
 pub use stream::Stream;
 pub(crate) use stream::{Handed, SURVEY_AFTER};
 

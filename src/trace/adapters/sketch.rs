@@ -633,6 +633,11 @@ pub(super) mod corpus {
             (self.0 >> 33) % n
         }
 
+        /// Whether a one-in-`n` chance came up.
+        pub(crate) fn one_in(&mut self, n: u64) -> bool {
+            self.below(n) == 0
+        }
+
         pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
             &items[self.below(items.len() as u64) as usize]
         }

@@ -559,26 +559,9 @@ mod tests {
     };
     use super::super::Handed;
     use crate::json::Segment;
+    use crate::trace::adapters::Choices;
 
     const MAX_LINE_BYTES: usize = 1 << 20;
-
-    /// A small deterministic generator of choices.
-    struct Choices(u64);
-
-    impl Choices {
-        /// A number below `n`.
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) % n
-        }
-
-        fn one_in(&mut self, n: u64) -> bool {
-            self.below(n) == 0
-        }
-    }
 
     /// Trace ids as exporters write them: hex in either case, base64, and bad ones.
     const TRACE_IDS: &[&str] = &[
