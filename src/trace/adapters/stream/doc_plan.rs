@@ -591,17 +591,15 @@ impl Pass<'_> {
             // The search takes the object whole, when it wants its format; a tree it
             // does not want, it does not look into; an export it does not want, it
             // searches as any object, which is left to the whole reading.
-            let export = otel::is_export(map);
-            if (export && wants(Format::Otel))
-                || (toolbench::is_tree(map) && wants(Format::ToolBench))
-            {
+            let (export, tree) = (otel::is_export(map), toolbench::is_tree(map));
+            if (export && wants(Format::Otel)) || (tree && wants(Format::ToolBench)) {
                 found.push(Holder {
                     path: path.to_vec(),
                     array: None,
                 });
                 return true;
             }
-            if toolbench::is_tree(map) {
+            if tree {
                 return true;
             }
             if export {

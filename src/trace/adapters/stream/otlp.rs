@@ -244,10 +244,7 @@ impl Walk {
     fn read(&mut self, layout: Layout, max_line_bytes: usize) -> io::Result<()> {
         match layout {
             Layout::Document => {
-                match self.scan.next_byte()? {
-                    Some(b'[') => self.exports()?,
-                    _ => self.export(Site::new(self.doc, String::new()), self.forced)?,
-                }
+                self.document()?;
                 match self.scan.rest_is_blank()? {
                     true => Ok(()),
                     false => Err(unfit()),
@@ -260,10 +257,7 @@ impl Walk {
                 let mut last_end = 0;
                 while self.scan.next_byte()?.is_some() {
                     let line = self.scan.line;
-                    match self.scan.next_byte()? {
-                        Some(b'[') => self.exports()?,
-                        _ => self.export(Site::new(self.doc, String::new()), self.forced)?,
-                    }
+                    self.document()?;
                     let end = self.scan.offset;
                     let one_line = self.scan.line == line;
                     self.scan.skip_ws()?;
@@ -281,6 +275,14 @@ impl Walk {
                 }
             }
             _ => Err(unfit()),
+        }
+    }
+
+    /// Document [`Walk::doc`]: one export request, or an array of them.
+    fn document(&mut self) -> io::Result<()> {
+        match self.scan.next_byte()? {
+            Some(b'[') => self.exports(),
+            _ => self.export(Site::new(self.doc, String::new()), self.forced),
         }
     }
 
