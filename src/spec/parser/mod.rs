@@ -61,6 +61,22 @@ pub fn parse(source: &str) -> Result<SpecFile, Vec<SpecError>> {
         source,
         comments: RefCell::default(),
     };
+    // A JSON file (a trace given where a spec was expected) is one error, not one for
+    // each of its lines: no spec starts with `{` or `[`.
+    let first = parser.ws(source.strip_prefix('\u{feff}').unwrap_or(source));
+    if first.starts_with(['{', '[']) {
+        let start = parser.offset(first);
+        let message = format!(
+            "expected a statement, found `{}`: this file is JSON, not a spec",
+            &first[..1]
+        );
+        let hint = "a trace or transcript is given with `--traces FILE`; a spec file holds \
+                    statements such as `event`, `initial` and `FROM -> TO on EVENT`";
+        let span = Span::new(start, start + 1);
+        return Err(vec![
+            SpecError::new(Code::SyntaxError, span, message).with_hint(hint),
+        ]);
+    }
     let (preamble, statements) = split_statements(source);
     let mut items = Vec::new();
     let mut errors = Vec::new();

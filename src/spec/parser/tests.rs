@@ -813,6 +813,30 @@ fn unknown_statements() {
 }
 
 #[test]
+fn a_json_file_is_one_error() {
+    let lines = r#"{"kind":"call","tool":"create_record","call_id":"c0"}"#.to_string() + "\n";
+    for (text, found) in [
+        (lines.repeat(1000), "{"),
+        (format!("# a comment\n\n  [\n{lines}]\n"), "["),
+    ] {
+        let all = parse(&text).expect_err("JSON is not a spec");
+        assert_eq!(all.len(), 1, "{all:?}");
+        let have = &all[0];
+        assert_eq!(have.code, Code::SyntaxError);
+        assert_eq!(
+            have.message,
+            format!("expected a statement, found `{found}`: this file is JSON, not a spec")
+        );
+        assert_eq!(&text[have.span.range()], found);
+        assert!(have.hint.as_deref().is_some_and(|h| h.contains("--traces")));
+    }
+    // A brace later in a spec is a statement's error of its own.
+    let have = errors("initial idle\n{\n");
+    assert_eq!(have.len(), 1);
+    assert_eq!(have[0].2, "expected a statement, found `{`");
+}
+
+#[test]
 fn trailing_garbage() {
     let have = errors("spec a b\ninitial idle idle\nabout \"x\" \"y\"\naccept a b\n");
     let want = vec![
