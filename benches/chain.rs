@@ -315,10 +315,7 @@ fn main() {
 
 /// A joined check of the two witnesses against checking the pre-sorted log.
 fn join(log: &[u8], client: &[u8], fixture: &[u8], runs: usize) {
-    let source = Arc::new(SpecSource {
-        path: "bench.tg".into(),
-        text: SPEC.to_string(),
-    });
+    let source = Arc::new(SpecSource::new("bench.tg", SPEC.to_string()));
     let machine = tracegate::spec::analyzer::load(source).expect("the bench spec compiles");
     let specs = std::slice::from_ref(&machine);
     let options = CheckOptions {

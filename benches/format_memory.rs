@@ -587,10 +587,7 @@ fn main() {
     let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let runs = if quick { 1 } else { 3 };
     let mb = if small { 10_000_000 } else { 100_000_000 };
-    let source = Arc::new(SpecSource {
-        path: "bench_format_memory.tg".into(),
-        text: SPEC.to_string(),
-    });
+    let source = Arc::new(SpecSource::new("bench_format_memory.tg", SPEC.to_string()));
     let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
     let dir = std::env::temp_dir().join(format!(
         "tracegate-bench-format-memory-{}",

@@ -177,10 +177,7 @@ fn main() {
     let small = std::env::args().any(|a| a == "--small");
     let runs = if quick { 1 } else { 3 };
     let scale = if small { 10 } else { 1 };
-    let source = Arc::new(SpecSource {
-        path: "bench_formats.tg".into(),
-        text: SPEC.to_string(),
-    });
+    let source = Arc::new(SpecSource::new("bench_formats.tg", SPEC.to_string()));
     let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
     let dir = std::env::temp_dir().join(format!("tracegate-bench-formats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temporary directory can be made");

@@ -267,10 +267,7 @@ fn render(diagnostics: &[Diagnostic], output: Output, resolver: &MemoryResolver)
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 1 } else { 3 };
-    let source = Arc::new(SpecSource {
-        path: "bench_reconcile.tg".into(),
-        text: SPEC.to_string(),
-    });
+    let source = Arc::new(SpecSource::new("bench_reconcile.tg", SPEC.to_string()));
     let specs = vec![tracegate::spec::analyzer::load(source).expect("the benchmark spec compiles")];
     let file: Arc<Path> = Arc::from(Path::new("bench.jsonl"));
 
@@ -423,10 +420,7 @@ fn main() {
     }
 
     // The key-pool trace against the spec with `bind` and provenance.
-    let bound = Arc::new(SpecSource {
-        path: "bench_bound.tg".into(),
-        text: BOUND_SPEC.to_string(),
-    });
+    let bound = Arc::new(SpecSource::new("bench_bound.tg", BOUND_SPEC.to_string()));
     let bound = vec![tracegate::spec::analyzer::load(bound).expect("the bound spec compiles")];
     let input = generate(1_000_000, pool).bytes;
     let lines = input.iter().filter(|&&b| b == b'\n').count();

@@ -2428,10 +2428,7 @@ mod tests {
         spec: &str,
         lines: &[&str],
     ) -> (Vec<(Code, u64)>, Vec<(String, String, String, u64)>) {
-        let source = Arc::new(crate::machine::SpecSource {
-            path: "t.tg".into(),
-            text: spec.into(),
-        });
+        let source = Arc::new(crate::machine::SpecSource::new("t.tg", spec));
         let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
         let moves = std::cell::RefCell::new(Vec::new());
         let machine = &specs[0];
@@ -2564,10 +2561,7 @@ mod tests {
     #[test]
     fn a_spec_without_a_key_has_one_instance_beside_a_keyed_spec() {
         let load = |text: &str| {
-            let source = Arc::new(crate::machine::SpecSource {
-                path: "t.tg".into(),
-                text: text.into(),
-            });
+            let source = Arc::new(crate::machine::SpecSource::new("t.tg", text));
             crate::spec::analyzer::load(source).expect("the spec compiles")
         };
         let keyed = "spec keyed\nper args.id\nevent x = call x\ninitial s\naccept s\ns -> s on x\n";
@@ -2661,14 +2655,13 @@ mod tests {
 
     #[test]
     fn a_trace_that_ends_is_freed_and_reports_its_end_in_its_place() {
-        let source = Arc::new(crate::machine::SpecSource {
-            path: "t.tg".into(),
-            text: "spec t\nper args.id\nevent open = call open\nevent shut = result open where status == \"ok\"\n\
+        let source = Arc::new(crate::machine::SpecSource::new(
+            "t.tg",
+            "spec t\nper args.id\nevent open = call open\nevent shut = result open where status == \"ok\"\n\
                 event lost = result open where status == \"missing\"\nevent note = call note\n\
                 initial idle\naccept idle, done\nidle -> open on open\nopen -> done on shut\n\
-                forbid open on lost: \"lost\"\n"
-                .into(),
-        });
+                forbid open on lost: \"lost\"\n",
+        ));
         let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
         let a = [
             r#"{"kind":"call","tool":"open","call_id":"1","args":{"id":"x"},"trace":"a"}"#,
@@ -2729,12 +2722,11 @@ mod tests {
 
     #[test]
     fn a_trace_whose_end_would_tell_of_a_key_no_record_carried_yet_waits() {
-        let source = Arc::new(crate::machine::SpecSource {
-            path: "t.tg".into(),
-            text: "spec t\nper args.key\nevent lost = result open where status == \"missing\"\n\
-                initial idle\nidle -> idle on lost\n"
-                .into(),
-        });
+        let source = Arc::new(crate::machine::SpecSource::new(
+            "t.tg",
+            "spec t\nper args.key\nevent lost = result open where status == \"missing\"\n\
+                initial idle\nidle -> idle on lost\n",
+        ));
         let specs = vec![crate::spec::analyzer::load(source).expect("the spec compiles")];
         let mut monitor = by_trace(&specs);
         let a = [r#"{"kind":"call","tool":"open","call_id":"1","args":{"id":"x"},"trace":"a"}"#];

@@ -127,10 +127,7 @@ pub fn load_specs(paths: &[PathBuf]) -> (Vec<Machine>, Vec<Diagnostic>) {
                 continue;
             }
         };
-        let source = Arc::new(SpecSource {
-            path: path.clone(),
-            text,
-        });
+        let source = Arc::new(SpecSource::new(path.clone(), text));
         match crate::spec::analyzer::load(source.clone()) {
             Ok(machine) => {
                 if let Some(first) = machines.iter().find(|m| m.name == machine.name) {

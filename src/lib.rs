@@ -21,25 +21,21 @@
 //! the agent's next step is allowed:
 //!
 //! ```
-//! use std::path::{Path, PathBuf};
+//! use std::path::Path;
 //! use std::sync::Arc;
 //!
 //! use tracegate::check::Monitor;
 //! use tracegate::machine::SpecSource;
 //! use tracegate::trace::{Location, native};
 //!
-//! let source = Arc::new(SpecSource {
-//!     path: PathBuf::from("seed.tg"),
-//!     text: r#"
+//! let source = Arc::new(SpecSource::new("seed.tg", r#"
 //! event create          = call create_record
 //! event outcome_unknown = result create_record where status == "error"
 //! event lookup          = call lookup_by_request_id
 //! event found           = result lookup_by_request_id where status == "ok"
 //! path create -> outcome_unknown -> lookup -> found
 //! forbid outcome_unknown on create: "blind re-create"
-//! "#
-//!     .to_string(),
-//! });
+//! "#));
 //! let specs = vec![tracegate::spec::analyzer::load(source).expect("the spec compiles")];
 //!
 //! let mut monitor = Monitor::new(&specs, Arc::from(Path::new("live")), None);
@@ -66,16 +62,13 @@
 //! answer is data; the `explore`, `shrink` and `coverage` commands only print it.
 //!
 //! ```
-//! use std::path::PathBuf;
 //! use std::sync::Arc;
 //!
 //! use tracegate::check::CheckOptions;
 //! use tracegate::explore::{self, Format, ShrinkOptions};
 //! use tracegate::machine::SpecSource;
 //!
-//! let source = Arc::new(SpecSource {
-//!     path: PathBuf::from("seed.tg"),
-//!     text: r#"
+//! let source = Arc::new(SpecSource::new("seed.tg", r#"
 //! event create          = call create_record
 //! event outcome_unknown = result create_record where status == "error"
 //! event lookup          = call lookup_by_request_id
@@ -83,9 +76,7 @@
 //! path create -> outcome_unknown -> lookup -> found
 //! forbid outcome_unknown on create: "blind re-create"
 //! otherwise ignore
-//! "#
-//!     .to_string(),
-//! });
+//! "#));
 //! let machine = tracegate::spec::analyzer::load(source).expect("the spec compiles");
 //!
 //! // The shortest path to every violation the spec can report.

@@ -749,10 +749,7 @@ mod tests {
             event f = message\n\
             event h = result /^re/ where status == \"error\"\n\
             initial s\naccept s\notherwise ignore\n";
-        let source = Arc::new(SpecSource {
-            path: "t.tg".into(),
-            text: text.into(),
-        });
+        let source = Arc::new(SpecSource::new("t.tg", text));
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let kinds = [None, Some("call"), Some("result"), Some("message")];
         let tools = [

@@ -17,18 +17,14 @@
 //! use tracegate::machine::SpecSource;
 //! use tracegate::runtime;
 //!
-//! let source = Arc::new(SpecSource {
-//!     path: "refund.tg".into(),
-//!     text: r#"
+//! let source = Arc::new(SpecSource::new("refund.tg", r#"
 //! event refund       = call issue_refund
 //! event refund_fails = result issue_refund where status == "error"
 //! event check        = call get_refund_status
 //! path refund -> refund_fails -> check
 //! forbid refund_fails on refund: "refund retried before its status was checked"
 //! otherwise ignore
-//! "#
-//!     .to_string(),
-//! });
+//! "#));
 //! let specs: Arc<[_]> = vec![tracegate::spec::analyzer::load(source).expect("the spec compiles")].into();
 //! let mut monitor = Monitor::shared(specs, Arc::from(Path::new("live")), None);
 //!
@@ -258,10 +254,7 @@ pub(crate) fn mask_spec_strings(specs: &mut [Machine]) {
 
 /// Compiles a spec given as text; `path` names it in diagnostics.
 pub fn load_spec_text(path: &Path, text: &str) -> Result<Machine, Vec<Diagnostic>> {
-    let source = Arc::new(SpecSource {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-    });
+    let source = Arc::new(SpecSource::new(path.to_path_buf(), text.to_string()));
     crate::spec::analyzer::load(source.clone()).map_err(|errors| {
         let name = path
             .file_stem()

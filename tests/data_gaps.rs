@@ -176,10 +176,10 @@ forbid idle on typed: "a JSON test passed"
 
 #[track_caller]
 fn spec_errors(text: &str) -> Vec<(String, String)> {
-    let source = std::sync::Arc::new(tracegate::machine::SpecSource {
-        path: "t.tg".into(),
-        text: text.to_string(),
-    });
+    let source = std::sync::Arc::new(tracegate::machine::SpecSource::new(
+        "t.tg",
+        text.to_string(),
+    ));
     match tracegate::spec::analyzer::load(source) {
         Ok(_) => panic!("expected errors from:\n{text}"),
         Err(errors) => errors
@@ -385,10 +385,10 @@ fn a_declared_state_is_never_taken_for_a_misspelling() {
 
 #[test]
 fn the_misspelled_state_message_says_how_to_keep_the_name() {
-    let source = std::sync::Arc::new(tracegate::machine::SpecSource {
-        path: "t.tg".into(),
-        text: DECLARED.to_string(),
-    });
+    let source = std::sync::Arc::new(tracegate::machine::SpecSource::new(
+        "t.tg",
+        DECLARED.to_string(),
+    ));
     let errors = tracegate::spec::analyzer::load(source).expect_err("an unknown state");
     assert_eq!(
         errors[0].message,

@@ -613,10 +613,10 @@ fn generated(shapes: std::ops::Range<u8>) -> impl Strategy<Value = Generated> {
 }
 
 fn compile(text: &str) -> Option<Machine> {
-    let source = std::sync::Arc::new(SpecSource {
-        path: PathBuf::from("generated.tg"),
-        text: text.to_string(),
-    });
+    let source = std::sync::Arc::new(SpecSource::new(
+        PathBuf::from("generated.tg"),
+        text.to_string(),
+    ));
     tracegate::spec::analyzer::load(source).ok()
 }
 

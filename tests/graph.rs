@@ -34,10 +34,10 @@ fn relative(machine: &Machine) -> Machine {
         .strip_prefix(root())
         .unwrap_or(&machine.source.path)
         .to_path_buf();
-    let source = std::sync::Arc::new(tracegate::machine::SpecSource {
+    let source = std::sync::Arc::new(tracegate::machine::SpecSource::new(
         path,
-        text: machine.source.text.clone(),
-    });
+        machine.source.text.clone(),
+    ));
     tracegate::spec::analyzer::load(source).unwrap()
 }
 

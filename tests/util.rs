@@ -33,10 +33,7 @@ pub fn stdout(output: &Output) -> String {
 /// Compiles a spec from text, panicking with its errors if it does not compile.
 #[track_caller]
 pub fn spec(text: &str) -> Machine {
-    let source = Arc::new(SpecSource {
-        path: PathBuf::from("test.tg"),
-        text: text.to_string(),
-    });
+    let source = Arc::new(SpecSource::new(PathBuf::from("test.tg"), text.to_string()));
     match tracegate::spec::analyzer::load(source) {
         Ok(machine) => machine,
         Err(errors) => panic!("spec does not compile: {errors:#?}\n{text}"),

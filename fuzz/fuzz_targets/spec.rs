@@ -15,10 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = tracegate::spec::analyzer::load(Arc::new(SpecSource {
-        path: PathBuf::from("fuzz.tg"),
-        text: text.to_owned(),
-    }));
+    let _ = tracegate::spec::analyzer::load(Arc::new(SpecSource::new(PathBuf::from("fuzz.tg"), text.to_owned())));
     let Ok(before) = parse(text) else {
         return;
     };

@@ -882,11 +882,10 @@ mod tests {
 
     #[test]
     fn keys_are_found_by_their_text_and_keep_their_order() {
-        let source = std::sync::Arc::new(crate::machine::SpecSource {
-            path: "t.tg".into(),
-            text: "spec t\nper args.id\nevent a = call a\ninitial s\naccept s\ns -> s on a\n"
-                .into(),
-        });
+        let source = std::sync::Arc::new(crate::machine::SpecSource::new(
+            "t.tg",
+            "spec t\nper args.id\nevent a = call a\ninitial s\naccept s\ns -> s on a\n",
+        ));
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let sinks = sinks(&machine);
         // `s` is accepting and every event keeps an instance there.
@@ -914,10 +913,10 @@ mod tests {
 
     #[test]
     fn keys_that_share_a_recent_place_keep_their_own_instances() {
-        let source = std::sync::Arc::new(crate::machine::SpecSource {
-            path: "t.tg".into(),
-            text: "spec t\nper args.id\nevent a = call a\ninitial s\ns -> s on a\n".into(),
-        });
+        let source = std::sync::Arc::new(crate::machine::SpecSource::new(
+            "t.tg",
+            "spec t\nper args.id\nevent a = call a\ninitial s\ns -> s on a\n",
+        ));
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let sinks = sinks(&machine);
         let mut run = SpecRun::new(&machine);

@@ -206,10 +206,7 @@ mod tests {
 
     #[test]
     fn a_long_walk_is_shown_whole() {
-        let source = Arc::new(SpecSource {
-            path: PathBuf::from("tick.tg"),
-            text: "event tick = call tick\nevent stop = call stop\ninitial idle\naccept idle\nidle -> idle on tick\nforbid idle on stop: \"no stopping\"\n".to_string(),
-        });
+        let source = Arc::new(SpecSource::new(PathBuf::from("tick.tg"), "event tick = call tick\nevent stop = call stop\ninitial idle\naccept idle\nidle -> idle on tick\nforbid idle on stop: \"no stopping\"\n".to_string()));
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let mut trace = tempfile::NamedTempFile::new().expect("a temporary file");
         let mut text = "{\"kind\":\"call\",\"tool\":\"tick\"}\n".repeat(100);
@@ -235,9 +232,9 @@ mod tests {
 
     #[test]
     fn instances_come_in_the_order_the_checker_reports_them() {
-        let source = Arc::new(SpecSource {
-            path: PathBuf::from("ops.tg"),
-            text: r#"
+        let source = Arc::new(SpecSource::new(
+            PathBuf::from("ops.tg"),
+            r#"
 event call = call op
 event ok   = result op where status == "ok"
 event lost = result op where status == "missing"
@@ -254,7 +251,7 @@ forbid * on bad: "bad call"
 otherwise ignore
 "#
             .to_string(),
-        });
+        ));
         let machine = crate::spec::analyzer::load(source).expect("the spec compiles");
         let lines = [
             r#"{"kind":"call","tool":"op","call_id":"1","args":{"k":"A"}}"#,

@@ -1199,10 +1199,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn source(text: &str) -> Arc<SpecSource> {
-        Arc::new(SpecSource {
-            path: PathBuf::from("test.tg"),
-            text: text.to_string(),
-        })
+        Arc::new(SpecSource::new(PathBuf::from("test.tg"), text.to_string()))
     }
 
     #[track_caller]

@@ -87,7 +87,7 @@ fn format(path: PathBuf, name: &str, text: String) -> Formatted {
     match format_source(&text) {
         Ok(formatted) => Formatted::Text(formatted),
         Err(errors) => {
-            let source = Arc::new(SpecSource { path, text });
+            let source = Arc::new(SpecSource::new(path, text));
             Formatted::Invalid(
                 errors
                     .into_iter()

@@ -697,10 +697,10 @@ mod tests {
 
     #[test]
     fn plain_blocks_are_what_annotate_snippets_lays_out() {
-        let spec = Arc::new(crate::source::SpecSource {
-            path: "specs/reconcile.tg".into(),
-            text: "spec reconcile\nevent create = call create_record\n    forbid unknown on create: \"blind\"\n\n".into(),
-        });
+        let spec = Arc::new(crate::source::SpecSource::new(
+            "specs/reconcile.tg",
+            "spec reconcile\nevent create = call create_record\n    forbid unknown on create: \"blind\"\n\n",
+        ));
         let rule = spec.text.find("forbid").expect("the rule");
         let short = r#"{"kind":"call","tool":"create_record"}"#;
         let long = format!(
@@ -767,10 +767,10 @@ mod tests {
 
     #[test]
     fn a_long_path_is_shown_by_its_ends() {
-        let spec = Arc::new(crate::source::SpecSource {
-            path: "s.tg".into(),
-            text: "forbid unknown on create: \"x\"\n".into(),
-        });
+        let spec = Arc::new(crate::source::SpecSource::new(
+            "s.tg",
+            "forbid unknown on create: \"x\"\n",
+        ));
         let (diagnostic, files) = violation(40, "{}", &spec, 0..6, 40);
         let have = render(&diagnostic, false, &files);
         let path = have

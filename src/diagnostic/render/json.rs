@@ -291,10 +291,10 @@ mod tests {
 
     #[test]
     fn violations_are_written_as_serde_json_writes_them() {
-        let source = Arc::new(SpecSource {
-            path: "specs/a \"b\"\\é.tg".into(),
-            text: "spec t\n\n  é forbid x\n".into(),
-        });
+        let source = Arc::new(SpecSource::new(
+            "specs/a \"b\"\\é.tg",
+            "spec t\n\n  é forbid x\n",
+        ));
         let token = "sk-abcdefghijklmnopqrstuvwxyz";
         let strange = "tab\there \"quoted\" back\\slash \u{1} é ☃ \u{2028}";
         let mut cases = Vec::new();
