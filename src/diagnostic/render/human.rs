@@ -136,7 +136,11 @@ fn line(text: &str) -> String {
 /// The lines of a spec's text that `span` covers, made safe to show, with `span` moved
 /// to where its text is in the result, and the number of the first line. Only those
 /// lines are shown (the snippet is folded), so only they are scanned.
-fn spec_text(whole: &str, span: std::ops::Range<usize>) -> (String, std::ops::Range<usize>, usize) {
+fn spec_text(
+    source: &SpecSource,
+    span: std::ops::Range<usize>,
+) -> (String, std::ops::Range<usize>, usize) {
+    let whole = source.text.as_str();
     let boundary = |mut at: usize| {
         while !whole.is_char_boundary(at) {
             at -= 1;
@@ -148,11 +152,7 @@ fn spec_text(whole: &str, span: std::ops::Range<usize>) -> (String, std::ops::Ra
     let end = whole[span.end..]
         .find('\n')
         .map_or(whole.len(), |at| span.end + at);
-    let first_line = whole.as_bytes()[..begin]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1;
+    let first_line = source.line_col(begin).0;
     let text = &whole[begin..end];
     let span = span.start - begin..span.end - begin;
     let safe = for_terminal(text, true).into_owned();
@@ -199,7 +199,7 @@ struct SpecShown {
 impl SpecShown {
     fn of(site: &SpecSite, label: &str) -> SpecShown {
         let range = clamp(site.span.range(), site.source.text.len());
-        let (text, range, first_line) = spec_text(&site.source.text, range);
+        let (text, range, first_line) = spec_text(&site.source, range);
         SpecShown {
             origin: line(&site.source.path.display().to_string()),
             text,
