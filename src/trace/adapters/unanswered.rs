@@ -93,15 +93,11 @@ impl Unanswered {
                     None => trace.anonymous.entry(tool).or_default().push_back(call),
                 }
             }
-            Some(Kind::Result) => {
-                let queue = match call_id {
-                    Some(id) => trace.by_id.get_mut(&id),
-                    None => trace.anonymous.get_mut(&tool),
-                };
-                if let Some(queue) = queue {
-                    queue.pop_front();
-                }
-            }
+            // A call's place goes with its answer, so that only open calls are kept.
+            Some(Kind::Result) => match call_id {
+                Some(id) => close(&mut trace.by_id, &id),
+                None => close(&mut trace.anonymous, &tool),
+            },
             _ => {}
         }
     }
@@ -111,6 +107,16 @@ impl Unanswered {
     /// located at its call.
     pub fn finish(self) -> Vec<Record<'static>> {
         self.traces.into_iter().flat_map(Trace::missing).collect()
+    }
+}
+
+/// Closes the oldest open call under `key`, forgetting the key once none is open.
+fn close<K: Eq + std::hash::Hash>(open: &mut FxHashMap<K, VecDeque<Call>>, key: &K) {
+    if let Some(queue) = open.get_mut(key) {
+        queue.pop_front();
+        if queue.is_empty() {
+            open.remove(key);
+        }
     }
 }
 
@@ -239,6 +245,40 @@ mod tests {
                 Entry::Problem(_) => "problem".to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn answered_calls_are_forgotten_and_open_ones_kept_in_order() {
+        let mut unanswered = Unanswered::new(false);
+        for n in 0..1000 {
+            let id = format!("c{n}");
+            unanswered.see(&record(json!({"kind": "call", "tool": "t", "call_id": id})));
+            unanswered.see(&record(json!({"kind": "call", "tool": "u"})));
+            unanswered.see(&record(
+                json!({"kind": "result", "tool": "t", "call_id": id}),
+            ));
+            unanswered.see(&record(json!({"kind": "result", "tool": "u"})));
+        }
+        // A reused id is answered in order; the second call stays open.
+        unanswered.see(&record(
+            json!({"kind": "call", "tool": "t", "call_id": "again"}),
+        ));
+        unanswered.see(&record(
+            json!({"kind": "call", "tool": "t", "call_id": "again"}),
+        ));
+        unanswered.see(&record(
+            json!({"kind": "result", "tool": "t", "call_id": "again"}),
+        ));
+        unanswered.see(&record(json!({"kind": "call", "tool": "u"})));
+        let trace = &unanswered.traces[0];
+        assert_eq!(trace.by_id.len(), 1, "only the open id is kept");
+        assert_eq!(trace.anonymous.len(), 1, "only the open tool is kept");
+        let missing = unanswered.finish();
+        let open: Vec<_> = missing
+            .iter()
+            .map(|r| (r.tool.as_deref(), r.call_id.as_deref(), r.loc.line))
+            .collect();
+        assert_eq!(open, [(Some("t"), Some("again"), 0), (Some("u"), None, 0)]);
     }
 
     #[test]
