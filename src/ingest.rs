@@ -4,11 +4,10 @@
 //! The file is read through [`TraceInput`], as `check` reads it; problems come back as
 //! diagnostics, records are written to the writer the caller hands in.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
 use crate::trace::adapters::unanswered::{Unanswered, with_missing};
@@ -125,13 +124,22 @@ const CANONICAL: &[&str] = &[
 
 /// One record as a JSON line, with its origin under `at`.
 pub(crate) fn record_line(record: &Record<'_>, file: &Path) -> String {
-    let mut members: Vec<(String, String)> = Vec::new();
+    let mut line = String::with_capacity(256);
+    line.push('{');
+    let mut member = |name: &str, value: &dyn std::fmt::Display| {
+        if line.len() > 1 {
+            line.push(',');
+        }
+        json_string(&mut line, name);
+        line.push(':');
+        let _ = write!(line, "{value}");
+    };
     // A built object is printed as the same object of values is.
     let decoded;
     let map = match &record.fields {
         Fields::Raw(fields) => {
             for (name, raw) in fields {
-                members.push((name.to_string(), raw.get().to_string()));
+                member(name, &raw.get());
             }
             None
         }
@@ -144,30 +152,32 @@ pub(crate) fn record_line(record: &Record<'_>, file: &Path) -> String {
     if let Some(map) = map {
         for key in CANONICAL {
             if let Some(value) = map.get(*key) {
-                members.push((key.to_string(), value.to_string()));
+                member(key, value);
             }
         }
         for (key, value) in map {
             if !CANONICAL.contains(&key.as_str()) {
-                members.push((key.clone(), value.to_string()));
+                member(key, value);
             }
         }
     }
-    let at = serde_json::json!({
-        "file": file.display().to_string(),
-        "line": record.loc.line,
-        "pointer": &*record.loc.pointer,
-    });
-    members.push(("at".to_string(), at.to_string()));
-    let mut line = String::from("{");
-    for (i, (key, value)) in members.iter().enumerate() {
-        if i > 0 {
-            line.push(',');
-        }
-        line.push_str(&Value::String(key.clone()).to_string());
-        line.push(':');
-        line.push_str(value);
-    }
+    // `at` as serde_json writes the object: its members in key order.
+    let mut at = String::from("{\"file\":");
+    json_string(&mut at, &file.display().to_string());
+    let _ = write!(at, ",\"line\":{},\"pointer\":", record.loc.line);
+    json_string(&mut at, &record.loc.pointer);
+    at.push('}');
+    member("at", &at);
     line.push('}');
-    crate::redact::redact(&line).into_owned()
+    match crate::redact::redact(&line) {
+        std::borrow::Cow::Borrowed(_) => line,
+        std::borrow::Cow::Owned(redacted) => redacted,
+    }
+}
+
+/// Appends `text` as a JSON string, escaped as serde_json writes it.
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    crate::json::write_string_body(text, |piece| out.push_str(piece));
+    out.push('"');
 }
