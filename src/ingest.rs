@@ -4,15 +4,18 @@
 //! The file is read through [`TraceInput`], as `check` reads it; problems come back as
 //! diagnostics, records are written to the writer the caller hands in.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::diagnostic::Diagnostic;
-use crate::trace::adapters::unanswered::{Unanswered, with_missing};
+use crate::trace::adapters::unanswered::{Unanswered, trace_key, with_missing};
 use crate::trace::adapters::{Detected, InputOptions};
-use crate::trace::input::{Item, TraceInput};
+use crate::trace::input::{DetectedAtEnd, Item, TraceInput};
 use crate::trace::{Fields, Record};
 
 /// What converting one file gave.
@@ -58,12 +61,11 @@ pub fn convert_path(
     }
     // The `missing` results the checker synthesizes at the end of each trace are shown
     // where it adds them: after the last record of their trace. An adapter's reading is
-    // in memory already, so they go in place, and a streamed transcript of many traces
-    // is read whole for it; native lines and a streamed transcript of one trace stream,
-    // as one trace whose end is the end of the input.
-    let whole = opened.reading().is_some() || opened.traces() > 1;
-    let (opened, mut unanswered) = match whole {
-        true => {
+    // in memory already, so they go in place; a stream's records are written as they
+    // come, each held back only while a trace before it may still get a `missing`
+    // result after its last record (see [`Placer`]).
+    let placer = match opened.reading() {
+        Some(_) => {
             let mut reading = opened.into_reading().expect("bug: a reading was there");
             let many = reading.traces > 1;
             let (entries, synthesized) = with_missing(std::mem::take(&mut reading.entries), many);
@@ -71,36 +73,162 @@ pub fn convert_path(
             converted.synthesized = synthesized;
             let input = TraceInput::read(reading);
             at_end = input.detected_at_end();
-            (input, None)
+            return convert_items(input, path, &file, out, None, converted, at_end);
         }
-        false => (opened, Some(Unanswered::new(false))),
+        None => Placer::new(opened.traces() > 1),
     };
-    opened.try_for_each(|item| {
+    convert_items(opened, path, &file, out, Some(placer), converted, at_end)
+}
+
+/// Writes the records of `input` (and, with a `placer`, the `missing` results of the
+/// calls its traces leave open, in place), and collects its problems.
+fn convert_items(
+    input: TraceInput<'_>,
+    path: &Path,
+    file: &Arc<Path>,
+    out: &mut dyn Write,
+    mut placer: Option<Placer>,
+    mut converted: Converted,
+    at_end: DetectedAtEnd,
+) -> io::Result<Converted> {
+    input.try_for_each(|item| {
         match item {
             Item::Record(record) => {
-                writeln!(out, "{}", record_line(&record, path))?;
+                let line = record_line(&record, path);
                 converted.records += 1;
-                if let Some(unanswered) = unanswered.as_mut() {
-                    unanswered.see(&record);
+                match placer.as_mut() {
+                    Some(placer) => placer.record(&record, line, out)?,
+                    None => writeln!(out, "{line}")?,
                 }
             }
             Item::Problem(problem) => converted
                 .diagnostics
-                .push(Diagnostic::from_problem(&file, problem)),
+                .push(Diagnostic::from_problem(file, problem)),
             Item::Stopped(err) => converted
                 .diagnostics
                 .push(Diagnostic::unreadable(path, &err)),
-            Item::TraceEnd(_) => {}
+            Item::TraceEnd(name) => {
+                if let Some(placer) = placer.as_mut() {
+                    placer.end(&Some(name), path, out)?;
+                }
+            }
         }
         Ok::<(), io::Error>(())
     })?;
     converted.detected = Some(at_end.get());
-    for record in unanswered.map(Unanswered::finish).unwrap_or_default() {
-        writeln!(out, "{}", record_line(&record, path))?;
-        converted.records += 1;
-        converted.synthesized += 1;
+    if let Some(placer) = placer {
+        let placed = placer.finish(path, out)?;
+        converted.records += placed;
+        converted.synthesized += placed;
     }
     Ok(converted)
+}
+
+/// Writes a stream's records with the `missing` results of the calls each trace
+/// leaves open right after the trace's last record, as [`with_missing`] places them in
+/// a reading held whole, without holding the stream: a line is held back only while
+/// an earlier line is the last so far of a trace with a call still open, which may
+/// yet get its `missing` results after it. A trace's open calls are answered where the
+/// stream says it ended ([`Item::TraceEnd`]), or at the end of the input.
+struct Placer {
+    unanswered: Unanswered,
+    /// Whether records name their trace in a `trace` field.
+    many: bool,
+    /// Lines not written yet, each with the `missing` results placed after it.
+    held: VecDeque<(String, Vec<String>)>,
+    /// The number (from 0, over the whole output) of the first line in `held`.
+    first: u64,
+    /// The number of the last record line of each trace so far.
+    last: FxHashMap<Option<String>, u64>,
+    /// The traces with a call still open, by the number of their last line.
+    open: BTreeMap<u64, Option<String>>,
+    /// `missing` results written.
+    placed: u64,
+}
+
+impl Placer {
+    /// `many`: records name their trace in a `trace` field.
+    fn new(many: bool) -> Placer {
+        Placer {
+            unanswered: Unanswered::new(many),
+            many,
+            held: VecDeque::new(),
+            first: 0,
+            last: FxHashMap::default(),
+            open: BTreeMap::new(),
+            placed: 0,
+        }
+    }
+
+    fn record(&mut self, record: &Record<'_>, line: String, out: &mut dyn Write) -> io::Result<()> {
+        let trace = self.unanswered.trace_of(record);
+        self.unanswered.see(record);
+        let number = self.first + self.held.len() as u64;
+        self.held.push_back((line, Vec::new()));
+        if let Some(previous) = self.last.insert(trace.clone(), number) {
+            self.open.remove(&previous);
+        }
+        if self.unanswered.has_open(&trace) {
+            self.open.insert(number, trace);
+        }
+        self.write_ready(out)
+    }
+
+    /// Trace `name` has ended: its open calls' `missing` results go after its last line.
+    fn end(&mut self, name: &Option<String>, path: &Path, out: &mut dyn Write) -> io::Result<()> {
+        // A trace with no call open has nothing to place (its lines may be written).
+        if let Some(last) = self.last.remove(name)
+            && self.open.remove(&last).is_some()
+        {
+            self.place(last, name, path);
+        }
+        self.write_ready(out)
+    }
+
+    /// The input has ended, and with it every trace. Returns how many `missing`
+    /// results were written.
+    fn finish(mut self, path: &Path, out: &mut dyn Write) -> io::Result<u64> {
+        // In the order the traces were met, as [`with_missing`] places them.
+        for record in std::mem::take(&mut self.unanswered).finish() {
+            let trace = trace_key(&record, self.many);
+            let at = self.last[&trace];
+            self.held[(at - self.first) as usize]
+                .1
+                .push(record_line(&record, path));
+            self.placed += 1;
+        }
+        self.open.clear();
+        self.write_ready(out)?;
+        Ok(self.placed)
+    }
+
+    fn place(&mut self, at: u64, name: &Option<String>, path: &Path) {
+        let missing = self.unanswered.end(name);
+        self.placed += missing.len() as u64;
+        let after = &mut self.held[(at - self.first) as usize].1;
+        after.extend(missing.iter().map(|record| record_line(record, path)));
+    }
+
+    /// Writes every held line that no open trace's `missing` results can follow any
+    /// more: those up to the earliest last line of a trace with a call open.
+    fn write_ready(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let until = self
+            .open
+            .keys()
+            .next()
+            .map_or(self.first + self.held.len() as u64, |&at| at);
+        while self.first < until {
+            let Some((line, after)) = self.held.pop_front() else {
+                break;
+            };
+            writeln!(out, "{line}")?;
+            for line in after {
+                writeln!(out, "{line}")?;
+            }
+            self.first += 1;
+        }
+        Ok(())
+    }
 }
 
 /// The canonical fields, in the order `convert` writes them.
@@ -180,4 +308,105 @@ fn json_string(out: &mut String, text: &str) {
     out.push('"');
     crate::json::write_string_body(text, |piece| out.push_str(piece));
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::trace::adapters::{Choices, Entry};
+
+    /// An MCP log of interleaved sessions: some requests answered, some with an error,
+    /// some never; a reused request id; a line that is not JSON now and then.
+    fn mcp_log(choices: &mut Choices, lines: usize, live: u64) -> String {
+        let mut out = String::new();
+        let mut open: Vec<Vec<u64>> = vec![Vec::new(); live as usize];
+        let mut next_id = vec![1u64; live as usize];
+        let mut session = (0..live).collect::<Vec<_>>();
+        for n in 0..lines {
+            let lane = choices.below(live) as usize;
+            let s = session[lane];
+            let head = format!(r#"{{"session_id":"s{s}","direction":"#);
+            if !open[lane].is_empty() && choices.one_in(2) {
+                let which = choices.below(open[lane].len() as u64) as usize;
+                let id = open[lane].remove(which);
+                let body = if choices.one_in(4) {
+                    r#""error":{"code":-32000,"message":"timeout"}"#
+                } else {
+                    r#""result":{"content":[{"type":"text","text":"ok"}],"isError":false}"#
+                };
+                let _ = writeln!(
+                    out,
+                    r#"{head}"recv","message":{{"jsonrpc":"2.0","id":{id},{body}}}}}"#
+                );
+            } else if choices.one_in(40) {
+                out.push_str("not json\n");
+            } else {
+                // Now and then an id used before in the session.
+                let id = if choices.one_in(10) { 1 } else { next_id[lane] };
+                next_id[lane] += 1;
+                open[lane].push(id);
+                let _ = writeln!(
+                    out,
+                    r#"{head}"send","message":{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"op","arguments":{{"n":{n}}}}}}}}}"#
+                );
+            }
+            // A session ends now and then (its open requests stay open); a new one
+            // takes its lane.
+            if choices.one_in(150) {
+                session[lane] += live;
+                open[lane].clear();
+                next_id[lane] = 1;
+            }
+        }
+        out
+    }
+
+    /// What `convert` wrote for a transcript of many traces when it read it whole: the
+    /// records of the whole reading, with the `missing` results placed after the last
+    /// record of their trace.
+    fn read_whole(path: &Path) -> (String, u64) {
+        let opened = TraceInput::open(path, &InputOptions::default(), None).unwrap();
+        let reading = opened.into_reading().unwrap();
+        let (entries, synthesized) = with_missing(reading.entries, reading.traces > 1);
+        let mut out = String::new();
+        for entry in entries {
+            if let Entry::Record(record) = entry {
+                out.push_str(&record_line(&record, path));
+                out.push('\n');
+            }
+        }
+        (out, synthesized)
+    }
+
+    #[test]
+    fn a_streamed_log_gets_its_missing_results_where_a_whole_reading_places_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut choices = Choices(13);
+        // Small logs, and logs past the first MiB, which a first pass reads through.
+        for (round, lines) in [300, 2_000, 12_000, 12_000].into_iter().enumerate() {
+            let live = 1 + choices.below(24);
+            let path = dir.path().join(format!("log{round}.jsonl"));
+            std::fs::write(&path, mcp_log(&mut choices, lines, live)).unwrap();
+            let opened = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+            assert!(opened.reading().is_none(), "the log streams");
+            assert!(opened.traces() > 1, "the log has many sessions");
+            drop(opened);
+            let (want, synthesized) = read_whole(&path);
+            let mut have = Vec::new();
+            let converted = convert_path(&path, &InputOptions::default(), None, &mut have).unwrap();
+            let have = String::from_utf8(have).unwrap();
+            assert!(
+                synthesized > 0,
+                "round {round}: some calls are never answered"
+            );
+            assert_eq!(converted.synthesized, synthesized, "round {round}");
+            assert_eq!(converted.records, want.lines().count() as u64);
+            assert!(
+                have == want,
+                "round {round}: {lines} lines, {live} sessions at once"
+            );
+        }
+    }
 }

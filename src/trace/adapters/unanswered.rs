@@ -102,6 +102,37 @@ impl Unanswered {
         }
     }
 
+    /// The trace `record` belongs to, as this table names it: its `trace` field when
+    /// records name their trace, else `None` (the whole input).
+    pub fn trace_of(&self, record: &Record<'_>) -> Option<String> {
+        trace_key(record, self.by_trace_field)
+    }
+
+    /// Whether the trace `name` has a call no result has answered yet.
+    pub fn has_open(&self, name: &Option<String>) -> bool {
+        self.index.get(name).is_some_and(|&index| {
+            let trace = &self.traces[index];
+            !(trace.by_id.is_empty() && trace.anonymous.is_empty())
+        })
+    }
+
+    /// The `missing` results of the calls of trace `name` still open, in the order
+    /// they were made, now that the trace has ended; its open calls are forgotten.
+    pub fn end(&mut self, name: &Option<String>) -> Vec<Record<'static>> {
+        let Some(&index) = self.index.get(name) else {
+            return Vec::new();
+        };
+        let trace = &mut self.traces[index];
+        let ended = Trace {
+            name: trace.name.clone(),
+            by_id: std::mem::take(&mut trace.by_id),
+            anonymous: std::mem::take(&mut trace.anonymous),
+            made: trace.made,
+            next_seq: trace.next_seq,
+        };
+        ended.missing()
+    }
+
     /// The `missing` results of every call still open, trace by trace in the order
     /// the traces were met, each trace's in the order its calls were made. Each is
     /// located at its call.
@@ -157,6 +188,12 @@ impl Trace {
             })
             .collect()
     }
+}
+
+/// The trace of `record` as [`Unanswered`] names it: its `trace` field when records
+/// name their trace (`by_trace_field`), else `None`, the whole input.
+pub fn trace_key(record: &Record<'_>, by_trace_field: bool) -> Option<String> {
+    by_trace_field.then(|| trace_name(record)).flatten()
 }
 
 /// The `trace` field of a record, as the checker names traces by it.
