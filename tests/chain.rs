@@ -371,12 +371,21 @@ fn seal_appends_continues_and_refuses() {
     let bad = run(&["seal", &path("bad.jsonl")]);
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(stdout(&bad).lines().count(), 1);
+    let said = String::from_utf8(bad.stderr).unwrap();
     assert!(
-        String::from_utf8(bad.stderr)
-            .unwrap()
-            .contains("bad.jsonl:2:"),
-        "the bad line is located"
+        said.contains("bad.jsonl:2:"),
+        "the bad line is located: {said}"
     );
+    assert!(
+        said.contains("the record before it was sealed and written; nothing after it was"),
+        "{said}"
+    );
+    std::fs::write(path("bad.jsonl"), format!("{{oops\n{}\n", RECORDS[0])).unwrap();
+    let first = run(&["seal", &path("bad.jsonl")]);
+    assert_eq!(first.status.code(), Some(2));
+    assert_eq!(stdout(&first), "");
+    let said = String::from_utf8(first.stderr).unwrap();
+    assert!(said.contains("no record was sealed or written"), "{said}");
     // Appending to a log that does not verify adds nothing.
     let log = std::fs::read_to_string(path("log.jsonl")).unwrap();
     std::fs::write(path("broken.jsonl"), log.replace("dispatch", "dispatcj")).unwrap();
@@ -560,7 +569,12 @@ fn check_verify_chain_errors_on_a_broken_chain_and_says_what_is_unverified() {
     let plain = "traces/fixture_agrees_with_tool/pass/witnesses-agree.jsonl";
     let unsealed = run(&["check", spec, "--traces", plain, "--verify-chain"]);
     assert_eq!(unsealed.status.code(), Some(2));
-    assert!(stdout(&unsealed).contains("missing chain field"));
+    let said = stdout(&unsealed);
+    assert!(said.contains("missing chain field"), "{said}");
+    assert!(
+        said.contains("no record verified: this line and every one after it are unverified"),
+        "{said}"
+    );
 }
 
 #[test]

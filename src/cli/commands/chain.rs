@@ -100,6 +100,9 @@ pub(super) fn broken_chain(path: &Path, broken: &Broken, verified: u64) -> Diagn
         ChainError::HeadMismatch { .. } => format!(
             "all {verified} {records} link up, but the log does not end at the pinned head: records are missing at the end, or the tail was replaced"
         ),
+        _ if verified == 0 => {
+            "no record verified: this line and every one after it are unverified".to_string()
+        }
         _ => format!(
             "the {verified} {records} before line {} verified; this line and every one after it are unverified",
             broken.loc.line

@@ -134,10 +134,14 @@ fn seal_files(
                         trace: None,
                         loc,
                     });
-                    diagnostic.hint = Some(format!(
-                        "the {} records before it were sealed and written; nothing after it was",
-                        sealer.records()
-                    ));
+                    diagnostic.hint = Some(match sealer.records() {
+                        0 => "no record was sealed or written".to_string(),
+                        1 => "the record before it was sealed and written; nothing after it was"
+                            .to_string(),
+                        n => format!(
+                            "the {n} records before it were sealed and written; nothing after it was"
+                        ),
+                    });
                     diagnostic
                 }
             },
