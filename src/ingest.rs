@@ -10,10 +10,8 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
 use crate::diagnostic::Diagnostic;
-use crate::trace::adapters::unanswered::{Unanswered, trace_key, with_missing};
+use crate::trace::adapters::unanswered::{Unanswered, with_missing};
 use crate::trace::adapters::{Detected, InputOptions};
 use crate::trace::input::{DetectedAtEnd, Item, TraceInput};
 use crate::trace::{Fields, Record};
@@ -64,20 +62,18 @@ pub fn convert_path(
     // in memory already, so they go in place; a stream's records are written as they
     // come, each held back only while a trace before it may still get a `missing`
     // result after its last record (see [`Placer`]).
-    let placer = match opened.reading() {
-        Some(_) => {
-            let mut reading = opened.into_reading().expect("bug: a reading was there");
-            let many = reading.traces > 1;
-            let (entries, synthesized) = with_missing(std::mem::take(&mut reading.entries), many);
-            reading.entries = entries;
-            converted.synthesized = synthesized;
-            let input = TraceInput::read(reading);
-            at_end = input.detected_at_end();
-            return convert_items(input, path, &file, out, None, converted, at_end);
-        }
-        None => Placer::new(opened.traces() > 1),
-    };
-    convert_items(opened, path, &file, out, Some(placer), converted, at_end)
+    if opened.reading().is_none() {
+        let placer = Placer::new(opened.traces() > 1);
+        return convert_items(opened, path, &file, out, Some(placer), converted, at_end);
+    }
+    let mut reading = opened.into_reading().expect("bug: a reading was there");
+    let many = reading.traces > 1;
+    let (entries, synthesized) = with_missing(std::mem::take(&mut reading.entries), many);
+    reading.entries = entries;
+    converted.synthesized = synthesized;
+    let input = TraceInput::read(reading);
+    at_end = input.detected_at_end();
+    convert_items(input, path, &file, out, None, converted, at_end)
 }
 
 /// Writes the records of `input` (and, with a `placer`, the `missing` results of the
@@ -132,16 +128,14 @@ fn convert_items(
 /// stream says it ended ([`Item::TraceEnd`]), or at the end of the input.
 struct Placer {
     unanswered: Unanswered,
-    /// Whether records name their trace in a `trace` field.
-    many: bool,
     /// Lines not written yet, each with the `missing` results placed after it.
     held: VecDeque<(String, Vec<String>)>,
     /// The number (from 0, over the whole output) of the first line in `held`.
     first: u64,
-    /// The number of the last record line of each trace so far.
-    last: FxHashMap<Option<String>, u64>,
-    /// The traces with a call still open, by the number of their last line.
-    open: BTreeMap<u64, Option<String>>,
+    /// The number of the last record line of each trace so far, by trace number.
+    last: Vec<u64>,
+    /// The traces with a call still open (by number), by the number of their last line.
+    open: BTreeMap<u64, usize>,
     /// `missing` results written.
     placed: u64,
 }
@@ -151,24 +145,26 @@ impl Placer {
     fn new(many: bool) -> Placer {
         Placer {
             unanswered: Unanswered::new(many),
-            many,
             held: VecDeque::new(),
             first: 0,
-            last: FxHashMap::default(),
+            last: Vec::new(),
             open: BTreeMap::new(),
             placed: 0,
         }
     }
 
     fn record(&mut self, record: &Record<'_>, line: String, out: &mut dyn Write) -> io::Result<()> {
-        let trace = self.unanswered.trace_of(record);
-        self.unanswered.see(record);
+        let trace = self.unanswered.see(record);
         let number = self.first + self.held.len() as u64;
         self.held.push_back((line, Vec::new()));
-        if let Some(previous) = self.last.insert(trace.clone(), number) {
-            self.open.remove(&previous);
+        match self.last.get_mut(trace) {
+            Some(last) => {
+                self.open.remove(last);
+                *last = number;
+            }
+            None => self.last.push(number),
         }
-        if self.unanswered.has_open(&trace) {
+        if self.unanswered.has_open(trace) {
             self.open.insert(number, trace);
         }
         self.write_ready(out)
@@ -177,10 +173,10 @@ impl Placer {
     /// Trace `name` has ended: its open calls' `missing` results go after its last line.
     fn end(&mut self, name: &Option<String>, path: &Path, out: &mut dyn Write) -> io::Result<()> {
         // A trace with no call open has nothing to place (its lines may be written).
-        if let Some(last) = self.last.remove(name)
-            && self.open.remove(&last).is_some()
+        if let Some(trace) = self.unanswered.trace_named(name)
+            && self.open.remove(&self.last[trace]).is_some()
         {
-            self.place(last, name, path);
+            self.place(trace, path);
         }
         self.write_ready(out)
     }
@@ -189,23 +185,21 @@ impl Placer {
     /// results were written.
     fn finish(mut self, path: &Path, out: &mut dyn Write) -> io::Result<u64> {
         // In the order the traces were met, as [`with_missing`] places them.
-        for record in std::mem::take(&mut self.unanswered).finish() {
-            let trace = trace_key(&record, self.many);
-            let at = self.last[&trace];
-            self.held[(at - self.first) as usize]
-                .1
-                .push(record_line(&record, path));
-            self.placed += 1;
+        let mut open: Vec<usize> = std::mem::take(&mut self.open).into_values().collect();
+        open.sort_unstable();
+        for trace in open {
+            self.place(trace, path);
         }
-        self.open.clear();
         self.write_ready(out)?;
         Ok(self.placed)
     }
 
-    fn place(&mut self, at: u64, name: &Option<String>, path: &Path) {
-        let missing = self.unanswered.end(name);
+    /// Places the `missing` results of trace number `trace` after its last line, which
+    /// is held, as the trace had a call open.
+    fn place(&mut self, trace: usize, path: &Path) {
+        let missing = self.unanswered.end(trace);
         self.placed += missing.len() as u64;
-        let after = &mut self.held[(at - self.first) as usize].1;
+        let after = &mut self.held[(self.last[trace] - self.first) as usize].1;
         after.extend(missing.iter().map(|record| record_line(record, path)));
     }
 

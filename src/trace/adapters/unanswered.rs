@@ -56,21 +56,26 @@ impl Unanswered {
         }
     }
 
-    /// Takes note of a record: a call opens, a result closes its call.
-    pub fn see(&mut self, record: &Record<'_>) {
+    /// Takes note of a record: a call opens, a result closes its call. Returns the
+    /// number of the record's trace (traces are numbered from 0 in the order met).
+    pub fn see(&mut self, record: &Record<'_>) -> usize {
         let name = if self.by_trace_field {
             trace_name(record)
         } else {
             None
         };
-        let next = self.traces.len();
-        let index = *self.index.entry(name.clone()).or_insert(next);
-        if index == next {
-            self.traces.push(Trace {
-                name,
-                ..Trace::default()
-            });
-        }
+        let index = match self.index.get(&name) {
+            Some(&index) => index,
+            None => {
+                let index = self.traces.len();
+                self.index.insert(name.clone(), index);
+                self.traces.push(Trace {
+                    name,
+                    ..Trace::default()
+                });
+                index
+            }
+        };
         let trace = &mut self.traces[index];
         if let Some(seq) = decoded(&record.fields, "seq").and_then(|seq| seq.as_u64()) {
             trace.next_seq = Some(seq + 1);
@@ -100,44 +105,26 @@ impl Unanswered {
             },
             _ => {}
         }
+        index
     }
 
-    /// The trace `record` belongs to, as this table names it: its `trace` field when
-    /// records name their trace, else `None` (the whole input).
-    pub fn trace_of(&self, record: &Record<'_>) -> Option<String> {
-        trace_key(record, self.by_trace_field)
+    /// The number of the trace named `name` (see [`Unanswered::see`]), if a record of
+    /// it was seen.
+    pub fn trace_named(&self, name: &Option<String>) -> Option<usize> {
+        self.index.get(name).copied()
     }
 
-    /// Whether the trace `name` has a call no result has answered yet.
-    pub fn has_open(&self, name: &Option<String>) -> bool {
-        self.index.get(name).is_some_and(|&index| {
-            let trace = &self.traces[index];
-            !(trace.by_id.is_empty() && trace.anonymous.is_empty())
-        })
+    /// Whether trace number `trace` has a call no result has answered yet.
+    pub fn has_open(&self, trace: usize) -> bool {
+        let trace = &self.traces[trace];
+        !(trace.by_id.is_empty() && trace.anonymous.is_empty())
     }
 
-    /// The `missing` results of the calls of trace `name` still open, in the order
-    /// they were made, now that the trace has ended; its open calls are forgotten.
-    pub fn end(&mut self, name: &Option<String>) -> Vec<Record<'static>> {
-        let Some(&index) = self.index.get(name) else {
-            return Vec::new();
-        };
-        let trace = &mut self.traces[index];
-        let ended = Trace {
-            name: trace.name.clone(),
-            by_id: std::mem::take(&mut trace.by_id),
-            anonymous: std::mem::take(&mut trace.anonymous),
-            made: trace.made,
-            next_seq: trace.next_seq,
-        };
-        ended.missing()
-    }
-
-    /// The `missing` results of every call still open, trace by trace in the order
-    /// the traces were met, each trace's in the order its calls were made. Each is
-    /// located at its call.
-    pub fn finish(self) -> Vec<Record<'static>> {
-        self.traces.into_iter().flat_map(Trace::missing).collect()
+    /// The `missing` results of the calls of trace number `trace` still open, in the
+    /// order they were made, now that the trace has ended; its open calls are
+    /// forgotten.
+    pub fn end(&mut self, trace: usize) -> Vec<Record<'static>> {
+        self.traces[trace].missing()
     }
 }
 
@@ -152,11 +139,11 @@ fn close<K: Eq + std::hash::Hash>(open: &mut FxHashMap<K, VecDeque<Call>>, key: 
 }
 
 impl Trace {
-    fn missing(self) -> Vec<Record<'static>> {
-        let mut open: Vec<Call> = self
-            .by_id
+    /// The `missing` results of the calls still open, which are forgotten.
+    fn missing(&mut self) -> Vec<Record<'static>> {
+        let mut open: Vec<Call> = std::mem::take(&mut self.by_id)
             .into_values()
-            .chain(self.anonymous.into_values())
+            .chain(std::mem::take(&mut self.anonymous).into_values())
             .flatten()
             .collect();
         open.sort_by_key(|call| call.order);
@@ -190,12 +177,6 @@ impl Trace {
     }
 }
 
-/// The trace of `record` as [`Unanswered`] names it: its `trace` field when records
-/// name their trace (`by_trace_field`), else `None`, the whole input.
-pub fn trace_key(record: &Record<'_>, by_trace_field: bool) -> Option<String> {
-    by_trace_field.then(|| trace_name(record)).flatten()
-}
-
 /// The `trace` field of a record, as the checker names traces by it.
 fn trace_name(record: &Record<'_>) -> Option<String> {
     decoded(&record.fields, "trace").map(|value| match value {
@@ -218,33 +199,25 @@ fn decoded(fields: &Fields<'_>, key: &str) -> Option<Value> {
 /// the records name their trace. Returns how many were synthesized.
 pub fn with_missing(entries: Vec<Entry>, many_traces: bool) -> (Vec<Entry>, u64) {
     let mut unanswered = Unanswered::new(many_traces);
-    // The index of each trace's last record.
-    let mut last: FxHashMap<Option<String>, usize> = FxHashMap::default();
+    // The index of each trace's last record, by trace number.
+    let mut last: Vec<usize> = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         if let Entry::Record(record) = entry {
-            unanswered.see(record);
-            let name = if many_traces {
-                trace_name(record)
-            } else {
-                None
-            };
-            last.insert(name, i);
+            let trace = unanswered.see(record);
+            match last.get_mut(trace) {
+                Some(at) => *at = i,
+                None => last.push(i),
+            }
         }
     }
     let mut missing: FxHashMap<usize, Vec<Record<'static>>> = FxHashMap::default();
     let mut count = 0;
-    for record in unanswered.finish() {
-        let name = if many_traces {
-            trace_name(&record)
-        } else {
-            None
-        };
-        let at = last
-            .get(&name)
-            .copied()
-            .expect("bug: an open call's trace has a last record");
-        missing.entry(at).or_default().push(record);
-        count += 1;
+    for (trace, &at) in last.iter().enumerate() {
+        let records = unanswered.end(trace);
+        if !records.is_empty() {
+            count += records.len() as u64;
+            missing.insert(at, records);
+        }
     }
     let mut out = Vec::with_capacity(entries.len() + count as usize);
     for (i, entry) in entries.into_iter().enumerate() {
@@ -310,7 +283,7 @@ mod tests {
         let trace = &unanswered.traces[0];
         assert_eq!(trace.by_id.len(), 1, "only the open id is kept");
         assert_eq!(trace.anonymous.len(), 1, "only the open tool is kept");
-        let missing = unanswered.finish();
+        let missing = unanswered.end(0);
         let open: Vec<_> = missing
             .iter()
             .map(|r| (r.tool.as_deref(), r.call_id.as_deref(), r.loc.line))
