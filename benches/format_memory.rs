@@ -257,6 +257,28 @@ fn openai_runs(bytes: usize, runs: usize) -> Input {
     input
 }
 
+/// The runs of [`openai_runs`], one JSON document per line (`{"id", "messages"}`).
+fn openai_run_lines(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            let _ = write!(
+                out,
+                "{{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            out.push_str(", ");
+            openai_op(out, s, n, ", ");
+        },
+        |out, _| out.push_str("]}"),
+        "\n",
+    );
+    input.text.push('\n');
+    input
+}
+
 /// `seconds` after 2025-01-01T00:00:00Z, in RFC 3339 (up to 27 days on).
 fn stamp(seconds: usize) -> String {
     let (day, h, m, s) = (
@@ -637,6 +659,11 @@ fn main() {
             "openai runs --format",
             |b| openai_runs(b, 1000),
             forced(Format::OpenAi),
+        ),
+        (
+            "openai runs one per line",
+            |b| openai_run_lines(b, 1000),
+            detected.clone(),
         ),
         ("openai list", openai_list, detected.clone()),
         (

@@ -83,6 +83,65 @@ fn every_document_streams_as_it_reads_whole() {
     assert!(!checked.is_empty(), "no document found");
 }
 
+/// A file of JSON documents one per line streams from its file a line at a time; from
+/// standard input, this small, it is read whole. Both give the same records, problems
+/// and findings in the same order, with `--select` and `--format` too: lines that hold
+/// no transcript before the first that does and after it, lines that are not JSON,
+/// keys twice, an empty transcript, runs with violations, and files where no line
+/// holds a transcript (the file's problem comes before its lines' problems, as the
+/// whole reading reports a file's problems first).
+#[test]
+fn documents_one_per_line_stream_as_they_read_whole() {
+    let run = |id: &str, n: usize| {
+        let messages = run_messages(n);
+        format!("{{\"id\": \"{id}\", \"messages\": [{messages}]}}")
+    };
+    let files = [
+        vec![run("r0", 0), run("r1", 1), run("r2", 2)],
+        vec![
+            "[1, 2]".to_string(),
+            "not json".into(),
+            "{\"a\": 1}".into(),
+            run("r1", 1),
+            "{\"a\": 1, \"a\": 2}".into(),
+            "[]".into(),
+            "{\"b\": {\"c\": true}}".into(),
+            run("r5", 5),
+            "[1, 2".into(),
+        ],
+        vec!["not json".into(), "[1, 2]".into(), "{\"a\": 1}".into()],
+        vec!["[1]".into(), "{\"messages\": 3}".into(), run("r3", 3)],
+        // `--select messages` selects nothing in the third line, after a line that is
+        // not JSON.
+        vec![
+            run("r0", 0),
+            "not json".into(),
+            "{\"a\": 1}".into(),
+            run("r3", 3),
+        ],
+    ];
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (n, lines) in files.iter().enumerate() {
+        let path = dir.path().join(format!("lines-{n}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").expect("the file is written");
+        let input = TraceInput::open(&path, &InputOptions::default(), None).expect("it opens");
+        assert!(input.reading().is_none(), "{} streams", path.display());
+        for extra in [&[][..], &["--select", "messages"], &["--format", "openai"]] {
+            let convert = [&["convert"], extra].concat();
+            let (file, stdin) = file_and_stdin(&convert, &path);
+            assert_eq!(file, stdin, "convert {extra:?} {}", path.display());
+            let check = [
+                &["check", "specs", "--output", "json"][..],
+                extra,
+                &["--traces"],
+            ]
+            .concat();
+            let (file, stdin) = file_and_stdin(&check, &path);
+            assert_eq!(file, stdin, "check {extra:?} {}", path.display());
+        }
+    }
+}
+
 /// The OpenAI messages of run `run`: three creates, the last unanswered in every third
 /// run; in every other run a lookup of the first record, and in some of those a
 /// create after it.

@@ -1589,13 +1589,86 @@ mod tests {
             .collect();
         streams_as_read_whole(&format!("\n\n{{\"runs\": [{}]}}", runs.join(",")), 3);
         streams_as_read_whole(&format!("[{}]\n", runs.join(",")), 3);
-        // Two lines: each a document, read whole.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("two.json");
-        let two = format!("[{}]\n[{}]\n", runs[0], runs[1]);
-        std::fs::write(&path, &two).unwrap();
-        let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
-        assert!(input.reading().is_some(), "read whole");
+        // Two lines: each a document, read one line at a time.
+        streams_as_read_whole(&format!("[{}]\n[{}]\n", runs[0], runs[1]), 2);
+    }
+
+    /// Every `*.json` file under `dir`, in name order.
+    fn json_files(dir: &std::path::Path, into: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                json_files(&path, into);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                into.push(path);
+            }
+        }
+    }
+
+    /// How many traces reading `text` whole finds.
+    fn traces_read_whole(text: &str) -> usize {
+        TraceInput::from_bytes(text.as_bytes(), &InputOptions::default(), None).traces()
+    }
+
+    #[test]
+    fn documents_one_per_line_stream_as_they_read_whole() {
+        // Every document of the repository on a line of its own (in every format, an
+        // OpenTelemetry export and ToolBench trees among them), in order, and in
+        // another order with some twice.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths = Vec::new();
+        json_files(&root.join("traces"), &mut paths);
+        json_files(&root.join("tests/fixtures"), &mut paths);
+        let mut lines: Vec<String> = paths
+            .iter()
+            .filter_map(|path| {
+                let value: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(path).unwrap()).ok()?;
+                Some(value.to_string())
+            })
+            .collect();
+        assert!(lines.len() > 40, "{} documents", lines.len());
+        let text = lines.join("\n") + "\n";
+        let traces = traces_read_whole(&text);
+        assert!(traces > 60, "{traces} traces");
+        streams_as_read_whole(&text, traces);
+        let half = lines.len() / 2;
+        lines.rotate_left(half);
+        let text = format!("{}\n{}", lines.join("\n"), lines[..9].join("\n"));
+        streams_as_read_whole(&text, traces_read_whole(&text));
+
+        // Lines that hold no transcript before and after lines that do (bad lines once
+        // one does), lines that are not JSON, an empty transcript, keys twice, an
+        // OpenTelemetry export among runs, calls never answered, blank lines.
+        let chat = chat_messages().join(",");
+        let run = |id: &str| format!("{{\"id\": \"{id}\", \"messages\": [{chat}]}}");
+        // (A first line that is an array makes the file documents per line; an object
+        // that holds no transcript would make it native records.)
+        let messy = [
+            "[1, 2]".to_string(),
+            "not json".into(),
+            "{\"a\": 1}".into(),
+            "[]".into(),
+            "{\"b\": {\"c\": [1, 2]}}".into(),
+            run("r1"),
+            String::new(),
+            "{\"a\": 1, \"a\": 2}".into(),
+            EXPORT.into(),
+            format!("[{chat}]"),
+            r#"{"messages": [{"role": "user", "content": "hi", "content": "twice"}]}"#.into(),
+            "{\"d\": true}".into(),
+            run("r2"),
+            "[1, 2".into(),
+        ]
+        .join("\n");
+        streams_as_read_whole(&messy, 4);
+        // No line holds a transcript: the file is in no format, said of the first that
+        // is JSON, after the line before it that is not.
+        streams_as_read_whole("not json\n[1, 2]\n{\"a\": 1}\n{\"b\": 2}\n", 0);
     }
 
     #[test]

@@ -671,14 +671,19 @@ fn search_docs<'v>(
         // Lines without a transcript among lines with one are bad lines.
         Some(_) => {
             for &index in &empty_docs {
-                problems.push(malformed(
-                    docs[index].whole(),
-                    "line holds no transcript, unlike the file's other lines".into(),
-                ));
+                problems.push(no_transcript(docs[index].whole()));
             }
         }
     }
     found
+}
+
+/// A line without a transcript in a file whose other lines hold one.
+pub(super) fn no_transcript(loc: Location) -> Problem {
+    malformed(
+        loc,
+        "line holds no transcript, unlike the file's other lines".into(),
+    )
 }
 
 fn selects_nothing(doc: &Doc, selector: &Selector, many_docs: bool) -> Problem {
@@ -885,7 +890,7 @@ pub(super) const LIST_KEYS: &[&str] = &[
 
 /// An empty list, or an object whose transcript list is empty: a run that recorded
 /// nothing, which is not an error.
-fn is_empty_transcript(value: &Value) -> bool {
+pub(super) fn is_empty_transcript(value: &Value) -> bool {
     match value {
         Value::Array(items) => items.is_empty(),
         Value::Object(map) => LIST_KEYS

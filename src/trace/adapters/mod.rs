@@ -606,6 +606,14 @@ fn open_source(
                     let stream = Stream::document(path, plan, options.format)?;
                     return Ok(Streamed::Stream(Box::new(stream)));
                 }
+                // Documents one per line, more than one: a line at a time.
+                if layout == Layout::DocumentLines {
+                    let first = stream::FirstDoc::read(path, options.format, max_line_bytes)?;
+                    if first.more {
+                        let stream = Stream::doc_lines(path, first, options, max_line_bytes)?;
+                        return Ok(Streamed::Stream(Box::new(stream)));
+                    }
+                }
             }
             Layout::NativeLines => {}
         }

@@ -1,7 +1,7 @@
 //! Streamed reading of transcript files: records are handed on as the input is read,
 //! never the whole input at once.
 //!
-//! Two shapes stream:
+//! These shapes stream:
 //! - a file of one transcript element per line (an MCP log, a Claude Code session
 //!   log, a Codex rollout, chat messages one per line), read line by line through
 //!   its format's incremental adapter ([`Lines`]), which holds only what it has not
@@ -43,6 +43,13 @@
 //!   is parsed and searched. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees; OpenTelemetry exports inside runs are held to
 //!   the end.
+//! - a file of JSON documents one per line, on more than one line, a line at a time
+//!   ([`DocLines`]): each line's document is parsed, searched (or `--select`ed in) and
+//!   adapted as reading the whole file does it, handed on, and dropped, and the traces
+//!   named after its line then end. A line that holds no transcript is a bad line
+//!   once any line holds one, and the first of them says the file is in no format if
+//!   none does: such lines are kept, as places, until a line with a transcript (they
+//!   come before its records) or the end.
 //! - An OpenTelemetry export (a document, an array of them, or one export request per
 //!   line) is scanned span by span and never held ([`otlp`]): each span is parsed
 //!   alone and dropped, keeping of a tool span only its place, start and trace. Its
@@ -99,8 +106,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::document::{
-    Current, Doc, adapt, foreign_message, holds_nothing_at, line_doc, malformed, parse_unique,
-    selects_nothing_at, sub_trace_name, trace_name, unknown_format_at,
+    Current, Doc, adapt, foreign_message, holds_nothing_at, is_empty_transcript, line_doc,
+    malformed, no_transcript, parse_unique, selects_nothing_at, sub_trace_name, trace_name,
+    unknown_format_at,
 };
 use super::search::{self, Found, Search};
 use super::select::Step;
@@ -182,6 +190,8 @@ enum Docs {
 enum Reader {
     Lines(Lines),
     Runs(Runs),
+    /// Documents one per line, each searched and adapted alone.
+    DocLines(DocLines),
     /// An OpenTelemetry export's replay hands on records itself.
     Otel,
 }
@@ -643,9 +653,8 @@ struct Runs {
     /// Whether the array has any element.
     any: bool,
     /// OpenTelemetry exports among the runs, read together at the end as the whole
-    /// document's are (one trace may be exported in many batches): each run's
-    /// document and the pointers of its exports.
-    otel: Vec<(usize, Rc<Doc>, Vec<String>)>,
+    /// document's are.
+    otel: Exports,
     /// Where the whole document is, for a problem about all of it.
     whole: Location,
     /// The scan of the last run read from its text, kept for the next.
@@ -845,6 +854,39 @@ impl Stream {
         stream
     }
 
+    /// Streams the file at `path` of JSON documents one per line, more than one: each
+    /// line is read, searched and adapted as reading the whole file reads it, handed
+    /// on and dropped.
+    pub(super) fn doc_lines(
+        path: &std::path::Path,
+        first: FirstDoc,
+        options: &InputOptions,
+        max_line_bytes: usize,
+    ) -> io::Result<Stream> {
+        let file = std::fs::File::open(path)?;
+        let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
+        let mut stream = Stream::new(
+            Docs::Lines {
+                reader: LineReader::with_max_line_bytes(input, max_line_bytes),
+                max_line_bytes,
+            },
+            Reader::DocLines(DocLines {
+                format: options.format,
+                select: options.select.clone(),
+                ..DocLines::default()
+            }),
+            Layout::DocumentLines,
+            Vec::new(),
+        );
+        stream.detected.explicit = options.format.is_some();
+        // A problem of the file as a whole (`--select` selecting nothing in a line, or
+        // no line holding a transcript) may come after problems of lines: unless the
+        // first line holds a transcript, and no other can then be said, findings wait
+        // for the end, as reading the whole file has them.
+        stream.late = options.select.is_some() || !first.holds_transcript;
+        Ok(stream)
+    }
+
     /// Whether each record's findings are final as soon as it is checked: nothing is
     /// said of a streamed input as a whole after its first record, as its first pass
     /// (for a document) or its lines' own problems (for a file of lines) tell.
@@ -964,6 +1006,10 @@ impl Stream {
                 lines.finish(&mut out);
                 self.hand_on(&mut out, None);
             }
+            Reader::DocLines(lines) => {
+                let lines = std::mem::take(lines);
+                lines.finish(&mut self.finisher);
+            }
             Reader::Otel => {}
         }
         if let Some(problem) = self.first.take() {
@@ -1035,6 +1081,25 @@ impl Stream {
                     return Ok(true);
                 }
                 self.element(index, &doc);
+                Ok(true)
+            }
+            (
+                Docs::Lines {
+                    reader,
+                    max_line_bytes,
+                },
+                Reader::DocLines(lines),
+            ) => {
+                let Some(line) = reader.next_line()? else {
+                    return Ok(false);
+                };
+                let mut problems = Vec::new();
+                let doc = line_doc(line, *max_line_bytes, &mut problems);
+                self.finisher.early.extend(problems);
+                let Some(doc) = doc else { return Ok(true) };
+                self.next_doc += 1;
+                self.offset = doc.offset;
+                lines.read(index, Rc::new(doc), &mut self.detected, &mut self.finisher);
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Lines(_)) => {
@@ -1384,32 +1449,7 @@ impl Runs {
     /// What only the end of the document can tell: its OpenTelemetry spans, and
     /// whether it held any transcript.
     fn finish(self, finisher: &mut Finisher) {
-        if !self.otel.is_empty() {
-            let mut elements = Vec::new();
-            for (index, doc, pointers) in &self.otel {
-                let Some(value) = &doc.value else { continue };
-                for pointer in pointers {
-                    let inner = pointer.strip_prefix(doc.base.as_str()).unwrap_or(pointer);
-                    if let Some(value) = value.pointer(inner) {
-                        elements.push(Element {
-                            value,
-                            site: Site::new(*index, pointer.clone()),
-                        });
-                    }
-                }
-            }
-            let mut out = Out::default();
-            otel::read(&elements, &mut out);
-            let docs: FxHashMap<usize, &Rc<Doc>> =
-                self.otel.iter().map(|(i, doc, _)| (*i, doc)).collect();
-            for item in out.items {
-                finisher.emitted("", item, |site| match (&site.pinned, docs.get(&site.doc)) {
-                    (Some(loc), _) => Location::clone(loc),
-                    (None, Some(doc)) => doc.location(&site.pointer),
-                    (None, None) => Location::default(),
-                });
-            }
-        }
+        read_exports(&self.otel, false, finisher);
         match &self.select {
             None if !self.found && self.any => {
                 finisher.problem(unknown_format_at(self.whole, self.format));
@@ -1425,6 +1465,217 @@ impl Runs {
             }
             Some(_) => {}
         }
+    }
+}
+
+/// OpenTelemetry exports found in documents (each one's index, the document, and the
+/// pointers of its exports), read together at the end as the whole input's are: one
+/// trace may be exported in many batches.
+type Exports = Vec<(usize, Rc<Doc>, Vec<String>)>;
+
+/// Reads the OpenTelemetry exports found in the documents read, and hands on what
+/// they give; with `end`, each trace ends right after its last record.
+fn read_exports(exports: &Exports, end: bool, finisher: &mut Finisher) {
+    if exports.is_empty() {
+        return;
+    }
+    let mut elements = Vec::new();
+    for (index, doc, pointers) in exports {
+        let Some(value) = &doc.value else { continue };
+        for pointer in pointers {
+            let inner = pointer.strip_prefix(doc.base.as_str()).unwrap_or(pointer);
+            if let Some(value) = value.pointer(inner) {
+                elements.push(Element {
+                    value,
+                    site: Site::new(*index, pointer.clone()),
+                });
+            }
+        }
+    }
+    let mut out = Out::default();
+    otel::read(&elements, &mut out);
+    let docs: FxHashMap<usize, &Rc<Doc>> = exports.iter().map(|(i, doc, _)| (*i, doc)).collect();
+    // Where each trace's last record is, when traces end there.
+    let mut last: FxHashMap<String, usize> = FxHashMap::default();
+    if end {
+        for (at, item) in out.items.iter().enumerate() {
+            if matches!(item.what, Emit::Record(_)) {
+                last.insert(item.trace.clone().unwrap_or_default(), at);
+            }
+        }
+    }
+    for (at, item) in out.items.into_iter().enumerate() {
+        let name = end.then(|| item.trace.clone().unwrap_or_default());
+        finisher.emitted("", item, |site| match (&site.pinned, docs.get(&site.doc)) {
+            (Some(loc), _) => Location::clone(loc),
+            (None, Some(doc)) => doc.location(&site.pointer),
+            (None, None) => Location::default(),
+        });
+        if let Some(name) = name
+            && last.get(&name) == Some(&at)
+        {
+            finisher.end(name);
+        }
+    }
+}
+
+/// The reader of a file of JSON documents one per line, one line at a time: each
+/// line's document is searched for transcripts as reading the whole file searches it,
+/// adapted, handed on, and dropped; the traces named after its line then end.
+#[derive(Default)]
+struct DocLines {
+    /// `--format`'s format, if given.
+    format: Option<Format>,
+    /// `--select`'s path, if given: what it selects in each line is read.
+    select: Option<Selector>,
+    /// Whether any line held a transcript.
+    found: bool,
+    /// Lines that hold no transcript, while no line has held one: each is a bad line
+    /// among good ones once a later line holds a transcript, and the first says the
+    /// file is in no format if none does.
+    held: Vec<Location>,
+    /// OpenTelemetry exports among the lines, read together at the end.
+    otel: Exports,
+}
+
+impl DocLines {
+    /// Finds and adapts the transcripts of document `index`, one line of the file.
+    fn read(
+        &mut self,
+        index: usize,
+        doc: Rc<Doc>,
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) {
+        let Some(value) = &doc.value else { return };
+        let prefix = format!("line {}", doc.line);
+        let mut found: Vec<Found<'_>> = Vec::new();
+        let mut search = Search {
+            doc: index,
+            format: self.format,
+            prefix: &prefix,
+            found: &mut found,
+        };
+        match &self.select {
+            None => {
+                search.find(value, "", None, 0);
+                if found.is_empty() && !is_empty_transcript(value) {
+                    match self.found {
+                        true => finisher.early_problem(no_transcript(doc.whole())),
+                        false => self.held.push(doc.whole()),
+                    }
+                }
+            }
+            Some(selector) => {
+                let selected = selector.select(value);
+                for (pointer, selected_value) in &selected {
+                    // The object holding a selected list names its run.
+                    let parent = pointer
+                        .rfind('/')
+                        .and_then(|end| value.pointer(&pointer[..end]))
+                        .and_then(Value::as_object);
+                    search.selected(selected_value, pointer, parent);
+                }
+                if selected.is_empty() {
+                    finisher.early_problem(selects_nothing_at(doc.whole(), selector, true));
+                } else if found.is_empty() {
+                    finisher.early_problem(holds_nothing_at(doc.whole(), selector, self.format));
+                }
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        if !self.found {
+            self.found = true;
+            for loc in std::mem::take(&mut self.held) {
+                finisher.early_problem(no_transcript(loc));
+            }
+        }
+        // Elements with a duplicate key were reported where the line was read; they
+        // are not handed to the adapters with a guessed value.
+        for transcript in &mut found {
+            transcript
+                .elements
+                .retain(|element| !doc.hides(&element.site.pointer));
+            if !detected.formats.contains(&transcript.format) {
+                detected.formats.push(transcript.format);
+            }
+        }
+        let (exports, found): (Vec<Found<'_>>, Vec<Found<'_>>) =
+            found.into_iter().partition(|f| f.format == Format::Otel);
+        if !exports.is_empty() {
+            let pointers = exports
+                .iter()
+                .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.to_string()))
+                .collect();
+            self.otel.push((index, doc.clone(), pointers));
+        }
+        finisher.element = Some(Vec::new());
+        for (name, item) in adapt(&found, self.format) {
+            finisher.emitted(&name, item, |site| locate(&doc, index, site));
+        }
+        // Every trace named after this line has had all its records: no later line
+        // names it (OpenTelemetry traces, named by trace id, are read at the end).
+        for name in finisher.element.take().unwrap_or_default() {
+            let own = name
+                .strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
+            if own {
+                finisher.end(name);
+            }
+        }
+    }
+
+    /// What only the end of the file can tell: its OpenTelemetry spans, and whether it
+    /// held any transcript.
+    fn finish(self, finisher: &mut Finisher) {
+        read_exports(&self.otel, true, finisher);
+        if let Some(first) = self.held.into_iter().next() {
+            finisher.early_problem(unknown_format_at(first, self.format));
+        }
+    }
+}
+
+/// The first line of a file of JSON documents one per line, as [`Stream::doc_lines`]
+/// needs to know it.
+pub(super) struct FirstDoc {
+    /// Whether the first line's document holds a transcript (of `--format`'s format,
+    /// when given).
+    holds_transcript: bool,
+    /// Whether another line follows it (a file of one line is one document, which
+    /// streams, if it does, as a document does).
+    pub(super) more: bool,
+}
+
+impl FirstDoc {
+    /// Reads the first line, and sees whether a second follows, of the file at `path`.
+    pub(super) fn read(
+        path: &std::path::Path,
+        format: Option<Format>,
+        max_line_bytes: usize,
+    ) -> io::Result<FirstDoc> {
+        let file = std::fs::File::open(path)?;
+        let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
+        let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
+        let value = match reader.next_line()? {
+            Some(line) => line_doc(line, max_line_bytes, &mut Vec::new()).and_then(|doc| doc.value),
+            None => None,
+        };
+        let mut found = Vec::new();
+        if let Some(value) = &value {
+            Search {
+                doc: 0,
+                format,
+                prefix: "",
+                found: &mut found,
+            }
+            .find(value, "", None, 0);
+        }
+        Ok(FirstDoc {
+            holds_transcript: !found.is_empty(),
+            more: reader.next_line()?.is_some(),
+        })
     }
 }
 
@@ -1504,6 +1755,15 @@ impl Finisher {
             Some(pending) => pending.push(Pending::Problem(problem)),
             None => self.ready.push_back(Handed::Entry(Entry::Problem(problem))),
         }
+    }
+
+    /// A problem of a line read, in its place among those waiting: after those at or
+    /// before its offset, as reading the whole input sorts them.
+    fn early_problem(&mut self, problem: Problem) {
+        let at = self
+            .early
+            .partition_point(|p| p.loc.offset <= problem.loc.offset);
+        self.early.insert(at, problem);
     }
 
     /// Hands on the problems of lines read up to `offset` (all with `None`).
