@@ -92,10 +92,13 @@ fn every_document_streams_as_it_reads_whole() {
 /// whole reading reports a file's problems first).
 #[test]
 fn documents_one_per_line_stream_as_they_read_whole() {
-    let run = |id: &str, n: usize| {
-        let messages = run_messages(n);
-        format!("{{\"id\": \"{id}\", \"messages\": [{messages}]}}")
+    // A run's plain OpenAI messages, as a list; the run itself, named `id`.
+    let list = |n: usize| {
+        let run = run_messages(n);
+        let start = run.find('[').expect("a run holds a list");
+        run[start..run.len() - 1].to_string()
     };
+    let run = |id: &str, n: usize| format!("{{\"id\": \"{id}\", \"messages\": {}}}", list(n));
     let files = [
         vec![run("r0", 0), run("r1", 1), run("r2", 2)],
         vec![
@@ -111,6 +114,23 @@ fn documents_one_per_line_stream_as_they_read_whole() {
         ],
         vec!["not json".into(), "[1, 2]".into(), "{\"a\": 1}".into()],
         vec!["[1]".into(), "{\"messages\": 3}".into(), run("r3", 3)],
+        // Plain runs, read from their text, and a line that is one message (its
+        // `messages` member is not read as a run's) between them.
+        vec![
+            run("r0", 0),
+            format!(
+                "{{\"role\": \"user\", \"content\": \"hi\", \"messages\": {}}}",
+                list(4)
+            ),
+            run("r2", 2),
+            format!("{{\"n\": 7, \"messages\": {}, \"id\": \"r3\"}}", list(3)),
+            // Not plain: a member that is a container, a list that is no transcript.
+            format!(
+                "{{\"id\": \"r4\", \"meta\": {{}}, \"messages\": {}}}",
+                list(4)
+            ),
+            "{\"id\": \"r5\", \"messages\": [1, 2]}".into(),
+        ],
         // `--select messages` selects nothing in the third line, after a line that is
         // not JSON.
         vec![

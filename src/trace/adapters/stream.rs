@@ -46,7 +46,8 @@
 //! - a file of JSON documents one per line, on more than one line, a line at a time
 //!   ([`DocLines`]): each line's document is parsed, searched (or `--select`ed in) and
 //!   adapted as reading the whole file does it, handed on, and dropped, and the traces
-//!   named after its line then end. A line that holds no transcript is a bad line
+//!   named after its line then end; a line that is a plain run is read from its text,
+//!   as a plain run of a document is ([`DocLines::read_plain`]). A line that holds no transcript is a bad line
 //!   once any line holds one, and the first of them says the file is in no format if
 //!   none does: such lines are kept, as places, until a line with a transcript (they
 //!   come before its records) or the end.
@@ -105,6 +106,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
+use super::detect::{element_like, shallow_scanned};
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, is_empty_transcript, line_doc,
     malformed, no_transcript, parse_unique, selects_nothing_at, sub_trace_name, trace_name,
@@ -873,6 +875,11 @@ impl Stream {
             Reader::DocLines(DocLines {
                 format: options.format,
                 select: options.select.clone(),
+                plain: Runs {
+                    format: options.format,
+                    select: None,
+                    ..Runs::default()
+                },
                 ..DocLines::default()
             }),
             Layout::DocumentLines,
@@ -1093,6 +1100,19 @@ impl Stream {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
+                if let LineContent::Text(text) = line.content
+                    && lines.read_plain(
+                        index,
+                        text,
+                        &line.location(),
+                        &mut self.detected,
+                        &mut self.finisher,
+                    )
+                {
+                    self.next_doc += 1;
+                    self.offset = line.offset;
+                    return Ok(true);
+                }
                 let mut problems = Vec::new();
                 let doc = line_doc(line, *max_line_bytes, &mut problems);
                 self.finisher.early.extend(problems);
@@ -1536,9 +1556,60 @@ struct DocLines {
     held: Vec<Location>,
     /// OpenTelemetry exports among the lines, read together at the end.
     otel: Exports,
+    /// What reads a line that is a plain run from its text ([`Runs::read_plain`]).
+    plain: Runs,
 }
 
 impl DocLines {
+    /// Reads document `index`, the line `text` at `loc`, from its text when it is a
+    /// plain run (an object whose one array member lists plain OpenAI messages, beside
+    /// scalar members) that the search of the line's document would read as one, as
+    /// [`DocLines::read`] reads it from its value; returns `false`, having read nothing,
+    /// for any other line. (Lines held while no line has held a transcript are left to
+    /// [`DocLines::read`], which says what they are before the first records.)
+    fn read_plain(
+        &mut self,
+        index: usize,
+        text: &str,
+        loc: &Location,
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) -> bool {
+        if self.select.is_some()
+            || !matches!(self.format, None | Some(Format::OpenAi))
+            || (!self.found && !self.held.is_empty())
+            || !text.trim_start().starts_with('{')
+        {
+            return false;
+        }
+        let Some(node) = self.plain.tape.scan(text, PLAIN_NOTED) else {
+            return false;
+        };
+        // The search of a document looks at its top level as at no run: a document
+        // that is one message is read as that message.
+        match shallow_scanned(node) {
+            Some(value) if !element_like(&value, self.format) => {}
+            _ => return false,
+        }
+        self.plain.prefix = format!("line {}", loc.line);
+        let element = Scanned {
+            text: text.to_string(),
+            offset: loc.offset,
+            line: loc.line,
+            index: 0,
+            key: None,
+            taped: true,
+        };
+        if !self
+            .plain
+            .read_plain(index, &element, "", detected, finisher)
+        {
+            return false;
+        }
+        self.found = true;
+        true
+    }
+
     /// Finds and adapts the transcripts of document `index`, one line of the file.
     fn read(
         &mut self,
