@@ -287,6 +287,38 @@ impl Tally {
     }
 }
 
+/// Whether the search of `text`, an element (already checked: valid, no key twice)
+/// searched as a run at `depth`, finds a transcript in one of its array members: a
+/// list that [`ListTally`] takes for a transcript from the shallow reading of each
+/// of its elements, which is what that search decides it from. Told from a scan of the
+/// element, without parsing it; `false` when that does not tell (the element is then
+/// parsed and searched). Only without `--format`, for which every object the search
+/// stops at holds a transcript, and below the top level, where an object is never one
+/// message.
+fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> bool {
+    if depth == 0 || depth >= SEARCH_DEPTH {
+        return false;
+    }
+    let Some(run) = tape.scan(text, 3) else {
+        return false;
+    };
+    let mut finds = false;
+    let read = run.members(|key, member| {
+        // A ToolBench answer's `tree` may be skipped by the search.
+        if finds || key == "tree" || !member.text().starts_with('[') {
+            return;
+        }
+        let mut list = ListTally::new(None);
+        let mut told = true;
+        let all = member.elements(|element| match shallow_scanned(element) {
+            Some(value) => list.add(signal(&value)),
+            None => told = false,
+        });
+        finds = all && told && list.format().is_some();
+    });
+    read && finds
+}
+
 /// Reads the document at `path` through once and decides how it streams; `None` when
 /// it is read whole (the reasons are in the module doc). `layout` is how detection
 /// found the file laid out: one document, or one line holding one.
@@ -1022,13 +1054,21 @@ impl Pass<'_> {
                     return Ok(None);
                 };
                 let signal = signal(&value);
-                let whole = if tally.wants_whole(signal, purpose) {
+                let whole = if !tally.wants_whole(signal, purpose) {
+                    None
+                } else if let Purpose::Search { depth } = purpose
+                    && self.options.format.is_none()
+                    && finds_in_members(&mut self.tape, text, depth)
+                {
+                    // A run whose list says it is a transcript (the common run, however
+                    // large) is not parsed to say so.
+                    tally.finds = true;
+                    None
+                } else {
                     let Some(whole) = parse_unique(text) else {
                         return Ok(None);
                     };
                     Some(whole)
-                } else {
-                    None
                 };
                 let loc = || Location {
                     line,
