@@ -232,40 +232,39 @@ fn openai_object(bytes: usize) -> Input {
     )
 }
 
-/// An OpenAI run-array document, `[{"id", "messages": [...]}, …]`, of `runs` runs.
+/// An OpenAI run-array document: a top-level array of `runs` runs, each
+/// `{"id", "messages"}`.
 fn openai_runs(bytes: usize, runs: usize) -> Input {
-    let mut input = transcripts(
-        bytes,
-        runs,
-        |out, s| {
-            if s == 0 {
-                out.push_str("[\n");
-            }
-            let _ = write!(
-                out,
-                "  {{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
-            );
-        },
-        |out, s, n| {
-            out.push_str(", ");
-            openai_op(out, s, n, ", ");
-        },
-        |out, _| out.push_str("]}"),
-        ",\n",
-    );
+    let mut input = openai_runs_laid_out(bytes, runs, ("[\n", "  "), ",\n");
     input.text.push_str("\n]\n");
     input
 }
 
-/// The runs of [`openai_runs`], one JSON document per line (`{"id", "messages"}`).
+/// The runs of [`openai_runs`], one JSON document per line.
 fn openai_run_lines(bytes: usize, runs: usize) -> Input {
-    let mut input = transcripts(
+    let mut input = openai_runs_laid_out(bytes, runs, ("", ""), "\n");
+    input.text.push('\n');
+    input
+}
+
+/// `runs` OpenAI runs, `between` between them, the first after `start` and each after
+/// `indent`.
+fn openai_runs_laid_out(
+    bytes: usize,
+    runs: usize,
+    (start, indent): (&str, &str),
+    between: &str,
+) -> Input {
+    transcripts(
         bytes,
         runs,
         |out, s| {
+            if s == 0 {
+                out.push_str(start);
+            }
             let _ = write!(
                 out,
-                "{{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+                "{indent}{{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
             );
         },
         |out, s, n| {
@@ -273,10 +272,8 @@ fn openai_run_lines(bytes: usize, runs: usize) -> Input {
             openai_op(out, s, n, ", ");
         },
         |out, _| out.push_str("]}"),
-        "\n",
-    );
-    input.text.push('\n');
-    input
+        between,
+    )
 }
 
 /// `seconds` after 2025-01-01T00:00:00Z, in RFC 3339 (up to 27 days on).

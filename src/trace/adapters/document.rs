@@ -647,20 +647,15 @@ fn search_docs<'v>(
             }
             continue;
         };
-        let selected = selector.select(value);
-        for (pointer, selected_value) in &selected {
-            // The object holding a selected list names its run.
-            let parent = pointer
-                .rfind('/')
-                .and_then(|end| value.pointer(&pointer[..end]))
-                .and_then(Value::as_object);
-            search.selected(selected_value, pointer, parent);
-        }
-        if selected.is_empty() {
-            problems.push(selects_nothing(doc, selector, many_docs));
-        } else if found.len() == before {
-            problems.push(holds_nothing_at(doc.whole(), selector, options.format));
-        }
+        let selected = search.select_in(selector, value);
+        let found_any = found.len() > before;
+        problems.extend(selection_problem(
+            doc.whole(),
+            selector,
+            (selected, found_any),
+            options.format,
+            many_docs,
+        ));
     }
     match empty_docs.first() {
         None => {}
@@ -686,8 +681,21 @@ pub(super) fn no_transcript(loc: Location) -> Problem {
     )
 }
 
-fn selects_nothing(doc: &Doc, selector: &Selector, many_docs: bool) -> Problem {
-    selects_nothing_at(doc.whole(), selector, many_docs)
+/// What is said of the document (a line when `many_docs`) at `loc` in which
+/// `selector` selected something or not, and found a transcript or not: nothing once
+/// it found one.
+pub(super) fn selection_problem(
+    loc: Location,
+    selector: &Selector,
+    (selected, found): (bool, bool),
+    format: Option<Format>,
+    many_docs: bool,
+) -> Option<Problem> {
+    match (selected, found) {
+        (false, _) => Some(selects_nothing_at(loc, selector, many_docs)),
+        (true, false) => Some(holds_nothing_at(loc, selector, format)),
+        (true, true) => None,
+    }
 }
 
 /// What `--select` selects holds no transcript, in the document at `loc`.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::detect::{Signal, element_like, list_format, signal};
 use super::shared::{self, Map, str_of};
-use super::{Element, Format, Site, otel, toolbench};
+use super::{Element, Format, Selector, Site, otel, toolbench};
 use crate::trace::json_index::child_pointer;
 
 /// A transcript found in the input.
@@ -68,6 +68,21 @@ pub(super) struct Search<'s, 'v> {
 }
 
 impl<'v> Search<'_, 'v> {
+    /// Searches what `selector` selects in `value`, a whole document, as
+    /// [`Search::selected`] does (the object holding a selected list names its run);
+    /// returns whether it selected anything.
+    pub(super) fn select_in(&mut self, selector: &Selector, value: &'v Value) -> bool {
+        let selected = selector.select(value);
+        for (pointer, selected_value) in &selected {
+            let parent = pointer
+                .rfind('/')
+                .and_then(|end| value.pointer(&pointer[..end]))
+                .and_then(Value::as_object);
+            self.selected(selected_value, pointer, parent);
+        }
+        !selected.is_empty()
+    }
+
     /// What `--select` chose: a list is a transcript; anything else is searched.
     pub(super) fn selected(&mut self, value: &'v Value, pointer: &str, parent: Option<&'v Map>) {
         if let Value::Array(items) = value {

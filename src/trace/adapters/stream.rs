@@ -109,8 +109,8 @@ use serde_json::Value;
 use super::detect::{element_like, shallow_scanned};
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, is_empty_transcript, line_doc,
-    malformed, no_transcript, parse_unique, selects_nothing_at, sub_trace_name, trace_name,
-    unknown_format_at,
+    malformed, no_transcript, parse_unique, selection_problem, selects_nothing_at, sub_trace_name,
+    trace_name, unknown_format_at,
 };
 use super::search::{self, Found, Search};
 use super::select::Step;
@@ -1325,25 +1325,15 @@ impl Runs {
                 }
             }
         }
-        for transcript in &found {
-            if !detected.formats.contains(&transcript.format) {
-                detected.formats.push(transcript.format);
-            }
-        }
         self.found |= !found.is_empty();
-        let (exports, found): (Vec<Found<'_>>, Vec<Found<'_>>) =
-            found.into_iter().partition(|f| f.format == Format::Otel);
-        if !exports.is_empty() {
-            let pointers = exports
-                .iter()
-                .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.to_string()))
-                .collect();
-            self.otel.push((index, doc.clone(), pointers));
-        }
-        finisher.element = Some(Vec::new());
-        for (name, item) in adapt(&found, self.format) {
-            finisher.emitted(&name, item, |site| locate(doc, index, site));
-        }
+        adapt_found(
+            found,
+            (index, doc),
+            self.format,
+            &mut self.otel,
+            detected,
+            finisher,
+        );
         self.end_traces(&doc.base, finisher);
     }
 
@@ -1493,6 +1483,38 @@ impl Runs {
 /// trace may be exported in many batches.
 type Exports = Vec<(usize, Rc<Doc>, Vec<String>)>;
 
+/// Hands on what the transcripts `found` in document `index`, `doc`, give (read with
+/// `--format`'s `format`), noting their formats and, in [`Finisher::element`], the
+/// traces their records are in; OpenTelemetry exports are kept in `exports`, to be
+/// read together at the end.
+fn adapt_found(
+    found: Vec<Found<'_>>,
+    (index, doc): (usize, &Rc<Doc>),
+    format: Option<Format>,
+    exports: &mut Exports,
+    detected: &mut Detected,
+    finisher: &mut Finisher,
+) {
+    for transcript in &found {
+        if !detected.formats.contains(&transcript.format) {
+            detected.formats.push(transcript.format);
+        }
+    }
+    let (otel, found): (Vec<Found<'_>>, Vec<Found<'_>>) =
+        found.into_iter().partition(|f| f.format == Format::Otel);
+    if !otel.is_empty() {
+        let pointers = otel
+            .iter()
+            .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.to_string()))
+            .collect();
+        exports.push((index, doc.clone(), pointers));
+    }
+    finisher.element = Some(Vec::new());
+    for (name, item) in adapt(&found, format) {
+        finisher.emitted(&name, item, |site| locate(doc, index, site));
+    }
+}
+
 /// Reads the OpenTelemetry exports found in the documents read, and hands on what
 /// they give; with `end`, each trace ends right after its last record.
 fn read_exports(exports: &Exports, end: bool, finisher: &mut Finisher) {
@@ -1638,19 +1660,17 @@ impl DocLines {
                 }
             }
             Some(selector) => {
-                let selected = selector.select(value);
-                for (pointer, selected_value) in &selected {
-                    // The object holding a selected list names its run.
-                    let parent = pointer
-                        .rfind('/')
-                        .and_then(|end| value.pointer(&pointer[..end]))
-                        .and_then(Value::as_object);
-                    search.selected(selected_value, pointer, parent);
-                }
-                if selected.is_empty() {
-                    finisher.early_problem(selects_nothing_at(doc.whole(), selector, true));
-                } else if found.is_empty() {
-                    finisher.early_problem(holds_nothing_at(doc.whole(), selector, self.format));
+                let selected = search.select_in(selector, value);
+                let found_any = !found.is_empty();
+                let problem = selection_problem(
+                    doc.whole(),
+                    selector,
+                    (selected, found_any),
+                    self.format,
+                    true,
+                );
+                if let Some(problem) = problem {
+                    finisher.early_problem(problem);
                 }
             }
         }
@@ -1669,23 +1689,15 @@ impl DocLines {
             transcript
                 .elements
                 .retain(|element| !doc.hides(&element.site.pointer));
-            if !detected.formats.contains(&transcript.format) {
-                detected.formats.push(transcript.format);
-            }
         }
-        let (exports, found): (Vec<Found<'_>>, Vec<Found<'_>>) =
-            found.into_iter().partition(|f| f.format == Format::Otel);
-        if !exports.is_empty() {
-            let pointers = exports
-                .iter()
-                .flat_map(|f| f.elements.iter().map(|e| e.site.pointer.to_string()))
-                .collect();
-            self.otel.push((index, doc.clone(), pointers));
-        }
-        finisher.element = Some(Vec::new());
-        for (name, item) in adapt(&found, self.format) {
-            finisher.emitted(&name, item, |site| locate(&doc, index, site));
-        }
+        adapt_found(
+            found,
+            (index, &doc),
+            self.format,
+            &mut self.otel,
+            detected,
+            finisher,
+        );
         // Every trace named after this line has had all its records: no later line
         // names it (OpenTelemetry traces, named by trace id, are read at the end).
         for name in finisher.element.take().unwrap_or_default() {
