@@ -1741,22 +1741,32 @@ impl FirstDoc {
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
         let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-        let value = match reader.next_line()? {
-            Some(line) => line_doc(line, max_line_bytes, &mut Vec::new()).and_then(|doc| doc.value),
-            None => None,
-        };
-        let mut found = Vec::new();
-        if let Some(value) = &value {
-            Search {
-                doc: 0,
-                format,
-                prefix: "",
-                found: &mut found,
+        let mut holds_transcript = false;
+        if let Some(line) = reader.next_line()? {
+            // The common line, a run, is not parsed to say so.
+            holds_transcript = match line.content {
+                LineContent::Text(text) if format.is_none() => {
+                    doc_plan::finds_in_members(&mut Tape::default(), text, 0)
+                }
+                _ => false,
+            };
+            if !holds_transcript
+                && let Some(value) =
+                    line_doc(line, max_line_bytes, &mut Vec::new()).and_then(|doc| doc.value)
+            {
+                let mut found = Vec::new();
+                Search {
+                    doc: 0,
+                    format,
+                    prefix: "",
+                    found: &mut found,
+                }
+                .find(&value, "", None, 0);
+                holds_transcript = !found.is_empty();
             }
-            .find(value, "", None, 0);
         }
         Ok(FirstDoc {
-            holds_transcript: !found.is_empty(),
+            holds_transcript,
             more: reader.next_line()?.is_some(),
         })
     }

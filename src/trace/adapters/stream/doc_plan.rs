@@ -293,10 +293,10 @@ impl Tally {
 /// of its elements, which is what that search decides it from. Told from a scan of the
 /// element, without parsing it; `false` when that does not tell (the element is then
 /// parsed and searched). Only without `--format`, for which every object the search
-/// stops at holds a transcript, and below the top level, where an object is never one
-/// message.
-fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> bool {
-    if depth == 0 || depth >= SEARCH_DEPTH {
+/// stops at before its members holds a transcript (at the top level, a document that
+/// is one message is one, or else its members are searched).
+pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> bool {
+    if depth >= SEARCH_DEPTH {
         return false;
     }
     let Some(run) = tape.scan(text, 3) else {
