@@ -1465,4 +1465,74 @@ mod tests {
         let text = r#"[{"role": "assistant", "content": "x"}, {"a": 1}, {"b": 2}]"#;
         assert!(planned(text).is_none());
     }
+
+    /// Every value in `value` (itself included) that is an object, with its depth.
+    fn objects<'v>(value: &'v Value, depth: usize, into: &mut Vec<(&'v Value, usize)>) {
+        match value {
+            Value::Object(map) => {
+                into.push((value, depth));
+                map.values().for_each(|v| objects(v, depth + 1, into));
+            }
+            Value::Array(items) => items.iter().for_each(|v| objects(v, depth + 1, into)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn a_run_said_to_find_a_transcript_from_its_scan_finds_one_when_searched() {
+        // Every object of every repository document, at its depth: when the scan says
+        // the search finds a transcript in it, the search of its value does.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut told = 0;
+        for dir in ["traces", "tests/fixtures"] {
+            let mut stack = vec![root.join(dir)];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        stack.push(path);
+                        continue;
+                    }
+                    let Ok(text) = std::fs::read_to_string(&path) else {
+                        continue;
+                    };
+                    let Ok(document) = serde_json::from_str::<Value>(&text) else {
+                        continue;
+                    };
+                    let mut all = Vec::new();
+                    objects(&document, 0, &mut all);
+                    for (value, depth) in all {
+                        let text = value.to_string();
+                        if !finds_in_members(&mut Tape::default(), &text, depth) {
+                            continue;
+                        }
+                        told += 1;
+                        let mut found = Vec::new();
+                        Search {
+                            doc: 0,
+                            format: None,
+                            prefix: "",
+                            found: &mut found,
+                        }
+                        .find(value, "", None, depth);
+                        assert!(!found.is_empty(), "{} at depth {depth}", path.display());
+                    }
+                }
+            }
+        }
+        assert!(told > 25, "{told} objects told from their scan");
+        // What the scan does not tell: a list that is no transcript, a `tree` a
+        // ToolBench answer may skip, elements that are not objects, too deep.
+        let plain = r#"{"id": 1, "messages": [{"role": "user", "content": "a"}]}"#;
+        assert!(finds_in_members(&mut Tape::default(), plain, 1));
+        assert!(!finds_in_members(&mut Tape::default(), plain, SEARCH_DEPTH));
+        for text in [
+            r#"{"id": 1, "tags": [1, 2]}"#,
+            r#"{"tree": [{"role": "user", "content": "a"}]}"#,
+            r#"{"messages": ["a", "b"]}"#,
+            r#"{"messages": [{"x": 1}, {"y": 2}, {"role": "user", "content": "a"}]}"#,
+        ] {
+            assert!(!finds_in_members(&mut Tape::default(), text, 1), "{text}");
+        }
+    }
 }
