@@ -23,7 +23,21 @@ pub(super) struct Found<'v> {
 /// `sketch::Sketch::found`; its tests compare the two).
 #[cfg(test)]
 pub(super) fn has_transcripts(value: &Value) -> bool {
-    !search_all(value).is_empty()
+    finds(value, None, 0)
+}
+
+/// Whether the search of `value`, met `depth` levels down in a document (0: the
+/// document itself), finds a transcript (of `format`, when given).
+pub(super) fn finds(value: &Value, format: Option<Format>, depth: usize) -> bool {
+    let mut found = Vec::new();
+    Search {
+        doc: 0,
+        format,
+        prefix: "",
+        found: &mut found,
+    }
+    .find(value, "", None, depth);
+    !found.is_empty()
 }
 
 /// Every transcript a search finds in `value`, read as the document at index 0.

@@ -1754,15 +1754,7 @@ impl FirstDoc {
                 && let Some(value) =
                     line_doc(line, max_line_bytes, &mut Vec::new()).and_then(|doc| doc.value)
             {
-                let mut found = Vec::new();
-                Search {
-                    doc: 0,
-                    format,
-                    prefix: "",
-                    found: &mut found,
-                }
-                .find(&value, "", None, 0);
-                holds_transcript = !found.is_empty();
+                holds_transcript = search::finds(&value, format, 0);
             }
         }
         Ok(FirstDoc {

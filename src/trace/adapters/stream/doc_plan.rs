@@ -1117,15 +1117,7 @@ impl Pass<'_> {
             let Some(value) = parse_unique(&element.text) else {
                 return Err(super::scan::changed("an element is no longer valid JSON"));
             };
-            let mut found = Vec::new();
-            Search {
-                doc: 0,
-                format: self.options.format,
-                prefix: "",
-                found: &mut found,
-            }
-            .find(&value, "", None, depth);
-            if !found.is_empty() {
+            if search::finds(&value, self.options.format, depth) {
                 return Ok(true);
             }
         }
@@ -1507,15 +1499,11 @@ mod tests {
                             continue;
                         }
                         told += 1;
-                        let mut found = Vec::new();
-                        Search {
-                            doc: 0,
-                            format: None,
-                            prefix: "",
-                            found: &mut found,
-                        }
-                        .find(value, "", None, depth);
-                        assert!(!found.is_empty(), "{} at depth {depth}", path.display());
+                        assert!(
+                            search::finds(value, None, depth),
+                            "{} at depth {depth}",
+                            path.display()
+                        );
                     }
                 }
             }
