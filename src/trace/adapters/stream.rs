@@ -1442,18 +1442,12 @@ impl Runs {
     /// of OpenTelemetry exports, named by trace id and read together at the end, are
     /// not the run's.
     fn end_traces(&self, base: &str, finisher: &mut Finisher) {
-        let place = match self.prefix.is_empty() {
-            true => base.to_string(),
-            false => format!("{} {base}", self.prefix),
+        let place = match (self.prefix.is_empty(), base.is_empty()) {
+            (true, _) => base.to_string(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{} {base}", self.prefix),
         };
-        for name in finisher.element.take().unwrap_or_default() {
-            let own = name
-                .strip_prefix(place.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ' ']));
-            if own {
-                finisher.end(name);
-            }
-        }
+        finisher.end_element_traces(&place);
     }
 
     /// What only the end of the document can tell: its OpenTelemetry spans, and
@@ -1700,14 +1694,7 @@ impl DocLines {
         );
         // Every trace named after this line has had all its records: no later line
         // names it (OpenTelemetry traces, named by trace id, are read at the end).
-        for name in finisher.element.take().unwrap_or_default() {
-            let own = name
-                .strip_prefix(prefix.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
-            if own {
-                finisher.end(name);
-            }
-        }
+        finisher.end_element_traces(&prefix);
     }
 
     /// What only the end of the file can tell: its OpenTelemetry spans, and whether it
@@ -1839,6 +1826,21 @@ impl Finisher {
         match self.hold() {
             Some(pending) => pending.push(Pending::Problem(problem)),
             None => self.ready.push_back(Handed::Entry(Entry::Problem(problem))),
+        }
+    }
+
+    /// Ends the traces of the element just read ([`Finisher::element`]) that are named
+    /// after its place, `place` (a pointer, a line's `line N`, or both): the name is
+    /// the place, or the place then a pointer or a run's id below it. No later element
+    /// can name such a trace.
+    fn end_element_traces(&mut self, place: &str) {
+        for name in self.element.take().unwrap_or_default() {
+            let own = name
+                .strip_prefix(place)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', ' ']));
+            if own {
+                self.end(name);
+            }
         }
     }
 
