@@ -386,13 +386,14 @@ fn drive(
     let mut file_level = Vec::new();
     let mut reading = false;
     let mut holding = true;
-    input.for_each(|item| {
+    input.for_each(|mut item| {
         match item {
-            Item::Record(record) => {
+            // Checked where it lies: a record is large, and each move copies it.
+            Item::Record(ref mut record) => {
                 let ending = ends.as_mut().and_then(TraceEnds::record);
                 if let (Some((shard, elsewhere)), Some(path)) = (shard.as_mut(), &trace_by) {
                     // A record that names no trace is the first shard's to report.
-                    let mine = match trace_name(path, &record) {
+                    let mine = match trace_name(path, record) {
                         Ok(name) => shard.takes(&name),
                         Err(_) => shard.is_first(),
                     };
@@ -401,7 +402,7 @@ fn drive(
                         return;
                     }
                 }
-                monitor.feed(record);
+                monitor.check_record(record);
                 if let Some(name) = ending {
                     monitor.end_trace(&name);
                 }
@@ -1311,9 +1312,9 @@ impl<'s> Monitor<'s> {
     /// unexpected move, an ambiguous match, a record that cannot be placed in a trace.
     /// An empty slice means the record was allowed. Verdicts that only the end of a
     /// trace can give come from [`Monitor::finish`], which also returns these again.
-    pub fn feed(&mut self, record: Record<'_>) -> &[Diagnostic] {
+    pub fn feed(&mut self, mut record: Record<'_>) -> &[Diagnostic] {
         let before = self.diagnostics.len();
-        self.check_record(record);
+        self.check_record(&mut record);
         &self.diagnostics[before..]
     }
 
@@ -1440,13 +1441,13 @@ impl<'s> Monitor<'s> {
         Allowance { denial: None }
     }
 
-    fn check_record(&mut self, mut record: Record<'_>) {
-        let trace = match self.trace_of(&record) {
+    fn check_record(&mut self, record: &mut Record<'_>) {
+        let trace = match self.trace_of(record) {
             Ok(trace) => trace,
             Err(message) => {
                 let mut diagnostic = Diagnostic::new(Code::MalformedRecord, message.to_string());
                 diagnostic.trace = Some(self.site(None, &record.loc));
-                if let Some(diagnostic) = self.split.missed(&record, diagnostic) {
+                if let Some(diagnostic) = self.split.missed(record, diagnostic) {
                     self.push(diagnostic);
                 }
                 return;
@@ -1458,22 +1459,25 @@ impl<'s> Monitor<'s> {
         }
         self.records += 1;
         let routed = match record.kind {
-            Some(Kind::Result) => self.close_call(trace, &mut record),
+            Some(Kind::Result) => self.close_call(trace, record),
             _ => None,
         };
-        let routed = self.dispatch(trace, &record, routed);
+        let routed = self.dispatch(trace, record, routed);
         // Dispatch reads no open call, so the call is opened after it, knowing where
         // it went.
         if record.kind == Some(Kind::Call) {
-            self.open_call(trace, &record, routed);
+            self.open_call(trace, record, routed);
         }
         if self.traces[trace].seen.is_some() {
-            self.remember_and_warn(trace, &record);
+            self.remember_and_warn(trace, record);
         }
         if let Some(Cow::Owned(args)) = record.inherited_args.take() {
             self.traces[trace].calls.recycle(args);
         }
-        crate::trace::native::recycle(record.fields);
+        crate::trace::native::recycle(std::mem::replace(
+            &mut record.fields,
+            Fields::Raw(Vec::new()),
+        ));
     }
 
     /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the

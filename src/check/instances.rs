@@ -385,9 +385,11 @@ impl Moves {
             Moves::Inline { len, bytes } => {
                 let used = usize::from(*len);
                 let previous = Moves::decoded(&bytes[..used]).last().map_or(0, |s| s.line);
-                // The most one move takes: three varints of at most 10 bytes.
-                let mut encoded = [0u8; 30];
-                let mut at = 0;
+                // The moves so far, then the new one: the most one move takes is three
+                // varints of at most 10 bytes. Copies of fixed size, which need no call.
+                let mut encoded = [0u8; INLINE + 30];
+                encoded[..INLINE].copy_from_slice(bytes);
+                let mut at = used;
                 let tagged = u64::from(step.event) << 1 | u64::from(step.file != 0);
                 put_varint(&mut encoded, &mut at, tagged);
                 let delta = step.line.wrapping_sub(previous) as i64;
@@ -395,9 +397,9 @@ impl Moves {
                 if step.file != 0 {
                     put_varint(&mut encoded, &mut at, u64::from(step.file));
                 }
-                if used + at <= INLINE {
-                    bytes[used..used + at].copy_from_slice(&encoded[..at]);
-                    *len = (used + at) as u8;
+                if at <= INLINE {
+                    bytes.copy_from_slice(&encoded[..INLINE]);
+                    *len = at as u8;
                     return None;
                 }
                 let mut steps: VecDeque<Step> = Moves::decoded(&bytes[..used]).collect();
