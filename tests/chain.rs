@@ -578,6 +578,50 @@ fn check_verify_chain_errors_on_a_broken_chain_and_says_what_is_unverified() {
 }
 
 #[test]
+fn logs_of_many_batches_seal_and_verify_as_record_by_record() {
+    // More lines than one batch holds (8,192), so that reading, the work on a batch
+    // and the links overlap on threads; a short log is sealed on the calling thread.
+    let records: Vec<String> = (0..20_000)
+        .map(|i| format!(r#"{{"z":{i},"id":"op-{}","a":[{i},"x"]}}"#, i % 97))
+        .collect();
+    let log = records.join("\n") + "\n";
+    let mut sealed = Vec::new();
+    let mut sealer = Sealer::new();
+    seal(log.as_bytes(), &mut sealed, &mut sealer, 1 << 20).expect("seals");
+    // The same records sealed one at a time, with no batch and no thread.
+    let mut one = Sealer::new();
+    let mut expected = Vec::new();
+    let mut line = Vec::new();
+    for record in &records {
+        one.seal(record, &mut line).expect("seals");
+        expected.extend_from_slice(&line);
+        expected.push(b'\n');
+    }
+    assert!(
+        sealed == expected,
+        "batched sealing differs from sealing record by record"
+    );
+    assert_eq!(sealer.head(), one.head());
+
+    let verified = verify(&sealed[..], &options(Some(one.head()))).expect("reads");
+    assert_eq!(verified.records, 20_000);
+    assert_eq!(verified.broken, None);
+    assert_eq!(verified.head, Some(one.head()));
+
+    // A record of the third batch changed: the break is found there, after every
+    // record before it verified.
+    let text = String::from_utf8(sealed).expect("UTF-8");
+    let mut lines: Vec<&str> = text.lines().collect();
+    let changed = lines[17_000].replacen(r#""id":"op-"#, r#""id":"oq-"#, 1);
+    lines[17_000] = &changed;
+    let tampered = lines.join("\n") + "\n";
+    let verified = verify(tampered.as_bytes(), &options(None)).expect("reads");
+    let broken = verified.broken.expect("the change is caught");
+    assert_eq!(broken.loc.line, 17_001);
+    assert_eq!(verified.records, 17_000);
+}
+
+#[test]
 fn seal_reads_standard_input() {
     let output = tracegate()
         .args(["seal", "-"])

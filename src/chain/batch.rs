@@ -345,10 +345,11 @@ fn reason(line: &Line<'_>, max: usize) -> String {
 /// batch's result here, in order. So reading (and whatever `take` does, such as
 /// writing) overlaps the work on the batch before. `take` returns `Some` to stop early,
 /// and that is the answer; a read error is returned after the results of the lines
-/// before it.
+/// before it. An input of one batch (most logs a test or a CI job seals or verifies)
+/// has nothing to overlap, and starts no thread.
 pub(crate) fn pipeline<R, T, S>(
     lines: &mut Lines<R>,
-    work: impl FnMut(&Batch) -> T + Send,
+    mut work: impl FnMut(&Batch) -> T + Send,
     mut take: impl FnMut(&Batch, T) -> Option<S>,
 ) -> Result<Option<S>, io::Error>
 where
@@ -356,11 +357,22 @@ where
     T: Send,
 {
     use std::sync::mpsc::sync_channel;
+    let mut first = Batch::default();
+    let stopped = first.fill(lines);
+    if first.is_last() || stopped.is_some() {
+        let result = work(&first);
+        if let Some(answer) = take(&first, result) {
+            return Ok(Some(answer));
+        }
+        return stopped.map_or(Ok(None), Err);
+    }
     std::thread::scope(|scope| {
         // Two batches: one being read, one being worked on.
         let (to_work, inbox) = sync_channel::<Batch>(1);
         let (to_take, done) = sync_channel::<(Batch, T)>(1);
-        let mut work = work;
+        if to_work.send(first).is_err() {
+            panic!("bug: the batch worker stopped early");
+        }
         scope.spawn(move || {
             for batch in inbox {
                 let result = work(&batch);
@@ -369,8 +381,8 @@ where
                 }
             }
         });
-        let mut spare = vec![Batch::default(), Batch::default()];
-        let (mut in_flight, mut read_all, mut stopped) = (0, false, None);
+        let mut spare = vec![Batch::default()];
+        let (mut in_flight, mut read_all, mut stopped) = (1, false, None);
         loop {
             if !read_all {
                 if let Some(mut batch) = spare.pop() {
