@@ -32,6 +32,7 @@ seed trace_input "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed convert "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed stream_whole "$root/traces" "$root/tests/fixtures" -name '*.json*'
 seed chain "$root/traces" "$root/tests/fixtures" -name '*.jsonl'
+seed check "$root/traces" "$root/tests/fixtures" -name '*.json*'
 # The trace_input and stream_whole targets read their first byte as the format to
 # force: 0 detects.
 for file in corpus/trace_input/seed-* corpus/stream_whole/seed-*; do
@@ -41,10 +42,19 @@ for file in corpus/trace_input/seed-* corpus/stream_whole/seed-*; do
     fi
 done
 
-for target in spec trace_input stream_whole convert chain; do
+# The check target reads two bytes first: 13 checks against every shipped spec with no
+# `--trace-by`, and 0 detects the format.
+for file in corpus/check/seed-*; do
+    [ -e "$file" ] || continue
+    if [ "$(head -c1 "$file" | od -An -tu1 | tr -d ' ')" != 13 ]; then
+        { printf '\r\0'; cat "$file"; } >"$file.tmp" && mv "$file.tmp" "$file"
+    fi
+done
+
+for target in spec trace_input stream_whole convert chain check; do
     echo "== $target: $seconds s"
     # `chain` seals and verifies through the batch pipeline, which starts a thread per
-    # call. A thread's thread-local storage (the standard channels' wait context) is
+    # call for a log of more than one batch. A thread's thread-local storage (the standard channels' wait context) is
     # freed by its destructors after the scope has joined it, so LeakSanitizer, checking
     # between two inputs, now and then sees a thread still exiting as a leak that replaying
     # the input never shows; the main thread's own wait context, made when it waits on a
