@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{format_note, load_specs, no_input};
-use crate::check::{CheckOptions, Checked, Event, Shard};
+use crate::check::{CheckOptions, Checked, Event, Report, Shard};
 use crate::cli::args::{CheckOutput, OutputFormat};
 use crate::cli::config::CheckConfig;
 use crate::cli::output::{Output, Stream, SummaryKind};
@@ -94,7 +94,11 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
         .flat_map(|(g, group)| group.files.iter().map(move |file| (g, file)))
         .collect();
     let progress = Progress::new(files.len() as u64, out.progress, PROGRESS_AFTER);
+    let returned = Returned::default();
     let mut writer = Writer {
+        // A join checks on this thread, which frees what it has written at once.
+        returned: (!config.join).then_some(&returned),
+        spent: Vec::new(),
         out,
         streamed,
         paths: &paths,
@@ -128,7 +132,10 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
                     group.input,
                     None,
                     group.shard,
-                    report,
+                    &mut Freeing {
+                        report,
+                        returned: &returned,
+                    },
                 );
                 progress.tick();
                 (started.elapsed().as_secs_f64(), checked)
@@ -279,6 +286,61 @@ enum Piece {
     File(usize, Vec<Diagnostic>),
 }
 
+/// Findings written and not kept, on their way back to a checking thread: each is freed
+/// there, on the thread whose allocator made it. The allocator keeps memory per thread,
+/// and a thread freeing another's memory takes that thread's lock; with a finding freed
+/// by the writing thread for every one the checking thread makes, the two took turns at
+/// that lock (a run with 123,514 findings switched threads 11,900 times, and took twice
+/// as long with the human report).
+#[derive(Default)]
+struct Returned(std::sync::Mutex<Vec<Diagnostic>>);
+
+/// Findings the writer returns at once.
+const SPENT_BATCH: usize = 64;
+
+impl Returned {
+    /// Moves `spent` in, leaving it empty.
+    fn take_back(&self, spent: &mut Vec<Diagnostic>) {
+        let mut returned = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        returned.append(spent);
+    }
+
+    /// Frees what was returned, on this thread, unless the writer is returning some
+    /// right now.
+    fn free(&self) {
+        let Ok(mut returned) = self.0.try_lock() else {
+            return;
+        };
+        if returned.is_empty() {
+            return;
+        }
+        let spent = std::mem::take(&mut *returned);
+        drop(returned);
+        drop(spent);
+    }
+}
+
+/// A checking thread's [`Report`]: frees what the writer has [`Returned`] each time it
+/// hands on a finding.
+struct Freeing<'r, 'g> {
+    report: &'r mut dyn Report,
+    returned: &'g Returned,
+}
+
+impl Report for Freeing<'_, '_> {
+    fn diagnostic(&mut self, diagnostic: Diagnostic) {
+        self.returned.free();
+        self.report.diagnostic(diagnostic);
+    }
+
+    fn reading(&mut self) {
+        self.report.reading();
+    }
+}
+
 /// Writes a run's findings in report order as they come (file by file, from
 /// [`crate::check::in_file_order`]), holding back only what is not final yet:
 ///
@@ -292,6 +354,11 @@ enum Piece {
 /// Everything is tallied even after a write failed (a closed pipe), so that the run
 /// still exits with the status of all it found.
 struct Writer<'o, 'w, 'r> {
+    /// Where findings written and not kept go, to be freed by a checking thread (when
+    /// checking is on other threads).
+    returned: Option<&'r Returned>,
+    /// Findings written and not kept, until there are enough to hand over at once.
+    spent: Vec<Diagnostic>,
     out: &'o mut Output<'w>,
     streamed: Option<Streamed>,
     paths: &'r Paths,
@@ -393,14 +460,29 @@ impl Writer<'_, '_, '_> {
             Piece::File(index, diagnostics) => {
                 for diagnostic in diagnostics {
                     self.write(&diagnostic);
-                    if let Some(kept) = &mut self.kept {
-                        if kept.len() <= index {
-                            kept.resize_with(index + 1, Vec::new);
+                    match &mut self.kept {
+                        Some(kept) => {
+                            if kept.len() <= index {
+                                kept.resize_with(index + 1, Vec::new);
+                            }
+                            kept[index].push(diagnostic);
                         }
-                        kept[index].push(diagnostic);
+                        None => self.spend(diagnostic),
                     }
                 }
             }
+        }
+    }
+
+    /// Done with `diagnostic`, written: it is [`Returned`] with others, or freed now when
+    /// checking is on this thread.
+    fn spend(&mut self, diagnostic: Diagnostic) {
+        let Some(returned) = self.returned else {
+            return;
+        };
+        self.spent.push(diagnostic);
+        if self.spent.len() >= SPENT_BATCH {
+            returned.take_back(&mut self.spent);
         }
     }
 
