@@ -121,7 +121,7 @@ use super::{
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
 use crate::trace::json_index::child_pointer;
-use crate::trace::reader::{LineContent, LineReader};
+use crate::trace::reader::{Line, LineContent, LineReader};
 use crate::trace::spool::Spool;
 use crate::trace::{Location, Pointer, Record};
 use doc_plan::{DocPlan, Place, What};
@@ -1077,10 +1077,9 @@ impl Stream {
                         return Ok(true);
                     }
                 }
-                let mut problems = Vec::new();
-                let doc = line_doc(line, *max_line_bytes, &mut problems);
-                self.finisher.early.extend(problems);
-                let Some(doc) = doc else { return Ok(true) };
+                let Some(doc) = self.finisher.line_doc(line, *max_line_bytes) else {
+                    return Ok(true);
+                };
                 self.next_doc += 1;
                 self.offset = doc.offset;
                 let doc = Rc::new(doc);
@@ -1113,10 +1112,9 @@ impl Stream {
                     self.offset = line.offset;
                     return Ok(true);
                 }
-                let mut problems = Vec::new();
-                let doc = line_doc(line, *max_line_bytes, &mut problems);
-                self.finisher.early.extend(problems);
-                let Some(doc) = doc else { return Ok(true) };
+                let Some(doc) = self.finisher.line_doc(line, *max_line_bytes) else {
+                    return Ok(true);
+                };
                 self.next_doc += 1;
                 self.offset = doc.offset;
                 lines.read(index, Rc::new(doc), &mut self.detected, &mut self.finisher);
@@ -1842,6 +1840,15 @@ impl Finisher {
                 self.end(name);
             }
         }
+    }
+
+    /// The document on `line`, read with the limit `max_line_bytes`; a problem of the
+    /// line (not JSON, a key twice) waits with the others of lines read, in line order.
+    fn line_doc(&mut self, line: Line<'_>, max_line_bytes: usize) -> Option<Doc> {
+        let mut problems = Vec::new();
+        let doc = line_doc(line, max_line_bytes, &mut problems);
+        self.early.extend(problems);
+        doc
     }
 
     /// A problem of a line read, in its place among those waiting: after those at or
