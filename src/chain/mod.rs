@@ -74,20 +74,14 @@ impl Digest {
 
     /// Writes the 64 lowercase hex digits into `text`.
     ///
-    /// Four bytes at a time: their nibbles are spread one to a byte of a `u64`, and
-    /// each becomes its digit by adding `'0'`, and `'a' - '0' - 10` more where it is
-    /// ten or over. `seal` writes two of these per record, on the thread that links.
+    /// Each nibble becomes its digit by adding `'0'`, and `'a' - '0' - 10` more where it
+    /// is ten or over: a loop the compiler turns into vector instructions. `seal` writes
+    /// one of these per record, on the thread that links.
     pub(crate) fn write_hex(&self, text: &mut [u8; 64]) {
-        for (digits, bytes) in text.chunks_exact_mut(8).zip(self.0.chunks_exact(4)) {
-            let word = u64::from(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-            // The 8 nibbles, most significant first, one to a byte.
-            let word = (word | word << 16) & 0x0000_ffff_0000_ffff;
-            let word = (word | word << 8) & 0x00ff_00ff_00ff_00ff;
-            let nibbles = (word | word << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-            // 1 in each byte whose nibble is ten or over.
-            let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-            let ascii = nibbles + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10);
-            digits.copy_from_slice(&ascii.to_be_bytes());
+        let digit = |nibble: u8| nibble + b'0' + u8::from(nibble > 9) * (b'a' - b'0' - 10);
+        for (pair, &byte) in text.chunks_exact_mut(2).zip(&self.0) {
+            pair[0] = digit(byte >> 4);
+            pair[1] = digit(byte & 0x0f);
         }
     }
 }
