@@ -264,8 +264,12 @@ impl Prefix {
             bytes = &bytes[take..];
             compress256(&mut self.state, &[self.pending]);
         }
-        let (blocks, rest) = bytes.as_chunks::<64>();
-        compress256(&mut self.state, blocks);
+        let mut blocks = bytes.chunks_exact(64);
+        for block in &mut blocks {
+            let block: &[u8; 64] = block.try_into().expect("bug: a chunk of 64 bytes");
+            compress256(&mut self.state, std::slice::from_ref(block));
+        }
+        let rest = blocks.remainder();
         self.pending[..rest.len()].copy_from_slice(rest);
     }
 
