@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+use serde::de::IgnoredAny;
 use tracegate::check::{CheckOptions, check_reader};
 use tracegate::diagnostic::Diagnostic;
 use tracegate::diagnostic::render::{MemoryResolver, human, json};
@@ -69,12 +69,9 @@ struct Typed<'a> {
     tool: Option<&'a str>,
     call_id: Option<&'a str>,
     status: Option<&'a str>,
-    #[serde(borrow)]
-    args: Option<&'a RawValue>,
-    #[serde(borrow)]
-    output: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
+    args: Option<IgnoredAny>,
+    output: Option<IgnoredAny>,
+    error: Option<IgnoredAny>,
 }
 
 #[derive(Clone, Copy)]

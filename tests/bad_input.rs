@@ -1048,3 +1048,35 @@ fn a_record_without_the_key_after_every_instance_stopped_is_not_reported_again()
     assert_eq!(count(&text, "missing-key"), 0, "{text}");
     assert_eq!(count(&text, "forbidden-transition"), 1, "{text}");
 }
+
+#[test]
+fn a_member_named_like_serde_jsons_private_token_is_read_as_written() {
+    // With its `raw_value` feature, serde_json reads an object whose first member has
+    // this name as the JSON text in that member's value: these arguments would have
+    // become the number 1, and the message an error saying the file is not JSON.
+    let token = "$serde_json::private::RawValue";
+    let scratch = Scratch::new();
+    let mcp = scratch.write(
+        "mcp.jsonl",
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"create","arguments":{{"{token}":"1"}}}}}}"#
+        ),
+    );
+    let openai = scratch.write(
+        "openai.json",
+        &format!(
+            r#"{{"messages":[{{"role":"user","content":"hi"}},{{"{token}":"x","role":"assistant","content":null,"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"create","arguments":"{{\"{token}\":\"1\"}}"}}}}]}}]}}"#
+        ),
+    );
+    let written = format!(r#""args":{{"{token}":"1"}}"#);
+    for path in [mcp, openai] {
+        let output = tracegate()
+            .arg("convert")
+            .arg(&path)
+            .output()
+            .expect("tracegate runs");
+        let text = stdout(&output);
+        assert_eq!(code(&output), 0, "{path:?}: {}", report(&output));
+        assert_eq!(text.matches(&written).count(), 1, "{path:?}: {text}");
+    }
+}

@@ -11,8 +11,8 @@ use std::fmt;
 use rustc_hash::FxHashSet;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::error::Category;
-use serde_json::value::RawValue;
 
+use crate::trace::json_index;
 use crate::trace::reader::{Line, LineContent};
 use crate::trace::record::{Fields, Location, RawJson, Record, RecordError};
 
@@ -72,17 +72,51 @@ pub fn decode_line<'a>(text: &'a str, loc: Location) -> Result<Record<'a>, Recor
 /// The top-level members of `text` as serde_json reads them, or why it cannot.
 fn decode_fields(text: &str) -> Result<Vec<(Cow<'_, str>, RawJson<'_>)>, RecordError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let fields = match TopLevel::deserialize(&mut de).and_then(|top| de.end().map(|()| top)) {
-        Ok(TopLevel(fields)) => fields,
+    let names = match TopLevel::deserialize(&mut de).and_then(|top| de.end().map(|()| top)) {
+        Ok(TopLevel(names)) => names,
         Err(err) => return Err(json_error(text, &err)),
     };
-    for (name, value) in &fields {
+    // serde_json found one valid object with these names: their values are where a
+    // scan of its text finds them.
+    let values = member_values(text);
+    debug_assert_eq!(names.len(), values.len(), "bug: {text}");
+    for (name, value) in names.iter().zip(&values) {
         check_depth(text, name, value)?;
     }
-    Ok(fields
+    Ok(names
         .into_iter()
-        .map(|(name, value)| (name, RawJson::new(value.get())))
+        .zip(values)
+        .map(|(name, value)| (name, RawJson::new(value)))
         .collect())
+}
+
+/// The values of the top-level members of `text`, in order, each exactly as written:
+/// `text` is one JSON object serde_json has read without error.
+///
+/// serde_json could lend them itself (its `raw_value` feature), but that feature also
+/// makes it read any object whose first member is named
+/// `$serde_json::private::RawValue` as the JSON text in that member's value, in every
+/// `serde_json::Value` parsed anywhere: a record could then say one thing and be read
+/// as another.
+fn member_values(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut values = Vec::new();
+    // Past the opening brace.
+    let mut at = scan::skip_ws(bytes, 0) + 1;
+    loop {
+        at = scan::skip_ws(bytes, at);
+        match bytes.get(at) {
+            Some(b',') => at = scan::skip_ws(bytes, at + 1),
+            Some(b'"') => {}
+            _ => return values,
+        }
+        // The name, its colon, and the value.
+        at = scan::skip_ws(bytes, json_index::string_end(bytes, at));
+        at = scan::skip_ws(bytes, at + 1);
+        let end = json_index::value_end(bytes, at, bytes.len());
+        values.push(text.get(at..end).unwrap_or_default());
+        at = end;
+    }
 }
 
 /// Decodes a line from a [`LineReader`](crate::trace::reader::LineReader) read with the
@@ -157,10 +191,10 @@ fn without_position(err: &serde_json::Error) -> String {
 /// Fails when `value`, a field of the record `line`, nests deeper than [`MAX_DEPTH`].
 /// serde_json keeps raw values without a depth limit, so without this check a deep
 /// field would be accepted here and fail only when a spec reads it.
-fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), RecordError> {
+fn check_depth(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
     // The record's own object is one level.
     const FIELD_LIMIT: usize = MAX_DEPTH - 1;
-    let text = value.get().as_bytes();
+    let text = value.as_bytes();
     // Cheap filters first: too deep needs more than FIELD_LIMIT opening brackets.
     if text.len() <= 2 * FIELD_LIMIT
         || text.iter().filter(|&&b| b == b'[' || b == b'{').count() <= FIELD_LIMIT
@@ -171,7 +205,7 @@ fn check_depth(line: &str, name: &str, value: &RawValue) -> Result<(), RecordErr
         None => Ok(()),
         Some(index) => {
             // The raw value is a slice of the line, so its offset is known.
-            let start = value.get().as_ptr() as usize - line.as_ptr() as usize;
+            let start = value.as_ptr() as usize - line.as_ptr() as usize;
             Err(RecordError::FieldTooDeep {
                 field: name.to_string(),
                 column: start + index + 1,
@@ -575,8 +609,8 @@ pub(crate) mod scan {
     }
 }
 
-/// A record's top-level members, in input order.
-struct TopLevel<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// A record's top-level member names, in input order.
+struct TopLevel<'a>(Vec<Cow<'a, str>>);
 
 impl<'de> Deserialize<'de> for TopLevel<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -600,23 +634,23 @@ impl<'de> Visitor<'de> for TopLevelVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::with_capacity(8);
+        let mut fields: Vec<Cow<'de, str>> = Vec::with_capacity(8);
         // Filled only for records with many keys, where scanning would be quadratic.
         let mut seen: FxHashSet<Cow<'de, str>> = FxHashSet::default();
         while let Some(Key(name)) = map.next_key()? {
             let duplicate = if fields.len() < SCAN_KEYS {
-                fields.iter().any(|(seen, _)| *seen == name)
+                fields.contains(&name)
             } else {
                 if seen.is_empty() {
-                    seen.extend(fields.iter().map(|(seen, _)| seen.clone()));
+                    seen.extend(fields.iter().cloned());
                 }
                 !seen.insert(name.clone())
             };
             if duplicate {
                 return Err(de::Error::custom(format_args!("duplicate field `{name}`")));
             }
-            let value: &'de RawValue = map.next_value()?;
-            fields.push((name, value));
+            map.next_value::<IgnoredAny>()?;
+            fields.push(name);
         }
         Ok(TopLevel(fields))
     }
