@@ -1080,3 +1080,36 @@ fn a_member_named_like_serde_jsons_private_token_is_read_as_written() {
         assert_eq!(text.matches(&written).count(), 1, "{path:?}: {text}");
     }
 }
+
+#[test]
+fn a_number_beyond_a_double_is_an_error_not_a_value_no_guard_sees() {
+    // serde_json cannot read `1e400` as a value: a guard comparing it would find
+    // nothing, and the trace would pass a rule written for large amounts.
+    let scratch = Scratch::new();
+    scratch.write(
+        "spec.tg",
+        r#"spec large_transfers
+event large = call "transfer" where args.amount > 1000
+initial idle
+otherwise ignore
+idle -> sent on large
+forbid sent on large: "a second large transfer"
+"#,
+    );
+    let line = |id: &str, amount: &str| {
+        format!(
+            r#"{{"kind":"call","tool":"transfer","call_id":"{id}","args":{{"amount":{amount}}}}}"#
+        )
+    };
+    scratch.write(
+        "fail.jsonl",
+        &format!("{}\n{}\n", line("c1", "5000"), line("c2", "1e400")),
+    );
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
+    assert!(text.contains("fail.jsonl:2:"), "{text}");
+    assert!(text.contains("the number `1e400`"), "{text}");
+    assert!(!text.contains("every trace conforms"), "{text}");
+}

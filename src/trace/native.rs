@@ -82,6 +82,7 @@ fn decode_fields(text: &str) -> Result<Vec<(Cow<'_, str>, RawJson<'_>)>, RecordE
     debug_assert_eq!(names.len(), values.len(), "bug: {text}");
     for (name, value) in names.iter().zip(&values) {
         check_depth(text, name, value)?;
+        check_range(text, name, value)?;
     }
     Ok(names
         .into_iter()
@@ -212,6 +213,50 @@ fn check_depth(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
             })
         }
     }
+}
+
+/// Fails when `value`, a field of the record `line`, holds a number beyond the range of
+/// a double (`1e400`). serde_json skips such a number as valid JSON but cannot read it
+/// as a value: a guard or key reading it would find nothing, and a transcript could
+/// pass a check by writing a number too large to compare.
+fn check_range(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
+    let bytes = value.as_bytes();
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => at = json_index::string_end(bytes, at),
+            b'-' | b'0'..=b'9' => {
+                let end = json_index::value_end(bytes, at, bytes.len());
+                let number = &bytes[at..end];
+                let long = number.len() > LONGEST_DOUBLE;
+                if (long || number.iter().any(|&b| (b | 0x20) == b'e')) && beyond_double(number) {
+                    // The raw value is a slice of the line, so its offset is known.
+                    let start = value.as_ptr() as usize - line.as_ptr() as usize;
+                    // A number of hundreds of digits is named by its start.
+                    let shown = String::from_utf8_lossy(&number[..number.len().min(24)]);
+                    let more = if number.len() > 24 { "…" } else { "" };
+                    return Err(RecordError::NumberOutOfRange {
+                        field: name.to_string(),
+                        number: format!("{shown}{more}"),
+                        column: start + at + 1,
+                    });
+                }
+                at = end;
+            }
+            _ => at += 1,
+        }
+    }
+    Ok(())
+}
+
+/// A number of at most this many characters without an exponent is within the range of
+/// a double (whose largest has 309 digits); a longer one is checked.
+const LONGEST_DOUBLE: usize = 300;
+
+/// Whether `number`, valid JSON, lies beyond the range of a double, as serde_json reads
+/// numbers (it refuses them: "number out of range").
+fn beyond_double(number: &[u8]) -> bool {
+    serde_json::from_slice::<f64>(number).is_err()
 }
 
 /// The index of the first `[` or `{` in JSON `text` that opens more than `limit` levels,
@@ -469,8 +514,10 @@ pub(crate) mod scan {
         }
     }
 
-    /// The end of the valid number that starts at `at`.
+    /// The end of the valid number that starts at `at`; `None` also for a number beyond
+    /// the range of a double, which the general path refuses.
     fn number(bytes: &[u8], mut at: usize) -> Option<usize> {
+        let start = at;
         let digits = |mut at: usize| {
             while bytes.get(at).is_some_and(u8::is_ascii_digit) {
                 at += 1;
@@ -506,7 +553,12 @@ pub(crate) mod scan {
             if end == at {
                 return None;
             }
-            at = end;
+            return (!super::beyond_double(&bytes[start..end])).then_some(end);
+        }
+        // Without an exponent, only a run of more digits than a double's range has can
+        // reach beyond it.
+        if at - start > super::LONGEST_DOUBLE && super::beyond_double(&bytes[start..at]) {
+            return None;
         }
         Some(at)
     }
@@ -929,6 +981,51 @@ mod tests {
         let objects = format!("{}1{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
         let have = decode_line(&objects, Location::default()).unwrap_err();
         assert!(have.to_string().contains("nested too deeply"), "{have}");
+    }
+
+    #[test]
+    fn numbers_beyond_a_double_are_refused_and_the_largest_are_read() {
+        let beyond = |field: &str, number: &str, column: usize| {
+            format!(
+                "field `{field}`: the number `{number}` at column {column} is beyond the range of a double (no guard or key could compare it)"
+            )
+        };
+        check_error(r#"{"n":1e400}"#, &beyond("n", "1e400", 6));
+        check_error(
+            r#"{"kind":"call","args":{"a":[1, {"b":"1e400","c":-1E+400}]}}"#,
+            &beyond("args", "-1E+400", 49),
+        );
+        // Through serde_json too: a key with an escape is not for the fast path.
+        check_error(r#"{"\u006e": [2, 1e309]}"#, &beyond("n", "1e309", 16));
+        let digits = format!("1{}", "0".repeat(309));
+        check_error(
+            &format!(r#"{{"n":{digits}}}"#),
+            &beyond("n", "100000000000000000000000…", 6),
+        );
+        // What a double holds is read, its largest, its smallest and what underflows
+        // to zero included.
+        for (number, want) in [
+            ("1e308", 1e308),
+            ("-1.7976931348623157e308", f64::MIN),
+            ("1e-400", 0.0),
+            ("2.5E+3", 2500.0),
+        ] {
+            for line in [
+                format!(r#"{{"n":{number}}}"#),
+                format!(r#"{{"\u006e":{number}}}"#),
+            ] {
+                let record = decode_ok(&line);
+                let value = record.get(&[key("n")]).expect("a number");
+                assert_eq!(value.as_f64(), Some(want), "{line}");
+            }
+        }
+        let digits = format!("1{}", "0".repeat(308));
+        assert!(
+            decode_ok(&format!(r#"{{"n":{digits}}}"#))
+                .get(&[key("n")])
+                .is_some()
+        );
+        assert!(!agrees(r#"{"n": 1e400}"#), "the fast path gives up on it");
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub enum RecordError {
         /// 1-based column of the bracket that goes too deep.
         column: usize,
     },
+    /// A field of the record holds a number beyond the range of a double.
+    #[error(
+        "field `{field}`: the number `{number}` at column {column} is beyond the range of a double (no guard or key could compare it)"
+    )]
+    NumberOutOfRange {
+        /// The field.
+        field: String,
+        /// The number as written (its first 24 characters and `…` when longer).
+        number: String,
+        /// 1-based column of its first character.
+        column: usize,
+    },
     /// The line is not UTF-8.
     #[error("line is not valid UTF-8 (first bad byte at column {column})")]
     InvalidUtf8 {
@@ -1144,7 +1156,7 @@ mod tests {
     fn a_key_spells_the_value_its_path_finds() {
         let lines = [
             r#"{"kind":"call","tool":"t","args":{"request_id":"r-1","n":7,"o":{"a":[1, "x"]}}}"#,
-            r#"{"args":{"request_id":"r\u002d2","request_id":"r-3","n":1e400,"o":null}}"#,
+            r#"{"args":{"request_id":"r\u002d2","request_id":"r-3","n":1e300,"o":null}}"#,
             r#"{"args":{"title":"T","request_id":"esc\"aped"},"tool":"t"}"#,
             r#"{"args":"not an object","output":{"id":false}}"#,
             r#"{"kind":"result","tool":"t"}"#,
@@ -1168,6 +1180,11 @@ mod tests {
         let mut built = Built::with_capacity(0);
         built.raw("args", r#"{"request_id": 5, "n": "five"}"#);
         let built = Record::new(Fields::Built(built), Location::default()).expect("valid");
+        // Native decoding refuses a number beyond a double's range; a built record may
+        // still hold one, which no key spells.
+        let mut beyond = Built::with_capacity(0);
+        beyond.raw("args", r#"{"request_id": 1e400, "n": -1e400}"#);
+        let beyond = Record::new(Fields::Built(beyond), Location::default()).expect("valid");
         let mut records: Vec<Record<'_>> = lines
             .iter()
             .map(|line| crate::trace::native::decode_line(line, Location::default()))
@@ -1175,6 +1192,7 @@ mod tests {
             .expect("the test's lines are records");
         records.push(inherited);
         records.push(built);
+        records.push(beyond);
         records.push(owned(
             serde_json::json!({"args": {"request_id": "owned", "n": [1]}}),
         ));
