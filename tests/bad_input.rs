@@ -1113,3 +1113,36 @@ forbid sent on large: "a second large transfer"
     assert!(text.contains("the number `1e400`"), "{text}");
     assert!(!text.contains("every trace conforms"), "{text}");
 }
+
+#[test]
+fn a_lone_half_of_a_surrogate_pair_is_an_error_not_a_string_no_pattern_reads() {
+    // serde_json cannot read `"\ud800 rm -rf /"` as a string: a pattern matching it
+    // would see nothing, and the second command would pass the rule.
+    let scratch = Scratch::new();
+    scratch.write(
+        "spec.tg",
+        r#"spec no_second_wipe
+event wipe = call "shell" where args.cmd matches /rm -rf/
+initial idle
+otherwise ignore
+idle -> wiped on wipe
+forbid wiped on wipe: "a second rm -rf"
+"#,
+    );
+    scratch.write(
+        "fail.jsonl",
+        concat!(
+            r#"{"kind":"call","tool":"shell","call_id":"c1","args":{"cmd":"rm -rf /tmp/a"}}"#,
+            "\n",
+            r#"{"kind":"call","tool":"shell","call_id":"c2","args":{"cmd":"\ud800 rm -rf /"}}"#,
+            "\n",
+        ),
+    );
+    let output = scratch.check(&["fail.jsonl"], None);
+    let text = report(&output);
+    assert_eq!(code(&output), 2, "{text}");
+    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
+    assert!(text.contains("fail.jsonl:2:"), "{text}");
+    assert!(text.contains("surrogate pair"), "{text}");
+    assert!(!text.contains("every trace conforms"), "{text}");
+}

@@ -138,11 +138,11 @@ the write up) before finishing; or, if stopping there is acceptable, add it to `
 const MALFORMED_RECORD: &str = r##"## What it means
 A trace line (or an item inside one) could not be made into a normalized record: it is
 not valid JSON or not valid UTF-8, it is not a JSON object, it nests arrays and objects
-deeper than 127 levels, it holds a number beyond the range of a double (`1e400`), which
-no guard or key could compare, or a canonical field has the wrong type: `kind` other
-than "call", "result" or "message"; `status` other than "ok", "error", "invalid" or
-"missing"; `tool`, `role` or `text` not a string; `call_id` neither a string nor an
-integer.
+deeper than 127 levels, it holds what no guard or key could read (a number beyond the
+range of a double, `1e400`; a string escaping half of a UTF-16 surrogate pair alone,
+`"\ud800"`), or a canonical field has the wrong type: `kind` other than "call",
+"result" or "message"; `status` other than "ok", "error", "invalid" or "missing"; `tool`,
+`role` or `text` not a string; `call_id` neither a string nor an integer.
 
 ## Why it matters
 A record that cannot be read cannot be checked, and skipping it silently could hide the

@@ -82,7 +82,7 @@ fn decode_fields(text: &str) -> Result<Vec<(Cow<'_, str>, RawJson<'_>)>, RecordE
     debug_assert_eq!(names.len(), values.len(), "bug: {text}");
     for (name, value) in names.iter().zip(&values) {
         check_depth(text, name, value)?;
-        check_range(text, name, value)?;
+        check_readable(text, name, value)?;
     }
     Ok(names
         .into_iter()
@@ -215,30 +215,42 @@ fn check_depth(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
     }
 }
 
-/// Fails when `value`, a field of the record `line`, holds a number beyond the range of
-/// a double (`1e400`). serde_json skips such a number as valid JSON but cannot read it
-/// as a value: a guard or key reading it would find nothing, and a transcript could
-/// pass a check by writing a number too large to compare.
-fn check_range(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
+/// Fails when `value`, a field of the record `line`, holds what serde_json skips as
+/// valid JSON but cannot read as a value: a number beyond the range of a double
+/// (`1e400`), or a string with half of a UTF-16 surrogate pair alone (`"\ud800"`). A guard
+/// or key reading it would find nothing, and a transcript could pass a check by
+/// writing a number too large to compare or a command no pattern can read.
+fn check_readable(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
     let bytes = value.as_bytes();
+    // The raw value is a slice of the line, so its offset is known.
+    let column = |at: usize| value.as_ptr() as usize - line.as_ptr() as usize + at + 1;
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
         match byte {
-            b'"' => at = json_index::string_end(bytes, at),
+            b'"' => {
+                let end = json_index::string_end(bytes, at);
+                let string = &bytes[at..end];
+                if has_surrogate_escape(string) && serde_json::from_slice::<String>(string).is_err()
+                {
+                    return Err(RecordError::LoneSurrogate {
+                        field: name.to_string(),
+                        column: column(at),
+                    });
+                }
+                at = end;
+            }
             b'-' | b'0'..=b'9' => {
                 let end = json_index::value_end(bytes, at, bytes.len());
                 let number = &bytes[at..end];
                 let long = number.len() > LONGEST_DOUBLE;
                 if (long || number.iter().any(|&b| (b | 0x20) == b'e')) && beyond_double(number) {
-                    // The raw value is a slice of the line, so its offset is known.
-                    let start = value.as_ptr() as usize - line.as_ptr() as usize;
                     // A number of hundreds of digits is named by its start.
                     let shown = String::from_utf8_lossy(&number[..number.len().min(24)]);
                     let more = if number.len() > 24 { "…" } else { "" };
                     return Err(RecordError::NumberOutOfRange {
                         field: name.to_string(),
                         number: format!("{shown}{more}"),
-                        column: start + at + 1,
+                        column: column(at),
                     });
                 }
                 at = end;
@@ -247,6 +259,17 @@ fn check_range(line: &str, name: &str, value: &str) -> Result<(), RecordError> {
         }
     }
     Ok(())
+}
+
+/// Whether the JSON string `string` may have an escape of a surrogate code unit
+/// (`\uD800` to `\uDFFF`), which only a pair of them makes a character.
+fn has_surrogate_escape(string: &[u8]) -> bool {
+    string.windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && (w[2] | 0x20) == b'd'
+            && matches!(w[3] | 0x20, b'8' | b'9' | b'a'..=b'f')
+    })
 }
 
 /// A number of at most this many characters without an exponent is within the range of
@@ -498,11 +521,17 @@ pub(crate) mod scan {
                     match *bytes.get(at + 1)? {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
                         b'u' => {
-                            let hex = bytes.get(at + 2..at + 6)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return None;
-                            }
-                            at += 6;
+                            // Half of a surrogate pair is a character only with its
+                            // other half right after it: a lone one is left to the
+                            // general path, which refuses it.
+                            at = match hex_escape(bytes, at)? {
+                                0xD800..=0xDBFF => match hex_escape(bytes, at + 6)? {
+                                    0xDC00..=0xDFFF => at + 12,
+                                    _ => return None,
+                                },
+                                0xDC00..=0xDFFF => return None,
+                                _ => at + 6,
+                            };
                         }
                         _ => return None,
                     }
@@ -512,6 +541,15 @@ pub(crate) mod scan {
             }
             at = special(bytes, at);
         }
+    }
+
+    /// The code unit of the `\uXXXX` escape at `at`, if there is one.
+    fn hex_escape(bytes: &[u8], at: usize) -> Option<u32> {
+        let escape = bytes.get(at..at + 6)?;
+        if escape[..2] != *b"\\u" || !escape[2..].iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u32::from_str_radix(std::str::from_utf8(&escape[2..]).ok()?, 16).ok()
     }
 
     /// The end of the valid number that starts at `at`; `None` also for a number beyond
@@ -1026,6 +1064,43 @@ mod tests {
                 .is_some()
         );
         assert!(!agrees(r#"{"n": 1e400}"#), "the fast path gives up on it");
+    }
+
+    #[test]
+    fn a_lone_half_of_a_surrogate_pair_is_refused_and_pairs_are_read() {
+        let lone = |field: &str, column: usize| {
+            format!(
+                "field `{field}`: the string at column {column} escapes half of a UTF-16 surrogate pair without the other half, which is no character (no guard or key could read the string)"
+            )
+        };
+        for (line, column) in [
+            (r#"{"a":"\ud800"}"#, 6),
+            (r#"{"a":"\udc00 x"}"#, 6),
+            (r#"{"a":"x\ud800\u0041"}"#, 6),
+            (r#"{"a":"\uD800\uD800"}"#, 6),
+            (r#"{"a":["ok", {"b":"\ud83d"}]}"#, 18),
+        ] {
+            check_error(line, &lone("a", column));
+            assert!(!agrees(line), "the fast path gives up on {line}");
+            // Through serde_json too: a key with an escape is not for the fast path.
+            let escaped = line.replacen(r#"{"a""#, r#"{"\u0061""#, 1);
+            check_error(&escaped, &lone("a", column + 5));
+        }
+        // A pair is one character; an escaped backslash before `ud800` is no escape.
+        for line in [
+            r#"{"a":"\ud83d\ude00 ok"}"#,
+            r#"{"a":"\uD83D\uDE00"}"#,
+            r#"{"a":"\\ud800"}"#,
+            r#"{"\u0061":"\ud83d\ude00"}"#,
+        ] {
+            let record = decode_ok(line);
+            let want: Value = serde_json::from_str::<Value>(line).expect("valid")["a"].clone();
+            assert_eq!(record.get(&[key("a")]).as_deref(), Some(&want), "{line}");
+        }
+        assert!(
+            agrees(r#"{"a":"\ud83d\ude00 ok","b":"\\ud800"}"#),
+            "a pair takes the fast path"
+        );
     }
 
     #[test]

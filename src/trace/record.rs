@@ -59,6 +59,16 @@ pub enum RecordError {
         /// 1-based column of its first character.
         column: usize,
     },
+    /// A field of the record holds a string with half of a UTF-16 surrogate pair alone.
+    #[error(
+        "field `{field}`: the string at column {column} escapes half of a UTF-16 surrogate pair without the other half, which is no character (no guard or key could read the string)"
+    )]
+    LoneSurrogate {
+        /// The field.
+        field: String,
+        /// 1-based column of the string's opening quote.
+        column: usize,
+    },
     /// The line is not UTF-8.
     #[error("line is not valid UTF-8 (first bad byte at column {column})")]
     InvalidUtf8 {
