@@ -1082,67 +1082,43 @@ fn a_member_named_like_serde_jsons_private_token_is_read_as_written() {
 }
 
 #[test]
-fn a_number_beyond_a_double_is_an_error_not_a_value_no_guard_sees() {
-    // serde_json cannot read `1e400` as a value: a guard comparing it would find
-    // nothing, and the trace would pass a rule written for large amounts.
-    let scratch = Scratch::new();
-    scratch.write(
-        "spec.tg",
-        r#"spec large_transfers
-event large = call "transfer" where args.amount > 1000
-initial idle
-otherwise ignore
-idle -> sent on large
-forbid sent on large: "a second large transfer"
-"#,
-    );
-    let line = |id: &str, amount: &str| {
-        format!(
-            r#"{{"kind":"call","tool":"transfer","call_id":"{id}","args":{{"amount":{amount}}}}}"#
-        )
-    };
-    scratch.write(
-        "fail.jsonl",
-        &format!("{}\n{}\n", line("c1", "5000"), line("c2", "1e400")),
-    );
-    let output = scratch.check(&["fail.jsonl"], None);
-    let text = report(&output);
-    assert_eq!(code(&output), 2, "{text}");
-    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
-    assert!(text.contains("fail.jsonl:2:"), "{text}");
-    assert!(text.contains("the number `1e400`"), "{text}");
-    assert!(!text.contains("every trace conforms"), "{text}");
-}
-
-#[test]
-fn a_lone_half_of_a_surrogate_pair_is_an_error_not_a_string_no_pattern_reads() {
-    // serde_json cannot read `"\ud800 rm -rf /"` as a string: a pattern matching it
-    // would see nothing, and the second command would pass the rule.
-    let scratch = Scratch::new();
-    scratch.write(
-        "spec.tg",
-        r#"spec no_second_wipe
-event wipe = call "shell" where args.cmd matches /rm -rf/
-initial idle
-otherwise ignore
-idle -> wiped on wipe
-forbid wiped on wipe: "a second rm -rf"
-"#,
-    );
-    scratch.write(
-        "fail.jsonl",
-        concat!(
-            r#"{"kind":"call","tool":"shell","call_id":"c1","args":{"cmd":"rm -rf /tmp/a"}}"#,
-            "\n",
-            r#"{"kind":"call","tool":"shell","call_id":"c2","args":{"cmd":"\ud800 rm -rf /"}}"#,
-            "\n",
+fn values_serde_json_skips_but_cannot_read_are_errors_not_values_no_guard_sees() {
+    // serde_json skips `1e400` and `"\ud800…"` as valid JSON but cannot read them as
+    // values: a guard comparing one would find nothing, and the second call of each
+    // trace would pass the rule written against it.
+    let cases = [
+        (
+            r#"event large = call "transfer" where args.amount > 1000"#,
+            r#""tool":"transfer","args":{"amount":5000}"#,
+            r#""tool":"transfer","args":{"amount":1e400}"#,
+            "the number `1e400`",
         ),
-    );
-    let output = scratch.check(&["fail.jsonl"], None);
-    let text = report(&output);
-    assert_eq!(code(&output), 2, "{text}");
-    assert_eq!(count(&text, "malformed-record"), 1, "{text}");
-    assert!(text.contains("fail.jsonl:2:"), "{text}");
-    assert!(text.contains("surrogate pair"), "{text}");
-    assert!(!text.contains("every trace conforms"), "{text}");
+        (
+            r#"event large = call "shell" where args.cmd matches /rm -rf/"#,
+            r#""tool":"shell","args":{"cmd":"rm -rf /tmp/a"}"#,
+            r#""tool":"shell","args":{"cmd":"\ud800 rm -rf /"}"#,
+            "surrogate pair",
+        ),
+    ];
+    for (event, first, second, says) in cases {
+        let scratch = Scratch::new();
+        scratch.write(
+            "spec.tg",
+            &format!(
+                "spec once\n{event}\ninitial idle\notherwise ignore\nidle -> seen on large\nforbid seen on large: \"a second one\"\n"
+            ),
+        );
+        let line = |id: &str, rest: &str| format!(r#"{{"kind":"call","call_id":"{id}",{rest}}}"#);
+        scratch.write(
+            "fail.jsonl",
+            &format!("{}\n{}\n", line("c1", first), line("c2", second)),
+        );
+        let output = scratch.check(&["fail.jsonl"], None);
+        let text = report(&output);
+        assert_eq!(code(&output), 2, "{text}");
+        assert_eq!(count(&text, "malformed-record"), 1, "{text}");
+        assert!(text.contains("fail.jsonl:2:"), "{text}");
+        assert!(text.contains(says), "{text}");
+        assert!(!text.contains("every trace conforms"), "{text}");
+    }
 }
