@@ -37,6 +37,8 @@ fn every_bad_line_is_reported_and_the_rest_is_checked() {
             ("forbidden-transition", 7),
             ("malformed-record", 8),
             ("malformed-record", 9),
+            ("malformed-record", 10),
+            ("malformed-record", 11),
         ],
         "{found:#?}"
     );
@@ -46,7 +48,9 @@ fn every_bad_line_is_reported_and_the_rest_is_checked() {
     assert!(message(4).contains("`tool`"), "{}", message(4));
     assert!(message(6).contains("`status`"), "{}", message(6));
     assert!(message(8).contains("UTF-8"), "{}", message(8));
-    assert!(message(9).contains("truncated"), "{}", message(9));
+    assert!(message(9).contains("the number `1e400`"), "{}", message(9));
+    assert!(message(10).contains("surrogate pair"), "{}", message(10));
+    assert!(message(11).contains("truncated"), "{}", message(11));
 }
 
 #[test]
