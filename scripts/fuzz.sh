@@ -62,11 +62,17 @@ for target in spec trace_input stream_whole convert chain check; do
     # for that target only: between inputs (libFuzzer's flag) and at exit (the
     # sanitizer's option).
     leaks=()
+    # Every target but `spec` reads JSON: its dictionary puts edge values (`1e400`,
+    # `"\ud800"`, serde_json's private tokens) and the formats' names in reach.
+    dict=()
+    if [ "$target" != spec ]; then
+        dict=(-dict=json.dict)
+    fi
     asan="${ASAN_OPTIONS:-}"
     if [ "$target" = chain ]; then
         leaks=(-detect_leaks=0)
         asan="${asan:+$asan:}detect_leaks=0"
     fi
     ASAN_OPTIONS="$asan" cargo fuzz run "$target" "corpus/$target" -- \
-        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "${leaks[@]}"
+        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "${dict[@]}" "${leaks[@]}"
 done
