@@ -54,10 +54,10 @@ done
 for target in spec trace_input stream_whole convert chain check; do
     echo "== $target: $seconds s"
     # `chain` seals and verifies through the batch pipeline, which starts a thread per
-    # call for a log of more than one batch. A thread's thread-local storage (the standard channels' wait context) is
-    # freed by its destructors after the scope has joined it, so LeakSanitizer, checking
-    # between two inputs, now and then sees a thread still exiting as a leak that replaying
-    # the input never shows; the main thread's own wait context, made when it waits on a
+    # call for a log of more than one batch. A thread's thread-local storage (the
+    # standard channels' wait context) is freed by its destructors after the scope has
+    # joined it, so LeakSanitizer, checking between two inputs, now and then sees a
+    # thread still exiting as a leak that replaying the input never shows; the main thread's own wait context, made when it waits on a
     # channel, is freed only after the sanitizer's check at exit. Leak checking is off
     # for that target only: between inputs (libFuzzer's flag) and at exit (the
     # sanitizer's option).

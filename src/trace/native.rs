@@ -242,8 +242,8 @@ fn check_readable(line: &str, name: &str, value: &str) -> Result<(), RecordError
             b'-' | b'0'..=b'9' => {
                 let end = json_index::value_end(bytes, at, bytes.len());
                 let number = &bytes[at..end];
-                let long = number.len() > LONGEST_DOUBLE;
-                if (long || number.iter().any(|&b| (b | 0x20) == b'e')) && beyond_double(number) {
+                let exponent = number.iter().any(|&b| (b | 0x20) == b'e');
+                if beyond_double(number, exponent) {
                     // A number of hundreds of digits is named by its start.
                     let shown = String::from_utf8_lossy(&number[..number.len().min(24)]);
                     let more = if number.len() > 24 { "…" } else { "" };
@@ -273,13 +273,14 @@ fn has_surrogate_escape(string: &[u8]) -> bool {
 }
 
 /// A number of at most this many characters without an exponent is within the range of
-/// a double (whose largest has 309 digits); a longer one is checked.
+/// a double (whose largest has 309 digits).
 const LONGEST_DOUBLE: usize = 300;
 
-/// Whether `number`, valid JSON, lies beyond the range of a double, as serde_json reads
-/// numbers (it refuses them: "number out of range").
-fn beyond_double(number: &[u8]) -> bool {
-    serde_json::from_slice::<f64>(number).is_err()
+/// Whether `number`, valid JSON (with an `exponent` or not), lies beyond the range of a
+/// double, as serde_json reads numbers (it refuses them: "number out of range"). Only a
+/// number with an exponent or a long run of digits can, and only such a one is parsed.
+fn beyond_double(number: &[u8], exponent: bool) -> bool {
+    (exponent || number.len() > LONGEST_DOUBLE) && serde_json::from_slice::<f64>(number).is_err()
 }
 
 /// The index of the first `[` or `{` in JSON `text` that opens more than `limit` levels,
@@ -591,14 +592,9 @@ pub(crate) mod scan {
             if end == at {
                 return None;
             }
-            return (!super::beyond_double(&bytes[start..end])).then_some(end);
+            return (!super::beyond_double(&bytes[start..end], true)).then_some(end);
         }
-        // Without an exponent, only a run of more digits than a double's range has can
-        // reach beyond it.
-        if at - start > super::LONGEST_DOUBLE && super::beyond_double(&bytes[start..at]) {
-            return None;
-        }
-        Some(at)
+        (!super::beyond_double(&bytes[start..at], false)).then_some(at)
     }
 
     /// The end of the valid JSON value that starts at `at` (no whitespace before it),
