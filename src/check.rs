@@ -53,6 +53,9 @@ pub struct CheckOptions {
     /// How many distinct values a trace's provenance index holds; `None` for
     /// [`crate::eval::SEEN_LIMIT`].
     pub provenance_limit: Option<usize>,
+    /// Decode a native JSONL file's records on a second thread, ahead of checking
+    /// them ([`TraceInput::decode_ahead`]): for a core that would otherwise be idle.
+    pub decode_ahead: bool,
 }
 
 /// What checking one input produced.
@@ -290,7 +293,10 @@ pub fn check_path_reported(
     // first shard's to report, so that the shards' reports add up to one run's.
     let own_problems = shard.is_none_or(|s| options.trace_by.is_none() || s.is_first());
     match TraceInput::open(path, input, options.max_line_bytes) {
-        Ok(opened) => {
+        Ok(mut opened) => {
+            if options.decode_ahead {
+                opened.decode_ahead();
+            }
             let at_end = opened.detected_at_end();
             let file: Arc<Path> = Arc::from(path);
             // Records without `kind` or `tool` are fine when specs match them with
@@ -386,10 +392,10 @@ fn drive(
     let mut file_level = Vec::new();
     let mut reading = false;
     let mut holding = true;
-    input.for_each(|mut item| {
+    let done: Result<(), std::convert::Infallible> = input.try_for_each_in_place(|item| {
         match item {
             // Checked where it lies: a record is large, and each move copies it.
-            Item::Record(ref mut record) => {
+            Item::Record(record) => {
                 let ending = ends.as_mut().and_then(TraceEnds::record);
                 if let (Some((shard, elsewhere)), Some(path)) = (shard.as_mut(), &trace_by) {
                     // A record that names no trace is the first shard's to report.
@@ -399,7 +405,7 @@ fn drive(
                     };
                     if !mine {
                         **elsewhere += 1;
-                        return;
+                        return Ok(());
                     }
                 }
                 monitor.check_record(record);
@@ -407,21 +413,19 @@ fn drive(
                     monitor.end_trace(&name);
                 }
             }
-            Item::Problem(problem) if !own_problems => drop(problem),
+            Item::Problem(_) if !own_problems => {}
             Item::Problem(problem) => match problem.kind {
                 ProblemKind::Malformed if problem.hint.is_none() => {
-                    monitor.malformed(problem.loc, problem.message)
+                    monitor.malformed(problem.loc.clone(), std::mem::take(&mut problem.message))
                 }
-                _ => file_level.push(Diagnostic::from_problem(file, problem)),
+                _ => file_level.push(Diagnostic::from_problem(file, problem.clone())),
             },
-            Item::Stopped(err) if own_problems => {
-                monitor.report(Diagnostic::unreadable(file, &err))
-            }
+            Item::Stopped(err) if own_problems => monitor.report(Diagnostic::unreadable(file, err)),
             Item::Stopped(_) => {}
             // A trace the adapter named has ended (a run of a document of runs): it is
             // checked to its end now, and what it held is freed. Traces the user split
             // by a field of their own may span runs.
-            Item::TraceEnd(name) if options.trace_by.is_none() => monitor.end_trace(&name),
+            Item::TraceEnd(name) if options.trace_by.is_none() => monitor.end_trace(name),
             Item::TraceEnd(_) => {}
         }
         if !reading && monitor.records() > 0 {
@@ -438,7 +442,9 @@ fn drive(
                 .into_iter()
                 .for_each(|d| report.diagnostic(d));
         }
+        Ok(())
     });
+    let Ok(()) = done;
     let mut outcome = monitor.finish();
     if let (Some(warning), 0) = (warning, outcome.matched) {
         report.diagnostic(Diagnostic::from_problem(file, warning));
@@ -485,6 +491,12 @@ pub fn check_paths<P: AsRef<Path> + Sync>(
     checked
 }
 
+/// The threads `jobs` asks for: the number of cores when `None`, and at least one.
+pub fn threads(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
 /// What [`in_file_order`] hands on, in file order.
 // Nearly every event is a finding, the largest variant: boxing it would allocate per
 // finding to save room only in the rare small ones.
@@ -529,9 +541,7 @@ pub fn in_file_order<T: Send>(
     if count == 0 {
         return;
     }
-    let threads = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, count);
+    let threads = threads(jobs).min(count);
     let next = AtomicUsize::new(0);
     let queue = Queue::new(threads);
     std::thread::scope(|scope| {
@@ -1315,6 +1325,7 @@ impl<'s> Monitor<'s> {
     pub fn feed(&mut self, mut record: Record<'_>) -> &[Diagnostic] {
         let before = self.diagnostics.len();
         self.check_record(&mut record);
+        crate::trace::native::recycle(record.fields);
         &self.diagnostics[before..]
     }
 
@@ -1474,10 +1485,6 @@ impl<'s> Monitor<'s> {
         if let Some(Cow::Owned(args)) = record.inherited_args.take() {
             self.traces[trace].calls.recycle(args);
         }
-        crate::trace::native::recycle(std::mem::replace(
-            &mut record.fields,
-            Fields::Raw(Vec::new()),
-        ));
     }
 
     /// Adds what `record` shows to the provenance index (see [`Monitor::remember`]); the

@@ -147,7 +147,9 @@ pub struct CheckArgs {
     /// `provenance-limit` warning says where.
     #[arg(long, value_name = "N", default_value_t = crate::eval::SEEN_LIMIT)]
     pub provenance_limit: usize,
-    /// Worker threads for checking files in parallel (default: one per core).
+    /// Worker threads for checking files in parallel (default: one per core). With
+    /// fewer files than threads, a native JSONL file's lines are also decoded on a
+    /// thread of their own, ahead of checking.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     #[command(flatten)]

@@ -160,6 +160,7 @@ pub fn load(file: &Path, cwd: &Path) -> Result<Project, Vec<String>> {
                 trace_by,
                 max_line_bytes: None,
                 provenance_limit: None,
+                decode_ahead: false,
             },
             input: InputOptions { format, select },
         });

@@ -29,8 +29,9 @@ use std::rc::Rc;
 
 use super::adapters::{self, Detected, Entry, Format, InputOptions, Layout, Opened, Problem};
 use super::adapters::{Handed, ProblemKind, Reading, Stream, StreamOpened, Streamed, Unstreamed};
+use super::ahead;
 use super::native;
-use super::reader::{DEFAULT_MAX_LINE_BYTES, LineReader};
+use super::reader::{DEFAULT_MAX_LINE_BYTES, Line, LineReader};
 use super::record::Record;
 use super::spool::Spool;
 
@@ -143,13 +144,23 @@ impl DetectedAtEnd {
 enum Body<'a> {
     /// Native records, one per line, decoded as they are read.
     Lines {
-        reader: LineReader<Box<dyn BufRead + 'a>>,
+        reader: Lines<'a>,
         max_line_bytes: usize,
+        /// Whether to decode on a second thread ahead of the reader ([`ahead`]).
+        ahead: bool,
     },
     /// A transcript format read as it streams ([`Stream`]).
     Stream(Box<Stream>),
     /// What an adapter read from the whole input.
     Read(Reading),
+}
+
+/// The line reader of native records: one that can move to another thread (a file,
+/// bytes in memory), so that its lines can be decoded there ([`ahead`]), or one that
+/// stays on the reader's (a stream, or any reader a caller gave).
+enum Lines<'a> {
+    Movable(LineReader<Box<dyn BufRead + Send + 'a>>),
+    Here(LineReader<Box<dyn BufRead + 'a>>),
 }
 
 /// One element of a trace input, in input order.
@@ -239,7 +250,7 @@ impl<'a> TraceInput<'a> {
         Ok(match adapters::open_streamed(path, options, max)? {
             Streamed::Opened(Opened::Native(detected)) => {
                 let handle = std::fs::File::open(path)?;
-                TraceInput::lines(detected, BufReader::with_capacity(1 << 16, handle), max)
+                TraceInput::movable_lines(detected, BufReader::with_capacity(1 << 16, handle), max)
             }
             Streamed::Stream(stream) => TraceInput::stream(stream),
             Streamed::Opened(Opened::Read(reading)) => TraceInput::read(reading),
@@ -320,7 +331,7 @@ impl<'a> TraceInput<'a> {
     ) -> TraceInput<'a> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
         match adapters::open_bytes(bytes, options, max) {
-            Opened::Native(detected) => TraceInput::lines(detected, bytes, max),
+            Opened::Native(detected) => TraceInput::movable_lines(detected, bytes, max),
             Opened::Read(reading) => TraceInput::read(reading),
         }
     }
@@ -328,7 +339,9 @@ impl<'a> TraceInput<'a> {
     /// Reads `bytes`, the whole content of a stream, as [`TraceInput::from_bytes`] does.
     fn from_vec(bytes: Vec<u8>, options: &InputOptions, max: usize) -> TraceInput<'static> {
         match adapters::open_bytes(&bytes, options, max) {
-            Opened::Native(detected) => TraceInput::lines(detected, io::Cursor::new(bytes), max),
+            Opened::Native(detected) => {
+                TraceInput::movable_lines(detected, io::Cursor::new(bytes), max)
+            }
             Opened::Read(reading) => TraceInput::read(reading),
         }
     }
@@ -338,6 +351,20 @@ impl<'a> TraceInput<'a> {
     pub fn native<R: BufRead + 'a>(input: R, max_line_bytes: Option<usize>) -> TraceInput<'a> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
         TraceInput::lines(native_detected(), input, max)
+    }
+
+    /// [`TraceInput::native`], decoding the records on a second thread ahead of the
+    /// one that reads the items ([`TraceInput::decode_ahead`]): for input that ends (a
+    /// file, bytes in memory), not a live stream, whose lines would wait for a batch
+    /// to fill.
+    pub fn native_ahead<R: BufRead + Send + 'a>(
+        input: R,
+        max_line_bytes: Option<usize>,
+    ) -> TraceInput<'a> {
+        let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
+        let mut input = TraceInput::movable_lines(native_detected(), input, max);
+        input.decode_ahead();
+        input
     }
 
     /// What an adapter has already read, as an input.
@@ -352,15 +379,51 @@ impl<'a> TraceInput<'a> {
     }
 
     fn lines<R: BufRead + 'a>(detected: Detected, input: R, max: usize) -> TraceInput<'a> {
+        let reader = Lines::Here(LineReader::with_max_line_bytes(Box::new(input), max));
+        TraceInput::lines_of(detected, reader, max)
+    }
+
+    /// [`TraceInput::lines`] from a reader whose lines may be decoded on a second
+    /// thread ([`TraceInput::decode_ahead`]).
+    fn movable_lines<R: BufRead + Send + 'a>(
+        detected: Detected,
+        input: R,
+        max: usize,
+    ) -> TraceInput<'a> {
+        let reader = Lines::Movable(LineReader::with_max_line_bytes(Box::new(input), max));
+        TraceInput::lines_of(detected, reader, max)
+    }
+
+    fn lines_of(detected: Detected, reader: Lines<'a>, max: usize) -> TraceInput<'a> {
         TraceInput {
             at_end: DetectedAtEnd::new(&detected),
             detected,
             body: Body::Lines {
-                reader: LineReader::with_max_line_bytes(Box::new(input), max),
+                reader,
                 max_line_bytes: max,
+                ahead: false,
             },
             report_empty: false,
             recent: None,
+        }
+    }
+
+    /// Decodes native records on a second thread, ahead of the one that reads the
+    /// items: the same items in the same order, with reading and decoding off the
+    /// reader's core. Only a native input read from a file or from bytes in memory
+    /// (and [`TraceInput::native_ahead`]) is read this way, since its lines are
+    /// handed on in batches; says whether this input will be.
+    pub fn decode_ahead(&mut self) -> bool {
+        match &mut self.body {
+            Body::Lines {
+                reader: Lines::Movable(_),
+                ahead,
+                ..
+            } => {
+                *ahead = true;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -469,6 +532,17 @@ impl<'a> TraceInput<'a> {
         self,
         mut visit: impl FnMut(Item<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.try_for_each_in_place(|item| {
+            visit(std::mem::replace(item, Item::TraceEnd(String::new())))
+        })
+    }
+
+    /// [`TraceInput::try_for_each`], lending each item where it lies instead of moving
+    /// it: a record is large, and the checker reads millions of them.
+    pub(crate) fn try_for_each_in_place<E>(
+        self,
+        mut visit: impl FnMut(&mut Item<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let report_empty = self.report_empty;
         let mut seen = false;
         self.visit_all(|item| {
@@ -478,7 +552,7 @@ impl<'a> TraceInput<'a> {
         if seen || !report_empty {
             return Ok(());
         }
-        visit(Item::Problem(Problem {
+        visit(&mut Item::Problem(Problem {
             kind: ProblemKind::Empty,
             loc: Default::default(),
             message: "the trace input is empty: it holds no record, so nothing was checked".into(),
@@ -491,38 +565,35 @@ impl<'a> TraceInput<'a> {
         }))
     }
 
-    fn visit_all<E>(self, mut visit: impl FnMut(Item<'_>) -> Result<(), E>) -> Result<(), E> {
+    fn visit_all<E>(self, mut visit: impl FnMut(&mut Item<'_>) -> Result<(), E>) -> Result<(), E> {
         let at_end = self.at_end;
         match self.body {
             Body::Lines {
-                mut reader,
+                reader: Lines::Movable(reader),
                 max_line_bytes,
-            } => loop {
-                let line = match reader.next_line() {
-                    Ok(Some(line)) => line,
-                    Ok(None) => return Ok(()),
-                    Err(err) => return visit(Item::Stopped(err)),
-                };
-                let loc = line.location();
-                match native::decode(line, max_line_bytes) {
-                    Ok(record) => visit(Item::Record(record))?,
-                    Err(err) => visit(Item::Problem(Problem {
-                        kind: ProblemKind::Malformed,
-                        loc,
-                        message: err.to_string(),
-                        hint: None,
-                    }))?,
-                }
-            },
+                ahead: true,
+            } => ahead::visit(reader, max_line_bytes, visit),
+            Body::Lines {
+                reader: Lines::Movable(reader),
+                max_line_bytes,
+                ..
+            } => visit_lines(reader, max_line_bytes, visit),
+            Body::Lines {
+                reader: Lines::Here(reader),
+                max_line_bytes,
+                ..
+            } => visit_lines(reader, max_line_bytes, visit),
             Body::Stream(mut stream) => {
                 while let Some(next) = stream.next() {
                     match next {
-                        Ok(Handed::Entry(Entry::Record(record))) => visit(Item::Record(record))?,
-                        Ok(Handed::Entry(Entry::Problem(problem))) => {
-                            visit(Item::Problem(problem))?
+                        Ok(Handed::Entry(Entry::Record(record))) => {
+                            visit(&mut Item::Record(record))?
                         }
-                        Ok(Handed::TraceEnd(name)) => visit(Item::TraceEnd(name))?,
-                        Err(err) => visit(Item::Stopped(err))?,
+                        Ok(Handed::Entry(Entry::Problem(problem))) => {
+                            visit(&mut Item::Problem(problem))?
+                        }
+                        Ok(Handed::TraceEnd(name)) => visit(&mut Item::TraceEnd(name))?,
+                        Err(err) => visit(&mut Item::Stopped(err))?,
                     }
                 }
                 *at_end.0.borrow_mut() = stream.detected();
@@ -531,13 +602,50 @@ impl<'a> TraceInput<'a> {
             Body::Read(reading) => {
                 for entry in reading.entries {
                     match entry {
-                        Entry::Record(record) => visit(Item::Record(record))?,
-                        Entry::Problem(problem) => visit(Item::Problem(problem))?,
+                        Entry::Record(record) => visit(&mut Item::Record(record))?,
+                        Entry::Problem(problem) => visit(&mut Item::Problem(problem))?,
                     }
                 }
                 Ok(())
             }
         }
+    }
+}
+
+/// Hands every line of `reader` to `visit` as an item, decoded as it is read.
+fn visit_lines<R: BufRead, E>(
+    mut reader: LineReader<R>,
+    max_line_bytes: usize,
+    mut visit: impl FnMut(&mut Item<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    loop {
+        match reader.next_line() {
+            Ok(Some(line)) => {
+                let mut item = line_item(line, max_line_bytes);
+                visit(&mut item)?;
+                // Its list of members, for the next line.
+                if let Item::Record(record) = item {
+                    native::recycle(record.fields);
+                }
+            }
+            Ok(None) => return Ok(()),
+            Err(err) => return visit(&mut Item::Stopped(err)),
+        }
+    }
+}
+
+/// A native line decoded: its record, or the problem that keeps it from being one.
+/// `max_line_bytes` is the limit the line was read with.
+pub(super) fn line_item(line: Line<'_>, max_line_bytes: usize) -> Item<'_> {
+    let loc = line.location();
+    match native::decode(line, max_line_bytes) {
+        Ok(record) => Item::Record(record),
+        Err(err) => Item::Problem(Problem {
+            kind: ProblemKind::Malformed,
+            loc,
+            message: err.to_string(),
+            hint: None,
+        }),
     }
 }
 

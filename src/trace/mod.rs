@@ -1,6 +1,7 @@
 //! Reading traces: streaming line reader, format adapters, the normalized record.
 
 pub mod adapters;
+mod ahead;
 pub mod input;
 pub mod join;
 pub(crate) mod json_index;

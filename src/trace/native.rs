@@ -35,16 +35,36 @@ std::thread_local! {
 /// Hands the list of members of a record that is done with to the next line decoded
 /// on this thread (see [`SPARE`]). Fields an adapter built are simply dropped.
 pub(crate) fn recycle(fields: Fields<'_>) {
-    if let Fields::Raw(mut members) = fields {
+    if let Some(spare) = Spare::of(fields) {
+        lend(spare);
+    }
+}
+
+/// An emptied list of members, for the next line decoded on this thread or another
+/// ([`lend`]).
+pub(crate) struct Spare(scan::Members<'static>);
+
+impl Spare {
+    /// The list of members of a record that is done with, emptied; `None` for fields
+    /// an adapter built, which are simply dropped.
+    pub(crate) fn of(fields: Fields<'_>) -> Option<Spare> {
+        let Fields::Raw(mut members) = fields else {
+            return None;
+        };
         members.clear();
         // Collecting an emptied list into one of the same layout keeps its buffer;
         // only the lifetime of what it may hold changes, which takes a map (`filter`
         // keeps the item type).
         #[allow(clippy::unnecessary_filter_map)]
         let members: scan::Members<'static> = members.into_iter().filter_map(|_| None).collect();
-        // `with`, not `LocalKey::set`, which builds the cell's value anew each time.
-        SPARE.with(|spare| spare.set(members));
+        Some(Spare(members))
     }
+}
+
+/// Makes `spare` the list the next line decoded on this thread reuses.
+pub(crate) fn lend(spare: Spare) {
+    // `with`, not `LocalKey::set`, which builds the cell's value anew each time.
+    SPARE.with(|cell| cell.set(spare.0));
 }
 
 /// Decodes one line of native JSONL into a record, or says precisely why it is not one.

@@ -118,6 +118,9 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
         join_groups(&plan.specs, &plan.groups, &config.join_time, &mut writer);
     } else if plan.checking {
         writer.last_file = files.len().saturating_sub(1);
+        // With fewer files than threads a core would sit idle: each file's native
+        // records are decoded on a thread of their own, ahead of checking.
+        let ahead = crate::check::threads(config.jobs) > files.len();
         crate::check::in_file_order(
             files.len(),
             config.jobs,
@@ -125,10 +128,20 @@ pub fn run(config: CheckConfig, out: &mut Output<'_>) -> io::Result<()> {
                 let (group, file) = files[index];
                 let group = &plan.groups[group];
                 let started = Instant::now();
+                let decoding_ahead;
+                let options = if ahead {
+                    decoding_ahead = CheckOptions {
+                        decode_ahead: true,
+                        ..group.check.clone()
+                    };
+                    &decoding_ahead
+                } else {
+                    group.check
+                };
                 let checked = crate::check::check_path_reported(
                     &plan.specs[group.specs.clone()],
                     file,
-                    group.check,
+                    options,
                     group.input,
                     None,
                     group.shard,
