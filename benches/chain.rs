@@ -28,6 +28,10 @@ use tracegate::check::{CheckOptions, check_reader};
 use tracegate::machine::SpecSource;
 use tracegate::trace::join::{JoinInput, TimeField};
 
+#[path = "support/cpu.rs"]
+mod cpu;
+use cpu::cpu_time;
+
 const SPEC: &str = r#"spec bench_agree
 per id
 event dispatched = record where event == "dispatch_started"
@@ -116,22 +120,6 @@ impl Cost {
             cpu: self.cpu.min(other.cpu),
         }
     }
-}
-
-/// The process's CPU time so far, all threads; zero where it cannot be read.
-fn cpu_time() -> Duration {
-    #[cfg(unix)]
-    {
-        // SAFETY: `getrusage` writes only into the `rusage` it is handed.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0 {
-            let time = |t: libc::timeval| {
-                Duration::new(t.tv_sec as u64, 0) + Duration::from_micros(t.tv_usec as u64)
-            };
-            return time(usage.ru_utime) + time(usage.ru_stime);
-        }
-    }
-    Duration::ZERO
 }
 
 fn mb_per_s(bytes: usize, time: Duration) -> f64 {

@@ -6,7 +6,9 @@
 //! prints, for each: records/s of `check` (one thread) with its diagnostics rendered as
 //! the CLI's JSON output and as its human output, records/s of the serde_json baseline,
 //! how many times the baseline's time each took, and the peak heap `check` held beyond
-//! the input itself.
+//! the input itself; then the same check as the CLI runs it on one file with a core to
+//! spare (lines decoded on a second thread, findings rendered as they come), by
+//! wall-clock and CPU time.
 //!
 //! The headline workload gives every operation a fresh key (about 350,000 request ids
 //! in 10^6 records, 5,000 operations interleaved at a time, a few of them blind
@@ -22,14 +24,18 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use tracegate::check::{CheckOptions, check_reader};
+use tracegate::check::{CheckOptions, Event, check_input_reported, check_reader, in_file_order};
 use tracegate::diagnostic::Diagnostic;
 use tracegate::diagnostic::render::{MemoryResolver, human, json};
 use tracegate::machine::SpecSource;
+use tracegate::trace::input::TraceInput;
 
 #[path = "support/counting.rs"]
 mod counting;
 use counting::peak;
+#[path = "support/cpu.rs"]
+mod cpu;
+use cpu::cpu_time;
 
 /// The reconcile protocol, one instance per request id (also the spec of
 /// `scripts/bench-human.sh`).
@@ -229,10 +235,24 @@ fn generate(records: usize, workload: Workload) -> Generated {
 }
 
 /// How long `f` takes, once.
-fn time(mut f: impl FnMut()) -> Duration {
-    let start = Instant::now();
+fn time(f: impl FnMut()) -> Duration {
+    cost(f).0
+}
+
+/// How long `f` takes, once: wall-clock time, and CPU time over all threads.
+fn cost(mut f: impl FnMut()) -> (Duration, Duration) {
+    let (start, cpu) = (Instant::now(), cpu_time());
     f();
-    start.elapsed()
+    (start.elapsed(), cpu_time().saturating_sub(cpu))
+}
+
+/// How `check` reads its input: decoding each line and checking it on one thread, or
+/// decoding on a second thread ahead of the one that checks (as the CLI does when a
+/// core is spare).
+#[derive(Clone, Copy, PartialEq)]
+enum Threads {
+    One,
+    Ahead,
 }
 
 /// The CLI's output formats.
@@ -242,23 +262,36 @@ enum Output {
     Human,
 }
 
-/// Renders each diagnostic as the CLI does before writing it, and lets the text go:
-/// human output with one renderer for the run, into one reused buffer.
-fn render(diagnostics: &[Diagnostic], output: Output, resolver: &MemoryResolver) -> usize {
-    let mut bytes = 0;
-    let mut renderer = human::Renderer::default();
-    let mut buffer = String::new();
-    for diagnostic in diagnostics {
-        match output {
-            Output::Json => bytes += black_box(json::render(diagnostic)).len(),
+/// Renders diagnostics as the CLI does before writing them, and lets the text go: human
+/// output with one renderer for the run, into one reused buffer.
+struct Rendering {
+    output: Output,
+    renderer: human::Renderer,
+    buffer: String,
+    bytes: usize,
+}
+
+impl Rendering {
+    fn new(output: Output) -> Rendering {
+        Rendering {
+            output,
+            renderer: human::Renderer::default(),
+            buffer: String::new(),
+            bytes: 0,
+        }
+    }
+
+    fn render(&mut self, diagnostic: &Diagnostic, resolver: &MemoryResolver) {
+        match self.output {
+            Output::Json => self.bytes += black_box(json::render(diagnostic)).len(),
             Output::Human => {
-                buffer.clear();
-                renderer.render_with(&mut buffer, diagnostic, false, resolver);
-                bytes += black_box(&buffer).len();
+                self.buffer.clear();
+                self.renderer
+                    .render_with(&mut self.buffer, diagnostic, false, resolver);
+                self.bytes += black_box(&self.buffer).len();
             }
         }
     }
-    bytes
 }
 
 fn main() {
@@ -299,6 +332,7 @@ fn main() {
     } else {
         &[100_000, 1_000_000]
     };
+    let mut ahead_rows = Vec::new();
     for workload in [headline, pool] {
         for &records in sizes {
             let generated = generate(records, workload);
@@ -358,44 +392,113 @@ fn main() {
             };
 
             // `check` as the CLI runs it: the checker, then its diagnostics rendered.
-            let check = |output: Output| {
-                let outcome =
-                    check_reader(&specs, file.clone(), &input[..], &CheckOptions::default());
-                let unexpected = outcome
-                    .diagnostics
-                    .iter()
-                    .find(|d| d.code.as_str() != "forbidden-transition")
-                    .map(|d| format!("{}: {}", d.code, d.message));
-                assert_eq!(
-                    outcome.records as usize, lines,
-                    "every generated line is a record"
-                );
+            let check = |output: Output, threads: Threads| {
+                let options = CheckOptions::default();
+                let mut rendering = Rendering::new(output);
+                let mut unexpected = None;
+                let mut found = 0;
+                let mut take = |diagnostic: &Diagnostic| {
+                    found += 1;
+                    if diagnostic.code.as_str() != "forbidden-transition" {
+                        unexpected = Some(format!("{}: {}", diagnostic.code, diagnostic.message));
+                    }
+                };
+                let records = match threads {
+                    // The checker, then its diagnostics rendered.
+                    Threads::One => {
+                        let outcome = check_reader(&specs, file.clone(), &input[..], &options);
+                        for diagnostic in &outcome.diagnostics {
+                            take(diagnostic);
+                            rendering.render(diagnostic, &resolver);
+                        }
+                        outcome.records
+                    }
+                    // As the CLI checks one file on two cores: a thread checks it while
+                    // another decodes its lines, and this one renders each finding as
+                    // it comes.
+                    Threads::Ahead => {
+                        let mut records = 0;
+                        in_file_order(
+                            1,
+                            None,
+                            |_, report| {
+                                let ahead = TraceInput::native_ahead(&input[..], None);
+                                check_input_reported(
+                                    &specs,
+                                    file.clone(),
+                                    ahead,
+                                    &options,
+                                    None,
+                                    report,
+                                )
+                            },
+                            |event| match event {
+                                Event::Diagnostic(_, diagnostic) => {
+                                    take(&diagnostic);
+                                    rendering.render(&diagnostic, &resolver);
+                                }
+                                Event::Done(_, outcome) => records = outcome.records,
+                                Event::Reading(_) | Event::Idle => {}
+                            },
+                        );
+                        records
+                    }
+                };
+                assert_eq!(records as usize, lines, "every generated line is a record");
                 assert_eq!(unexpected, None, "only blind re-creates are violations");
                 assert_eq!(
-                    outcome.diagnostics.len(),
-                    generated.violations,
+                    found, generated.violations,
                     "every blind re-create is reported, once"
                 );
-                render(&outcome.diagnostics, output, &resolver);
+                black_box(rendering.bytes);
             };
 
             // Rounds of every measurement in turn, the best of each kept (the least
             // disturbed by other load), so the ratios compare runs made close together.
-            let mut best = [Duration::MAX; 5];
+            let mut best = [Duration::MAX; 9];
             for _ in 0..runs {
-                let times = [
+                let one_thread = [
                     time(serde),
                     time(streamed),
                     time(decode),
-                    time(|| check(Output::Json)),
-                    time(|| check(Output::Human)),
+                    time(|| check(Output::Json, Threads::One)),
+                    time(|| check(Output::Human, Threads::One)),
+                ];
+                let (ahead_json, ahead_json_cpu) = cost(|| check(Output::Json, Threads::Ahead));
+                let (ahead_human, ahead_human_cpu) = cost(|| check(Output::Human, Threads::Ahead));
+                let [serde, streamed, decode, json, human] = one_thread;
+                let times = [
+                    serde,
+                    streamed,
+                    decode,
+                    json,
+                    human,
+                    ahead_json,
+                    ahead_json_cpu,
+                    ahead_human,
+                    ahead_human_cpu,
                 ];
                 for (best, time) in best.iter_mut().zip(times) {
                     *best = (*best).min(time);
                 }
             }
-            let [serde, streamed, decode, json, human] = best.map(|d| d.as_secs_f64());
-            let heap = peak(|| check(Output::Json)).max(peak(|| check(Output::Human)));
+            let [
+                serde,
+                streamed,
+                decode,
+                json,
+                human,
+                ahead_json,
+                ahead_json_cpu,
+                ahead_human,
+                ahead_human_cpu,
+            ] = best.map(|d| d.as_secs_f64());
+            let heap = [Threads::One, Threads::Ahead]
+                .into_iter()
+                .flat_map(|threads| [Output::Json, Output::Human].map(|o| (o, threads)))
+                .map(|(output, threads)| peak(|| check(output, threads)))
+                .max()
+                .unwrap_or(0);
 
             println!(
                 "{:<10} {:<8} {:>7} {:>6.1} {:>10} {:>11.0} {:>6.2} {:>11.0} {:>6.2} {:>11.0} {:>11.0} {:>11.0} {:>8.1}MB",
@@ -413,7 +516,28 @@ fn main() {
                 lines as f64 / decode,
                 heap as f64 / 1e6,
             );
+            ahead_rows.push(format!(
+                "{:<10} {:<8} {:>11.0} {:>6.2} {:>6.2} {:>11.0} {:>6.2} {:>6.2}",
+                workload.label(),
+                lines,
+                lines as f64 / ahead_json,
+                ahead_json / serde,
+                ahead_json_cpu / serde,
+                lines as f64 / ahead_human,
+                ahead_human / serde,
+                ahead_human_cpu / serde,
+            ));
         }
+    }
+    println!(
+        "\ndecoded ahead, as the CLI checks one file on two cores: a thread reads and decodes the lines, another checks them, the calling one renders each finding as it comes"
+    );
+    println!(
+        "{:<10} {:<8} {:>11} {:>6} {:>6} {:>11} {:>6} {:>6}",
+        "workload", "records", "json rec/s", "×serde", "cpu×", "human rec/s", "×serde", "cpu×"
+    );
+    for row in ahead_rows {
+        println!("{row}");
     }
 
     // The key-pool trace against the spec with `bind` and provenance.
@@ -456,5 +580,8 @@ fn main() {
         "streamed = serde_json decoding the same bytes read line by line from a buffered reader;"
     );
     println!("decode = tracegate's own line decoding alone (the first stage of check).");
+    println!(
+        "decoded ahead: the same check and rendering on three threads (decode, check, render); cpu× = CPU time of all of them over serde_json's time."
+    );
     println!("peak heap = most heap `check` held at once, beyond the input buffer itself.");
 }
