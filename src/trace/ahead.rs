@@ -19,7 +19,6 @@ use std::sync::mpsc;
 use super::input::{Item, line_item};
 use super::native::{self, Spare};
 use super::reader::{Line, LineContent, LineReader};
-use super::record::Fields;
 
 /// A batch is handed on once it holds this many lines, or [`BATCH_BYTES`] of text.
 const BATCH_LINES: usize = 4096;
@@ -35,10 +34,6 @@ const AHEAD: usize = 2;
 struct Block {
     text: String,
     lines: Vec<Kept>,
-    /// Lists of members of records checked and dropped on the other thread, for the
-    /// next lines decoded: without them, every record would be allocated on one
-    /// thread and freed on the other, and the two would contend for the allocator.
-    spares: Vec<Spare>,
 }
 
 /// A line of a [`Block`]: a [`Line`] whose text is a range of the block's.
@@ -121,6 +116,32 @@ self_cell::self_cell!(
     }
 );
 
+impl Batch {
+    /// The block of a batch the checking thread is done with, and the lists of members
+    /// of its records, for the next lines decoded. The records are dropped here, on
+    /// the thread that made them: freed on the other, every list would take the lock
+    /// of this thread's allocator arena, and the two threads would contend for it.
+    fn emptied(mut self) -> (Block, Vec<Spare>) {
+        let mut spares = Vec::new();
+        self.with_dependent_mut(|_, items| {
+            for item in items.drain(..) {
+                if let Item::Record(record) = item {
+                    spares.extend(Spare::of(record.fields));
+                }
+            }
+        });
+        (self.into_owner(), spares)
+    }
+}
+
+/// A batch the checking thread is done with, on its way back to be filled again.
+enum Back {
+    /// Its items still to be dropped.
+    Batch(Batch),
+    /// Emptied ([`Batch::emptied`]).
+    Emptied((Block, Vec<Spare>)),
+}
+
 /// What the decoding thread hands on.
 enum Sent {
     Batch(Batch),
@@ -142,46 +163,50 @@ where
     let (give_back, spare) = mpsc::channel();
     std::thread::scope(|scope| {
         scope.spawn(move || decode(reader, max_line_bytes, hand_on, spare));
-        // Leaving early drops `batches`, which ends the decoding thread.
-        for sent in batches {
-            match sent {
-                Sent::Batch(mut batch) => {
-                    let mut spares = Vec::new();
-                    batch.with_dependent_mut(|_, items| {
-                        items.iter_mut().try_for_each(|item| {
-                            visit(item)?;
-                            if let Item::Record(record) = item {
-                                let fields =
-                                    std::mem::replace(&mut record.fields, Fields::Raw(Vec::new()));
-                                spares.extend(Spare::of(fields));
-                            }
-                            Ok(())
-                        })
-                    })?;
-                    let mut block = batch.into_owner();
-                    block.spares = spares;
-                    // Gone only if the decoding thread has ended.
-                    let _ = give_back.send(block);
-                }
+        // Leaving early drops `batches`, which ends the decoding thread: this closure
+        // must own it, or the scope would wait for that thread while it waits for room.
+        let batches = batches;
+        let mut next = batches.recv();
+        while let Ok(sent) = next {
+            let mut batch = match sent {
+                Sent::Batch(batch) => batch,
                 Sent::Stopped(err) => return visit(&mut Item::Stopped(err)),
-            }
+            };
+            batch.with_dependent_mut(|_, items| items.iter_mut().try_for_each(&mut visit))?;
+            // Whichever thread would wait empties the batch for reuse: this one when
+            // the next batch is not decoded yet, else the decoding thread. Sends fail
+            // only once the decoding thread has ended.
+            next = match batches.try_recv() {
+                Ok(sent) => {
+                    let _ = give_back.send(Back::Batch(batch));
+                    Ok(sent)
+                }
+                Err(_) => {
+                    let _ = give_back.send(Back::Emptied(batch.emptied()));
+                    batches.recv()
+                }
+            };
         }
         Ok(())
     })
 }
 
-/// The decoding thread: reads `reader` into blocks (reusing those that come back on
-/// `spare`) and hands each on decoded, until the input ends or nobody takes them.
+/// The decoding thread: reads `reader` into blocks (reusing those of the batches that
+/// come back on `spare`) and hands each on decoded, until the input ends or nobody
+/// takes them.
 fn decode<R: BufRead>(
     mut reader: LineReader<R>,
     max_line_bytes: usize,
     hand_on: mpsc::SyncSender<Sent>,
-    spare: mpsc::Receiver<Block>,
+    spare: mpsc::Receiver<Back>,
 ) {
     loop {
-        let mut block = spare.try_recv().unwrap_or_default();
+        let (mut block, spares) = match spare.try_recv() {
+            Ok(Back::Batch(batch)) => batch.emptied(),
+            Ok(Back::Emptied(emptied)) => emptied,
+            Err(_) => Default::default(),
+        };
         block.clear();
-        let spares = std::mem::take(&mut block.spares);
         let mut stopped = None;
         let mut ended = false;
         while !block.is_full() {
@@ -328,17 +353,24 @@ mod tests {
 
     #[test]
     fn stopping_early_ends_the_decoding_thread() {
-        let bytes = mixed(20 * BATCH_LINES);
-        let mut seen = 0;
-        let stopped = TraceInput::native_ahead(&bytes[..], None).try_for_each(|_| {
-            seen += 1;
-            if seen == BATCH_LINES + 3 {
-                Err(seen)
-            } else {
-                Ok(())
-            }
+        // On a thread of its own, so that a decoding thread left waiting fails the test
+        // instead of hanging it.
+        let (done, stopped) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let bytes = mixed(20 * BATCH_LINES);
+            let mut seen = 0;
+            let stopped = TraceInput::native_ahead(&bytes[..], None).try_for_each(|_| {
+                seen += 1;
+                if seen == BATCH_LINES + 3 {
+                    Err(seen)
+                } else {
+                    Ok(())
+                }
+            });
+            done.send(stopped)
         });
-        assert_eq!(stopped, Err(BATCH_LINES + 3));
+        let stopped = stopped.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(stopped, Ok(Err(BATCH_LINES + 3)), "the reading did not end");
     }
 
     #[test]
