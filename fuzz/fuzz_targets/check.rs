@@ -1,14 +1,15 @@
 //! The checker on any bytes, against every shipped spec: the first byte picks the
 //! spec (or all of them) and how traces are split (`--trace-by`), the second the
-//! format (detection, or one forced as `--format` forces it); the rest is the file. Checking never panics, and every
-//! finding renders as JSON and as the human report.
+//! format (detection, or one forced as `--format` forces it); the rest is the file. Checking never panics, every
+//! finding renders as JSON and as the human report, and native lines decoded ahead on a
+//! second thread give the same findings.
 #![no_main]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use tracegate::check::{CheckOptions, check_input};
+use tracegate::check::{CheckOptions, Outcome, check_input};
 use tracegate::diagnostic::render::{MemoryResolver, human, json};
 use tracegate::json::Segment;
 use tracegate::machine::{Machine, SpecSource};
@@ -116,7 +117,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let file: Arc<Path> = Arc::from(Path::new("fuzz.jsonl"));
     let input = TraceInput::from_bytes(bytes, &input_options, Some(1 << 16));
-    let outcome = check_input(specs, file, input, &options, None);
+    let outcome = check_input(specs, file.clone(), input, &options, None);
+    let mut ahead = TraceInput::from_bytes(bytes, &input_options, Some(1 << 16));
+    if ahead.decode_ahead() {
+        let again = check_input(specs, file, ahead, &options, None);
+        let findings = |outcome: &Outcome| -> Vec<String> {
+            outcome.diagnostics.iter().map(json::render).collect()
+        };
+        assert_eq!(findings(&outcome), findings(&again), "decoded ahead");
+        assert_eq!(outcome.records, again.records, "decoded ahead");
+    }
     let mut resolver = MemoryResolver::default();
     resolver.insert(PathBuf::from("fuzz.jsonl"), bytes.to_vec());
     let mut renderer = human::Renderer::default();
