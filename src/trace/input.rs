@@ -146,8 +146,6 @@ enum Body<'a> {
     Lines {
         reader: Lines<'a>,
         max_line_bytes: usize,
-        /// Whether to decode on a second thread ahead of the reader ([`ahead`]).
-        ahead: bool,
     },
     /// A transcript format read as it streams ([`Stream`]).
     Stream(Box<Stream>),
@@ -159,7 +157,11 @@ enum Body<'a> {
 /// bytes in memory), so that its lines can be decoded there ([`ahead`]), or one that
 /// stays on the reader's (a stream, or any reader a caller gave).
 enum Lines<'a> {
-    Movable(LineReader<Box<dyn BufRead + Send + 'a>>),
+    Movable {
+        reader: LineReader<Box<dyn BufRead + Send + 'a>>,
+        /// Whether its lines are decoded on a second thread ([`ahead`]).
+        ahead: bool,
+    },
     Here(LineReader<Box<dyn BufRead + 'a>>),
 }
 
@@ -390,7 +392,10 @@ impl<'a> TraceInput<'a> {
         input: R,
         max: usize,
     ) -> TraceInput<'a> {
-        let reader = Lines::Movable(LineReader::with_max_line_bytes(Box::new(input), max));
+        let reader = Lines::Movable {
+            reader: LineReader::with_max_line_bytes(Box::new(input), max),
+            ahead: false,
+        };
         TraceInput::lines_of(detected, reader, max)
     }
 
@@ -401,7 +406,6 @@ impl<'a> TraceInput<'a> {
             body: Body::Lines {
                 reader,
                 max_line_bytes: max,
-                ahead: false,
             },
             report_empty: false,
             recent: None,
@@ -416,8 +420,7 @@ impl<'a> TraceInput<'a> {
     pub fn decode_ahead(&mut self) -> bool {
         match &mut self.body {
             Body::Lines {
-                reader: Lines::Movable(_),
-                ahead,
+                reader: Lines::Movable { ahead, .. },
                 ..
             } => {
                 *ahead = true;
@@ -569,19 +572,20 @@ impl<'a> TraceInput<'a> {
         let at_end = self.at_end;
         match self.body {
             Body::Lines {
-                reader: Lines::Movable(reader),
+                reader:
+                    Lines::Movable {
+                        reader,
+                        ahead: true,
+                    },
                 max_line_bytes,
-                ahead: true,
             } => ahead::visit(reader, max_line_bytes, visit),
             Body::Lines {
-                reader: Lines::Movable(reader),
+                reader: Lines::Movable { reader, .. },
                 max_line_bytes,
-                ..
             } => visit_lines(reader, max_line_bytes, visit),
             Body::Lines {
                 reader: Lines::Here(reader),
                 max_line_bytes,
-                ..
             } => visit_lines(reader, max_line_bytes, visit),
             Body::Stream(mut stream) => {
                 while let Some(next) = stream.next() {
