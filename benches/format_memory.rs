@@ -645,6 +645,16 @@ fn main() {
         ("openai object", openai_object, detected.clone()),
         ("openai runs", |b| openai_runs(b, 1000), detected.clone()),
         (
+            "openai one large run",
+            |b| openai_runs(b, 1),
+            detected.clone(),
+        ),
+        (
+            "openai two large runs",
+            |b| openai_runs(b, 2),
+            detected.clone(),
+        ),
+        (
             "openai runs --select",
             |b| openai_runs(b, 1000),
             InputOptions {

@@ -1242,6 +1242,101 @@ mod tests {
         assert!(streamed.0[0].contains("UnknownFormat"), "{streamed:?}");
     }
 
+    /// A plain OpenAI run `id` of `calls` calls (every fifth never answered, every
+    /// seventh with a result that is not JSON), after a user message with `greeting`
+    /// (an empty one gives no record): beyond `LARGE_RUN` bytes from a few calls on.
+    fn plain_run(id: &str, calls: usize, greeting: &str) -> String {
+        let mut messages = vec![format!(r#"{{"role": "user", "content": "{greeting}"}}"#)];
+        for n in 0..calls {
+            messages.push(format!(
+                r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}-{n}", "type": "function", "function": {{"name": "create", "arguments": "{{\"request_id\": \"r-{n}\", \"title\": \"Invoice {n}\"}}"}}}}]}}"#
+            ));
+            match n % 35 {
+                k if k % 5 == 4 => {}
+                k if k % 7 == 6 => messages.push(format!(
+                    r#"{{"role": "tool", "tool_call_id": "{id}-{n}", "content": "timed out"}}"#
+                )),
+                _ => messages.push(format!(
+                    r#"{{"role": "tool", "tool_call_id": "{id}-{n}", "content": "{{\"id\": \"rec-{n}\"}}"}}"#
+                )),
+            }
+        }
+        format!(
+            "{{\"id\": \"{id}\", \"model\": \"m\", \"messages\": [\n    {}\n  ]}}",
+            messages.join(",\n    ")
+        )
+    }
+
+    #[test]
+    fn large_plain_runs_stream_as_they_read_whole() {
+        let big = |id: &str| plain_run(id, 60, "hi");
+        let small = |id: &str| plain_run(id, 2, "hi");
+        // Runs that give no record: an empty greeting and no call.
+        let silent = |id: &str| plain_run(id, 0, "");
+        assert!(small("r").len() < adapters::LARGE_RUN && big("r").len() >= adapters::LARGE_RUN);
+        // Large, and read from its value: a legacy function result at its end.
+        let not_plain = big("f").replace(
+            "\n  ]}",
+            ",\n    {\"role\": \"function\", \"name\": \"create\", \"content\": \"ok\"}\n  ]}",
+        );
+        for (runs, traces) in [
+            (vec![big("a")], 1),
+            (vec![big("a"), small("b")], 2),
+            (vec![small("a"), big("b")], 2),
+            (vec![big("a"), big("b"), big("c")], 3),
+            (vec![silent("a"), big("b")], 1),
+            (vec![big("a"), silent("b")], 1),
+            (vec![silent("a"), big("b"), silent("c"), silent("d")], 1),
+            (vec![big("same"), small("same")], 2),
+            (vec![big("a"), "[1, 2]".to_string(), "\"x\"".to_string()], 1),
+            (vec![big("a"), not_plain.clone()], 2),
+        ] {
+            let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+            streams_as_read_whole(&array, traces);
+            let compact = format!("[{}]", runs.join(","));
+            streams_as_read_whole(&compact.replace("\n    ", ""), traces);
+            let object = format!("{{\"version\": 1, \"runs\": {array}}}");
+            streams_as_read_whole(&object, traces);
+        }
+        // Keyed by session, out of key order, and as `--select` finds them.
+        let sessions = format!(
+            r#"{{"sessions": {{"b": {}, "a": {}, "c": {}}}}}"#,
+            big("b"),
+            big("a"),
+            silent("c")
+        );
+        streams_as_read_whole(&sessions, 2);
+        let one_session = format!(r#"{{"sessions": {{"b": {}}}}}"#, big("b"));
+        streams_as_read_whole(&one_session, 1);
+    }
+
+    #[test]
+    fn a_large_plain_run_is_handed_on_before_it_is_read_through() {
+        let runs = format!(
+            "[{}, {}]",
+            plain_run("a", 400, "hi"),
+            plain_run("b", 1, "hi")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.json");
+        std::fs::write(&path, &runs).unwrap();
+        let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+        let Body::Stream(mut stream) = input.body else {
+            panic!("not streamed");
+        };
+        stream.decide();
+        // Decided before the first run's records are handed on: two traces, so they
+        // name theirs.
+        assert_eq!(stream.traces(), 2);
+        let first = stream.next().unwrap().unwrap();
+        let Handed::Entry(Entry::Record(record)) = first else {
+            panic!("not a record: {first:?}");
+        };
+        assert_eq!(record.fields.to_map()["trace"], "/0/messages (id a)");
+        // The run's 400 calls give about 800 records; a few messages' worth wait.
+        assert!(stream.waiting() < 20, "{} waiting", stream.waiting());
+    }
+
     /// An ATIF trajectory of one call, never answered.
     const TRAJECTORY: &str = r#"{"schema_version": "ATIF-v1.6", "session_id": "s-1", "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}]}"#;
 

@@ -59,6 +59,8 @@ use shared::Map;
 /// The seeded choices tests generate inputs with.
 #[cfg(test)]
 pub(crate) use sketch::corpus::Choices;
+#[cfg(test)]
+pub(crate) use stream::LARGE_RUN;
 pub use stream::Stream;
 pub(crate) use stream::{Handed, SURVEY_AFTER};
 

@@ -244,6 +244,58 @@ pub(super) fn read_plain<'t>(
     true
 }
 
+/// Whether [`read_plain`] reads the list `messages` (at `pointer`) from its text, found
+/// by reading it so without keeping what it builds: `None` when it does not, else
+/// whether the list gives any record. A large list is checked so before its records
+/// are handed on, a few messages at a time ([`read_plain_from`]): once any is, the
+/// list can no longer be read from its value instead.
+pub(super) fn check_plain(messages: Node<'_>, pointer: &str) -> Option<bool> {
+    /// Messages read into one throwaway pairer: whether one is plain does not depend
+    /// on the others, and what is built is dropped this often.
+    const AT_ONCE: usize = 1024;
+    let (mut all, mut any, mut recorded) = (true, false, false);
+    let mut pairer = Pairer::new(WHY_MISSING);
+    let mut i = 0;
+    let listed = messages.elements(|node| {
+        if !all {
+            return;
+        }
+        any = true;
+        let read = Plain::of(node).is_some_and(|message| {
+            let pointer = child_pointer(pointer, i);
+            let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
+            plain_message(&message, pointer, &mut site_at, &mut pairer)
+        });
+        all &= read;
+        i += 1;
+        if i % AT_ONCE == 0 {
+            recorded |= pairer.recorded();
+            pairer = Pairer::new(WHY_MISSING);
+        }
+    });
+    (listed && all && any).then_some(recorded || pairer.recorded())
+}
+
+/// Reads up to `count` more messages of a list that [`check_plain`] found plain, from
+/// the one at `from` (`None`: the first), which is message `*i`, into `pairer`, as
+/// [`read_plain`] reads them all: where the next message is, or `None` after the last.
+pub(super) fn read_plain_from<'t>(
+    messages: Node<'t>,
+    from: Option<usize>,
+    count: usize,
+    (pointer, i): (&str, &mut usize),
+    mut site_at: impl FnMut(Node<'t>, String) -> Site,
+    pairer: &mut Pairer,
+) -> Option<usize> {
+    messages.elements_from(from, count, |node| {
+        let read = Plain::of(node).is_some_and(|message| {
+            plain_message(&message, child_pointer(pointer, *i), &mut site_at, pairer)
+        });
+        debug_assert!(read, "bug: a message of a list checked plain is not");
+        *i += 1;
+    })
+}
+
 /// A plain message's members ([`read_plain`]), as raw JSON.
 struct Plain<'t> {
     node: Node<'t>,

@@ -40,7 +40,12 @@
 //!   beside scalar members (an id, a model), is not parsed: one scan checks it and notes
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
-//!   is parsed and searched. A minified document on one line streams the same way.
+//!   is parsed and searched. A plain run of a MiB or more is first read through without
+//!   keeping what is built ([`openai::check_plain`]), to know that every message is
+//!   plain (after a record is handed on, the run could no longer be read from its
+//!   value instead) and whether it gives a record; its records are then handed on a
+//!   few messages at a time ([`OpenRun`]), so what is held is its text and scan, not
+//!   its records. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees; OpenTelemetry exports inside runs are held to
 //!   the end.
 //! - a file of JSON documents one per line, on more than one line, a line at a time
@@ -65,8 +70,11 @@
 //! items, ATIF steps) or a document's list of native records is one trace whatever it
 //! holds: its records stream from the first. Those of an MCP, Claude Code or Codex log,
 //! or of a document of runs, are held back until a second trace shows up (from then on
-//! they stream) or the input ends. A file of lines still undecided after its first MiB
-//! (or a Claude Code or Codex log of that size) is read through once first, keeping
+//! they stream) or the input ends. Before the records of a large plain run are handed
+//! on, a first pass over the runs after it, which keeps nothing and stops at the
+//! second trace, decides ([`Stream::decide_before_run`]). A file of lines still
+//! undecided after its first MiB (or a Claude Code or Codex log of that size) is read
+//! through once first, keeping
 //! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
 //! from then on its records stream. That first pass builds no record of an MCP log's
 //! common line: it reads the line only as far as the session of its records
@@ -78,8 +86,8 @@
 //! temporary file first and streamed from there as a file is (`trace::spool`).
 //!
 //! One thing only a stream says: where a trace ends. Each run of a document of runs is
-//! adapted whole, so once its records are handed on, its traces (named after its place
-//! in the document, so no later run's) have ended, and the stream says so
+//! read through before the next, so once its records are handed on, its traces (named
+//! after its place in the document, so no later run's) have ended, and the stream says so
 //! ([`Handed::TraceEnd`]) when records name their trace: the checker then ends them at
 //! once, and the stream forgets their names, so neither keeps anything per run read.
 //! A file of lines whose first pass found where each trace ends says so too: a thread
@@ -115,7 +123,7 @@ use super::document::{
 use super::search::{self, Found, Search};
 use super::select::Step;
 use super::shared::{Map, Pairer};
-use super::unique::{Node, Tape};
+use super::unique::{Node, Spot, Tape};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
@@ -661,6 +669,70 @@ struct Runs {
     whole: Location,
     /// The scan of the last run read from its text, kept for the next.
     tape: Tape,
+    /// Whether a large plain run is handed on a few messages at a time ([`OpenRun`]):
+    /// in a document of runs, whose next run is read only once this one is done.
+    large: bool,
+    /// The large plain run being read.
+    open: Option<OpenRun>,
+}
+
+/// Bytes from which a plain run of a document of runs is read a few messages at a time
+/// ([`OpenRun`]) rather than all at once.
+pub(crate) const LARGE_RUN: usize = if cfg!(test) { 2048 } else { 1 << 20 };
+
+/// Messages of an [`OpenRun`] read at a time.
+const RUN_MESSAGES_AT_ONCE: usize = if cfg!(test) { 3 } else { 1024 };
+
+/// A large plain run whose records are handed on a few messages at a time, its text
+/// scanned into [`Runs::tape`]: its messages were checked plain ([`openai::check_plain`])
+/// before any record was, so none can turn out to need the run's value.
+struct OpenRun {
+    text: String,
+    /// Its list of messages, and where the next message is in the tape.
+    list: Spot,
+    next: Option<usize>,
+    /// The next message's index, and the list's pointer.
+    i: usize,
+    pointer: String,
+    /// The trace its records are in, and the run's place in the document.
+    name: String,
+    base: String,
+    /// Whether it gives any record.
+    recorded: bool,
+    /// Where it is: its document's index, and its line and offset in the file.
+    at: RunAt,
+    /// Where each line of the run starts in its text.
+    newlines: Vec<usize>,
+    pairer: Pairer,
+}
+
+/// Where a run is, for the sites of its records: its document's index, its first line
+/// and its offset in the file.
+#[derive(Clone, Copy)]
+struct RunAt {
+    index: usize,
+    line: u64,
+    offset: u64,
+}
+
+impl RunAt {
+    /// The site of `node`, at `pointer`, in a run at this place whose lines start at
+    /// `newlines`, pinned to its location.
+    fn site(self, node: Node<'_>, pointer: String, newlines: &[usize]) -> Site {
+        let start = node.offset();
+        let pointer = Pointer::from(pointer);
+        let loc = Location {
+            line: self.line + newlines.partition_point(|&at| at < start) as u64,
+            offset: self.offset + start as u64,
+            len: node.text().len() as u64,
+            pointer: pointer.clone(),
+        };
+        Site {
+            doc: self.index,
+            pointer,
+            pinned: Some(std::sync::Arc::new(loc)),
+        }
+    }
 }
 
 impl Stream {
@@ -742,6 +814,55 @@ impl Stream {
         }
     }
 
+    /// Before the records of a large run of a document of runs are handed on, a few at
+    /// a time, and when no record read so far has decided whether the document holds
+    /// more than one trace: decides it from a first pass over the runs after it, which
+    /// keeps nothing but the names of their traces and stops at the second trace. The
+    /// run, the `read`th element of the document, gives records of the trace `name`
+    /// only. A first pass that fails leaves things as they were (the records wait).
+    fn decide_before_run(&mut self, read: usize, name: &str) {
+        let finisher = &self.finisher;
+        if finisher.decided
+            || finisher.count_only
+            || finisher.first.as_deref().is_some_and(|first| first != name)
+        {
+            // Its first record decides, if nothing did.
+            return;
+        }
+        let Some(reopen) = self.reopen.take() else {
+            return;
+        };
+        let Ok(Some(mut survey)) = reopen() else {
+            return;
+        };
+        survey.finisher.count_only = true;
+        let known = self.finisher.names.keys().map(String::as_str);
+        for name in known.chain([name]) {
+            survey.finisher.origins.insert(name.to_string(), None);
+        }
+        let read_on = |survey: &mut Stream| -> io::Result<()> {
+            let Docs::Array(elements) = &mut survey.docs else {
+                unreachable!("bug: a document of runs read again is not");
+            };
+            elements.skip(read)?;
+            survey.next_doc = read;
+            while survey.finisher.traces() <= 1 {
+                if !survey.read_doc()? {
+                    survey.end();
+                    break;
+                }
+            }
+            Ok(())
+        };
+        if read_on(&mut survey).is_err() {
+            return;
+        }
+        let traces = survey.traces();
+        self.surveyed = self.surveyed.max(traces);
+        self.finisher.many = traces > 1;
+        self.finisher.flush();
+    }
+
     /// Reads this stream, a first pass, through, keeping nothing but the count of its
     /// traces and the names two of its adapter's traces share, which it returns, and
     /// where each trace ends, which `lines`, the adapter of the stream to come over the
@@ -772,6 +893,9 @@ impl Stream {
         mut plan: DocPlan,
         format: Option<Format>,
     ) -> io::Result<Stream> {
+        // A first pass may read it again (see [`Stream::survey`] and
+        // [`Stream::decide_before_run`]).
+        let again = plan.clone();
         let open = || -> io::Result<Box<dyn BufRead>> {
             Ok(Box::new(io::BufReader::with_capacity(
                 1 << 16,
@@ -790,8 +914,6 @@ impl Stream {
             _ => Elements::at(open()?, &plan.path, plan.pointer.clone())?,
         };
         let docs = Docs::Array(elements);
-        // A list may be read again (below); runs are not.
-        let again = matches!(plan.what, What::List { .. }).then(|| plan.clone());
         let mut stream = match plan.what {
             What::List {
                 format: list,
@@ -805,13 +927,6 @@ impl Stream {
                 let mut stream = Stream::new(docs, Reader::Lines(lines), plan.layout, vec![list]);
                 stream.first = foreign;
                 stream.transcript = name;
-                // A first pass may read it again, as a file of lines is.
-                let path = path.to_path_buf();
-                if let Some(again) = again {
-                    stream.reopen = Some(Box::new(move || {
-                        Stream::document(&path, again, format).map(Some)
-                    }));
-                }
                 stream
             }
             What::Runs {
@@ -827,12 +942,17 @@ impl Stream {
                     depth,
                     object: object.map(|members| members.names),
                     prefix: plan.prefix,
+                    large: true,
                     ..Runs::default()
                 }),
                 plan.layout,
                 Vec::new(),
             ),
         };
+        let path = path.to_path_buf();
+        stream.reopen = Some(Box::new(move || {
+            Stream::document(&path, again, format).map(Some)
+        }));
         stream.detected.explicit = format.is_some();
         stream.late = plan.late;
         Ok(stream)
@@ -931,6 +1051,12 @@ impl Stream {
             spool: None,
             line_out: Out::default(),
         }
+    }
+
+    /// Records and problems read and not handed on yet.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.finisher.ready.len() + self.finisher.pending.as_ref().map_or(0, Vec::len)
     }
 
     /// Keeps `spool`, the temporary file this stream reads, open as long as the stream.
@@ -1132,10 +1258,16 @@ impl Stream {
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {
+                if runs.open.is_some() {
+                    if let Some(text) = runs.read_open(&mut self.finisher) {
+                        elements.recycle(text);
+                    }
+                    return Ok(true);
+                }
                 // A run that may be plain is scanned as its end is found, for
                 // [`Runs::read_plain`].
                 let tape = runs.may_be_plain().then_some((&mut runs.tape, PLAIN_NOTED));
-                let Some(element) = elements.next(tape)? else {
+                let Some(mut element) = elements.next(tape)? else {
                     return Ok(false);
                 };
                 self.next_doc += 1;
@@ -1146,12 +1278,17 @@ impl Stream {
                 };
                 if runs.read_plain(
                     index,
-                    &element,
+                    &mut element,
                     &base,
                     &mut self.detected,
                     &mut self.finisher,
                 ) {
                     elements.recycle(element.text);
+                    let opened = runs.open.as_ref().filter(|open| open.recorded);
+                    if let Some(name) = opened.map(|open| open.name.clone()) {
+                        let read = elements.count;
+                        self.decide_before_run(read, &name);
+                    }
                     return Ok(true);
                 }
                 let doc = Rc::new(element_doc(&mut self.finisher, element, base));
@@ -1355,7 +1492,7 @@ impl Runs {
     fn read_plain(
         &mut self,
         index: usize,
-        element: &Scanned,
+        element: &mut Scanned,
         base: &str,
         detected: &mut Detected,
         finisher: &mut Finisher,
@@ -1395,30 +1532,48 @@ impl Runs {
         let pointer = child_pointer(base, key);
         // Where each line of the run starts, for the lines of the records in it.
         let newlines: Vec<usize> = memchr::memchr_iter(b'\n', element.text.as_bytes()).collect();
-        let site_at = |node: Node<'_>, pointer: String| {
-            let start = node.offset();
-            let pointer = Pointer::from(pointer);
-            let loc = Location {
-                line: element.line + newlines.partition_point(|&at| at < start) as u64,
-                offset: element.offset + start as u64,
-                len: node.text().len() as u64,
-                pointer: pointer.clone(),
-            };
-            Site {
-                doc: index,
-                pointer,
-                pinned: Some(std::sync::Arc::new(loc)),
-            }
+        let at = RunAt {
+            index,
+            line: element.line,
+            offset: element.offset,
         };
+        if self.large && element.text.len() >= LARGE_RUN {
+            let Some(recorded) = openai::check_plain(messages, &pointer) else {
+                return false;
+            };
+            let list = messages.spot();
+            self.found_plain(detected);
+            let name = search::name(&self.prefix, &pointer, Some(&parent));
+            if finisher.count_only {
+                // All a first pass needs: whether it has a trace, and its name.
+                if recorded {
+                    finisher.count(&name, None);
+                }
+                return true;
+            }
+            finisher.element = Some(Vec::new());
+            self.open = Some(OpenRun {
+                text: std::mem::take(&mut element.text),
+                list,
+                next: None,
+                i: 0,
+                pointer,
+                name,
+                base: base.to_string(),
+                recorded,
+                at,
+                newlines,
+                pairer: Pairer::new(openai::WHY_MISSING),
+            });
+            return true;
+        }
+        let site_at = |node: Node<'_>, pointer: String| at.site(node, pointer, &newlines);
         let mut out = Out::default();
         if !openai::read_plain(messages, &pointer, site_at, &mut out) {
             return false;
         }
         let name = search::name(&self.prefix, &pointer, Some(&parent));
-        if !detected.formats.contains(&Format::OpenAi) {
-            detected.formats.push(Format::OpenAi);
-        }
-        self.found = true;
+        self.found_plain(detected);
         finisher.element = Some(Vec::new());
         for item in out.items {
             finisher.emitted(&name, item, |site| match &site.pinned {
@@ -1433,9 +1588,56 @@ impl Runs {
         true
     }
 
+    /// Notes that a plain run, a transcript of OpenAI messages, was found.
+    fn found_plain(&mut self, detected: &mut Detected) {
+        if !detected.formats.contains(&Format::OpenAi) {
+            detected.formats.push(Format::OpenAi);
+        }
+        self.found = true;
+    }
+
+    /// Reads the next few messages of the open run and hands on what is final of its
+    /// records; at its end, ends its traces and gives back its text.
+    fn read_open(&mut self, finisher: &mut Finisher) -> Option<String> {
+        let open = self.open.as_mut()?;
+        let messages = self.tape.node_at(&open.text, open.list);
+        let (at, newlines) = (open.at, &open.newlines);
+        let site_at = |node: Node<'_>, pointer: String| at.site(node, pointer, newlines);
+        open.next = openai::read_plain_from(
+            messages,
+            open.next,
+            RUN_MESSAGES_AT_ONCE,
+            (&open.pointer, &mut open.i),
+            site_at,
+            &mut open.pairer,
+        );
+        let mut out = Out::default();
+        let done = open.next.is_none();
+        match done {
+            true => std::mem::replace(&mut open.pairer, Pairer::new(openai::WHY_MISSING))
+                .finish(&mut out),
+            false => open.pairer.flush_in(None, &mut out),
+        }
+        for item in out.items {
+            finisher.emitted(&open.name, item, |site| match &site.pinned {
+                Some(loc) => Location::clone(loc),
+                None => {
+                    debug_assert!(false, "bug: a site of a plain run not pinned");
+                    Location::default()
+                }
+            });
+        }
+        if !done {
+            return None;
+        }
+        let open = self.open.take()?;
+        self.end_traces(&open.base, finisher);
+        Some(open.text)
+    }
+
     /// Ends the traces of the run just read, `doc`: every record of theirs has been
-    /// emitted, since a run is adapted whole. Only a trace named after the run's place
-    /// in the document is ended, as no later run can name it: a list's name starts
+    /// emitted, since a run is read through before the next. Only a trace named after
+    /// the run's place in the document is ended, as no later run can name it: a list's name starts
     /// with its pointer, below the run's, and so does a ToolBench branch's; the traces
     /// of OpenTelemetry exports, named by trace id and read together at the end, are
     /// not the run's.
@@ -1450,7 +1652,10 @@ impl Runs {
 
     /// What only the end of the document can tell: its OpenTelemetry spans, and
     /// whether it held any transcript.
-    fn finish(self, finisher: &mut Finisher) {
+    fn finish(mut self, finisher: &mut Finisher) {
+        while self.open.is_some() {
+            self.read_open(finisher);
+        }
         read_exports(&self.otel, false, finisher);
         match &self.select {
             None if !self.found && self.any => {
@@ -1606,7 +1811,7 @@ impl DocLines {
             _ => return false,
         }
         self.plain.prefix = format!("line {}", loc.line);
-        let element = Scanned {
+        let mut element = Scanned {
             text: text.to_string(),
             offset: loc.offset,
             line: loc.line,
@@ -1616,7 +1821,7 @@ impl DocLines {
         };
         if !self
             .plain
-            .read_plain(index, &element, "", detected, finisher)
+            .read_plain(index, &mut element, "", detected, finisher)
         {
             return false;
         }
@@ -2147,6 +2352,34 @@ impl Elements {
             key: self.key.take(),
             taped,
         }))
+    }
+
+    /// Reads past the next `count` elements, keeping nothing of them.
+    fn skip(&mut self, count: usize) -> io::Result<()> {
+        for _ in 0..count {
+            let scan = match &mut self.source {
+                ElementSource::Array(scan) => scan,
+                ElementSource::Places { places, .. } => {
+                    if places.next().is_none() {
+                        return Err(changed("fewer members"));
+                    }
+                    self.count += 1;
+                    continue;
+                }
+            };
+            match scan.next_byte()? {
+                Some(b',') if self.count > 0 => {
+                    scan.advance(1);
+                    scan.skip_ws()?;
+                }
+                Some(b']') | None => return Err(changed("fewer elements")),
+                Some(_) if self.count == 0 => {}
+                _ => return Err(changed("expected `,`")),
+            }
+            scan.value(None)?;
+            self.count += 1;
+        }
+        Ok(())
     }
 
     /// Gives back the text of an element that is done with, for the next one's bytes.
