@@ -30,7 +30,7 @@ use super::shared::{
     Map, Pairer, Target, describe, element_object, fields, id_text, message_record, message_text,
     put, put_args, put_content, read_messages, str_of,
 };
-use super::unique::{Node, decoded_string, valid_without_duplicates};
+use super::unique::{Node, Tape, decoded_string, valid_without_duplicates};
 use super::{Element, Out, Site};
 use crate::trace::json_index::child_pointer;
 use crate::trace::record::Built;
@@ -244,12 +244,18 @@ pub(super) fn read_plain<'t>(
     true
 }
 
+/// How deep the containers of a message are whose members [`check_plain`] and
+/// [`read_plain_from`] note when they scan it alone: the message, its calls, a call,
+/// and its `function`.
+pub(super) const MESSAGE_NOTED: usize = 4;
+
 /// Whether [`read_plain`] reads the list `messages` (at `pointer`) from its text, found
 /// by reading it so without keeping what it builds: `None` when it does not, else
 /// whether the list gives any record. A large list is checked so before its records
 /// are handed on, a few messages at a time ([`read_plain_from`]): once any is, the
-/// list can no longer be read from its value instead.
-pub(super) fn check_plain(messages: Node<'_>, pointer: &str) -> Option<bool> {
+/// list can no longer be read from its value instead. Only the list's elements need
+/// be noted in its scan: each message is scanned alone into `tape`.
+pub(super) fn check_plain(messages: Node<'_>, pointer: &str, tape: &mut Tape) -> Option<bool> {
     /// Messages read into one throwaway pairer: whether one is plain does not depend
     /// on the others, and what is built is dropped this often.
     const AT_ONCE: usize = 1024;
@@ -261,11 +267,14 @@ pub(super) fn check_plain(messages: Node<'_>, pointer: &str) -> Option<bool> {
             return;
         }
         any = true;
-        let read = Plain::of(node).is_some_and(|message| {
-            let pointer = child_pointer(pointer, i);
-            let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
-            plain_message(&message, pointer, &mut site_at, &mut pairer)
-        });
+        let read = tape
+            .scan(node.text(), MESSAGE_NOTED)
+            .and_then(Plain::of)
+            .is_some_and(|message| {
+                let pointer = child_pointer(pointer, i);
+                let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
+                plain_message(&message, pointer, &mut site_at, &mut pairer)
+            });
         all &= read;
         i += 1;
         if i % AT_ONCE == 0 {
@@ -278,19 +287,28 @@ pub(super) fn check_plain(messages: Node<'_>, pointer: &str) -> Option<bool> {
 
 /// Reads up to `count` more messages of a list that [`check_plain`] found plain, from
 /// the one at `from` (`None`: the first), which is message `*i`, into `pairer`, as
-/// [`read_plain`] reads them all: where the next message is, or `None` after the last.
-pub(super) fn read_plain_from<'t>(
-    messages: Node<'t>,
+/// [`read_plain`] reads them all, each scanned alone into `tape`: where the next
+/// message is, or `None` after the last. `site_at` makes the site of a value from
+/// where it starts in the list's text, its length and its pointer.
+pub(super) fn read_plain_from(
+    messages: Node<'_>,
     from: Option<usize>,
     count: usize,
     (pointer, i): (&str, &mut usize),
-    mut site_at: impl FnMut(Node<'t>, String) -> Site,
+    tape: &mut Tape,
+    mut site_at: impl FnMut(usize, usize, String) -> Site,
     pairer: &mut Pairer,
 ) -> Option<usize> {
     messages.elements_from(from, count, |node| {
-        let read = Plain::of(node).is_some_and(|message| {
-            plain_message(&message, child_pointer(pointer, *i), &mut site_at, pairer)
-        });
+        let start = node.offset();
+        let mut site_at =
+            |inner: Node<'_>, pointer| site_at(start + inner.offset(), inner.text().len(), pointer);
+        let read = tape
+            .scan(node.text(), MESSAGE_NOTED)
+            .and_then(Plain::of)
+            .is_some_and(|message| {
+                plain_message(&message, child_pointer(pointer, *i), &mut site_at, pairer)
+            });
         debug_assert!(read, "bug: a message of a list checked plain is not");
         *i += 1;
     })

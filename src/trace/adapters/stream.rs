@@ -704,6 +704,8 @@ struct OpenRun {
     /// Where each line of the run starts in its text.
     newlines: Vec<usize>,
     pairer: Pairer,
+    /// The scan of the message being read.
+    message: Tape,
 }
 
 /// Where a run is, for the sites of its records: its document's index, its first line
@@ -716,15 +718,14 @@ struct RunAt {
 }
 
 impl RunAt {
-    /// The site of `node`, at `pointer`, in a run at this place whose lines start at
-    /// `newlines`, pinned to its location.
-    fn site(self, node: Node<'_>, pointer: String, newlines: &[usize]) -> Site {
-        let start = node.offset();
+    /// The site of the value at `start` of `len` bytes in the text of a run at this
+    /// place whose lines start at `newlines`, at `pointer`, pinned to its location.
+    fn site(self, (start, len): (usize, usize), pointer: String, newlines: &[usize]) -> Site {
         let pointer = Pointer::from(pointer);
         let loc = Location {
             line: self.line + newlines.partition_point(|&at| at < start) as u64,
             offset: self.offset + start as u64,
-            len: node.text().len() as u64,
+            len: len as u64,
             pointer: pointer.clone(),
         };
         Site {
@@ -1500,9 +1501,14 @@ impl Runs {
         if !self.may_be_plain() {
             return false;
         }
+        // A large run's scan notes its list's elements only: each message is scanned
+        // alone as it is read ([`OpenRun`]).
+        let large = self.large && element.text.len() >= LARGE_RUN;
         let run = match element.taped {
             true => Some(self.tape.node(&element.text)),
-            false => self.tape.scan(&element.text, PLAIN_NOTED),
+            false => self
+                .tape
+                .scan(&element.text, if large { 2 } else { PLAIN_NOTED }),
         };
         let Some(run) = run else {
             return false;
@@ -1537,8 +1543,9 @@ impl Runs {
             line: element.line,
             offset: element.offset,
         };
-        if self.large && element.text.len() >= LARGE_RUN {
-            let Some(recorded) = openai::check_plain(messages, &pointer) else {
+        if large {
+            let mut message = Tape::default();
+            let Some(recorded) = openai::check_plain(messages, &pointer, &mut message) else {
                 return false;
             };
             let list = messages.spot();
@@ -1564,10 +1571,13 @@ impl Runs {
                 at,
                 newlines,
                 pairer: Pairer::new(openai::WHY_MISSING),
+                message,
             });
             return true;
         }
-        let site_at = |node: Node<'_>, pointer: String| at.site(node, pointer, &newlines);
+        let site_at = |node: Node<'_>, pointer: String| {
+            at.site((node.offset(), node.text().len()), pointer, &newlines)
+        };
         let mut out = Out::default();
         if !openai::read_plain(messages, &pointer, site_at, &mut out) {
             return false;
@@ -1602,12 +1612,13 @@ impl Runs {
         let open = self.open.as_mut()?;
         let messages = self.tape.node_at(&open.text, open.list);
         let (at, newlines) = (open.at, &open.newlines);
-        let site_at = |node: Node<'_>, pointer: String| at.site(node, pointer, newlines);
+        let site_at = |start, len, pointer| at.site((start, len), pointer, newlines);
         open.next = openai::read_plain_from(
             messages,
             open.next,
             RUN_MESSAGES_AT_ONCE,
             (&open.pointer, &mut open.i),
+            &mut open.message,
             site_at,
             &mut open.pairer,
         );
