@@ -255,6 +255,35 @@ fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
     assert!(have.contains("\"call_id\":\"first-1\""), "{have}");
 }
 
+/// [`openai_document`] as a run array on three lines: `[`, the run minified, `]`.
+fn minified_runs(bytes: usize) -> String {
+    let run: serde_json::Value =
+        serde_json::from_str(&openai_document(bytes)).expect("the document is JSON");
+    format!("[\n{run}\n]\n")
+}
+
+#[test]
+fn a_large_document_on_a_few_lines_on_standard_input_is_streamed_as_its_file() {
+    // The first bytes read to decide its format hold all of it: past 1 MiB it is
+    // still copied to a temporary file and streamed, not parsed whole from memory.
+    let dir = scratch("runs.json", &minified_runs(2 << 20));
+    for args in [CHECK_JSON, CHECK] {
+        let have = stdin_reads_as_file(dir.path(), args, "runs.json");
+        assert!(have.starts_with("exit Some(1)"), "{have}");
+    }
+    let missing = dir.path().join("no-such-dir");
+    let output = tracegate()
+        .current_dir(dir.path())
+        .env("TMPDIR", &missing)
+        .args(["check", "spec.tg", "--traces", "-"])
+        .write_stdin(std::fs::read(dir.path().join("runs.json")).unwrap())
+        .output()
+        .unwrap();
+    let text = shown(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("which could not be created"), "{text}");
+}
+
 #[test]
 fn a_temporary_file_that_cannot_be_made_is_a_clear_error() {
     let dir = scratch("doc.json", &openai_document(1 << 20));

@@ -14,9 +14,10 @@
 //! Not every input is a regular file. `-` is standard input; a named pipe, a process
 //! substitution (`<(…)`) or `/dev/stdin` fed by a pipe is a stream. Its first bytes
 //! decide its format: native records and files of transcript lines read as they come;
-//! any other input that is longer than those first bytes (a JSON document, a Codex
-//! rollout) is copied to a temporary file (`trace::spool`) and read from
-//! there exactly as a regular file of the same bytes is, in bounded memory. A pipe is
+//! any other input that is longer than those first bytes, or than 1 MiB when they
+//! hold all of it (a JSON document on a few lines, a Codex rollout), is copied to a
+//! temporary file (`trace::spool`) and read from there exactly as a regular file of
+//! the same bytes is, in bounded memory. A pipe is
 //! opened without waiting for a writer, so a named pipe nobody writes to reads as
 //! empty instead of blocking the run. Devices (`/dev/zero`) and sockets are refused:
 //! they may never end. An input that holds nothing at all is a problem
@@ -280,8 +281,10 @@ impl<'a> TraceInput<'a> {
             StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
             StreamOpened::Stream(stream) => TraceInput::stream(stream),
             StreamOpened::Whole(Unstreamed { head, mut rest }) => {
-                if rest.fill_buf()?.is_empty() {
-                    // All of it is at hand already.
+                // All of it is at hand already: read from memory when it is small. A
+                // large document that the head took whole (it is on a few lines) is
+                // spooled, as any other, to be streamed rather than parsed whole.
+                if head.len() <= WHOLE_AT_HAND && rest.fill_buf()?.is_empty() {
                     TraceInput::from_vec(head, options, max)
                 } else {
                     let spool = Rc::new(Spool::new()?);
@@ -688,6 +691,11 @@ fn read_head(
     }
     Ok(head)
 }
+
+/// The most bytes of a stream that is not read as it comes (a document) that are read
+/// from memory, when the head read to detect its format holds all of it; a larger one
+/// is spooled and streamed from there.
+const WHOLE_AT_HAND: usize = 1 << 20;
 
 /// Whether `path` names a regular file (which is read, and may be read again, from
 /// the file system) rather than standard input (`-`), a pipe or a device.
