@@ -1305,6 +1305,10 @@ mod tests {
             streams_as_read_whole(&compact.replace("\n    ", ""), traces);
             let object = format!("{{\"version\": 1, \"runs\": {array}}}");
             streams_as_read_whole(&object, traces);
+            // A file of documents one per line.
+            let line = |run: &String| run.replace("\n    ", "").replace("\n  ", "");
+            let lines: Vec<String> = runs.iter().map(line).collect();
+            streams_as_read_whole(&format!("{}\n", lines.join("\n")), traces);
         }
         // Keyed by session, out of key order, and as `--select` finds them.
         let sessions = format!(
@@ -1320,29 +1324,34 @@ mod tests {
 
     #[test]
     fn a_large_plain_run_is_handed_on_before_it_is_read_through() {
-        let runs = format!(
-            "[{}, {}]",
-            plain_run("a", 400, "hi"),
-            plain_run("b", 1, "hi")
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.json");
-        std::fs::write(&path, &runs).unwrap();
-        let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
-        let Body::Stream(mut stream) = input.body else {
-            panic!("not streamed");
-        };
-        stream.decide();
-        // Decided before the first run's records are handed on: two traces, so they
-        // name theirs.
-        assert_eq!(stream.traces(), 2);
-        let first = stream.next().unwrap().unwrap();
-        let Handed::Entry(Entry::Record(record)) = first else {
-            panic!("not a record: {first:?}");
-        };
-        assert_eq!(record.fields.to_map()["trace"], "/0/messages (id a)");
-        // The run's 400 calls give about 800 records; a few messages' worth wait.
-        assert!(stream.waiting() < 20, "{} waiting", stream.waiting());
+        let (a, b) = (plain_run("a", 400, "hi"), plain_run("b", 1, "hi"));
+        let one_line = |run: &str| run.replace("\n    ", "").replace("\n  ", "");
+        for (text, trace) in [
+            (format!("[{a}, {b}]"), "/0/messages (id a)"),
+            (
+                format!("{}\n{}\n", one_line(&a), one_line(&b)),
+                "line 1 /messages (id a)",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("runs.json");
+            std::fs::write(&path, &text).unwrap();
+            let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+            let Body::Stream(mut stream) = input.body else {
+                panic!("not streamed");
+            };
+            stream.decide();
+            // Decided before the first run's records are handed on: two traces, so
+            // they name theirs.
+            assert_eq!(stream.traces(), 2);
+            let first = stream.next().unwrap().unwrap();
+            let Handed::Entry(Entry::Record(record)) = first else {
+                panic!("not a record: {first:?}");
+            };
+            assert_eq!(record.fields.to_map()["trace"], trace);
+            // The run's 400 calls give about 800 records; a few messages' worth wait.
+            assert!(stream.waiting() < 20, "{} waiting", stream.waiting());
+        }
     }
 
     /// An ATIF trajectory of one call, never answered.

@@ -52,7 +52,8 @@
 //!   ([`DocLines`]): each line's document is parsed, searched (or `--select`ed in) and
 //!   adapted as reading the whole file does it, handed on, and dropped, and the traces
 //!   named after its line then end; a line that is a plain run is read from its text,
-//!   as a plain run of a document is ([`DocLines::read_plain`]). A line that holds no transcript is a bad line
+//!   as a plain run of a document is ([`DocLines::read_plain`]), a large one a few
+//!   messages at a time ([`OpenRun`]). A line that holds no transcript is a bad line
 //!   once any line holds one, and the first of them says the file is in no format if
 //!   none does: such lines are kept, as places, until a line with a transcript (they
 //!   come before its records) or the end.
@@ -676,12 +677,25 @@ struct Runs {
     open: Option<OpenRun>,
 }
 
+/// How much of an input was read, for a first pass to read on from there.
+#[derive(Clone, Copy)]
+enum Read {
+    /// Elements of a document's array (or members of its object).
+    Elements(usize),
+    /// Lines, up to and with this one.
+    Lines(u64),
+}
+
 /// Bytes from which a plain run of a document of runs is read a few messages at a time
 /// ([`OpenRun`]) rather than all at once.
-pub(crate) const LARGE_RUN: usize = if cfg!(test) { 2048 } else { 1 << 20 };
+pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
+    2048
+} else {
+    1 << 20
+};
 
 /// Messages of an [`OpenRun`] read at a time.
-const RUN_MESSAGES_AT_ONCE: usize = if cfg!(test) { 3 } else { 1024 };
+const RUN_MESSAGES_AT_ONCE: usize = if cfg!(any(test, fuzzing)) { 3 } else { 1024 };
 
 /// A large plain run whose records are handed on a few messages at a time, its text
 /// scanned into [`Runs::tape`]: its messages were checked plain ([`openai::check_plain`])
@@ -815,13 +829,14 @@ impl Stream {
         }
     }
 
-    /// Before the records of a large run of a document of runs are handed on, a few at
-    /// a time, and when no record read so far has decided whether the document holds
-    /// more than one trace: decides it from a first pass over the runs after it, which
-    /// keeps nothing but the names of their traces and stops at the second trace. The
-    /// run, the `read`th element of the document, gives records of the trace `name`
-    /// only. A first pass that fails leaves things as they were (the records wait).
-    fn decide_before_run(&mut self, read: usize, name: &str) {
+    /// Before the records of a large plain run are handed on, a few at a time, and when
+    /// no record read so far has decided whether the input holds more than one trace:
+    /// decides it from a first pass over the runs after it (the elements of a document
+    /// of runs, or the lines of a file of documents), which keeps nothing but the names
+    /// of their traces and stops at the second trace. The run, the last of what was
+    /// `read`, gives records of the trace `name` only. A first pass that fails leaves
+    /// things as they were (the records wait).
+    fn decide_before_run(&mut self, read: Read, name: &str) {
         let finisher = &self.finisher;
         if finisher.decided
             || finisher.count_only
@@ -841,12 +856,16 @@ impl Stream {
         for name in known.chain([name]) {
             survey.finisher.origins.insert(name.to_string(), None);
         }
+        let next_doc = self.next_doc;
         let read_on = |survey: &mut Stream| -> io::Result<()> {
-            let Docs::Array(elements) = &mut survey.docs else {
-                unreachable!("bug: a document of runs read again is not");
-            };
-            elements.skip(read)?;
-            survey.next_doc = read;
+            match (&mut survey.docs, read) {
+                (Docs::Array(elements), Read::Elements(count)) => elements.skip(count)?,
+                (Docs::Lines { reader, .. }, Read::Lines(number)) => {
+                    while reader.next_line()?.is_some_and(|line| line.number < number) {}
+                }
+                _ => unreachable!("bug: an input read again is read otherwise"),
+            }
+            survey.next_doc = next_doc;
             while survey.finisher.traces() <= 1 {
                 if !survey.read_doc()? {
                     survey.end();
@@ -999,6 +1018,7 @@ impl Stream {
                 plain: Runs {
                     format: options.format,
                     select: None,
+                    large: true,
                     ..Runs::default()
                 },
                 ..DocLines::default()
@@ -1012,6 +1032,11 @@ impl Stream {
         // first line holds a transcript, and no other can then be said, findings wait
         // for the end, as reading the whole file has them.
         stream.late = options.select.is_some() || !first.holds_transcript;
+        // A first pass may read it again ([`Stream::decide_before_run`]).
+        let (path, options) = (path.to_path_buf(), options.clone());
+        stream.reopen = Some(Box::new(move || {
+            Stream::doc_lines(&path, first, &options, max_line_bytes).map(Some)
+        }));
         Ok(stream)
     }
 
@@ -1223,6 +1248,10 @@ impl Stream {
                 },
                 Reader::DocLines(lines),
             ) => {
+                if lines.plain.open.is_some() {
+                    lines.plain.read_open(&mut self.finisher);
+                    return Ok(true);
+                }
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
@@ -1237,6 +1266,11 @@ impl Stream {
                 {
                     self.next_doc += 1;
                     self.offset = line.offset;
+                    let number = line.number;
+                    let opened = lines.plain.open.as_ref().filter(|open| open.recorded);
+                    if let Some(name) = opened.map(|open| open.name.clone()) {
+                        self.decide_before_run(Read::Lines(number), &name);
+                    }
                     return Ok(true);
                 }
                 let Some(doc) = self.finisher.line_doc(line, *max_line_bytes) else {
@@ -1288,7 +1322,7 @@ impl Stream {
                     let opened = runs.open.as_ref().filter(|open| open.recorded);
                     if let Some(name) = opened.map(|open| open.name.clone()) {
                         let read = elements.count;
-                        self.decide_before_run(read, &name);
+                        self.decide_before_run(Read::Elements(read), &name);
                     }
                     return Ok(true);
                 }
@@ -1812,7 +1846,12 @@ impl DocLines {
         {
             return false;
         }
-        let Some(node) = self.plain.tape.scan(text, PLAIN_NOTED) else {
+        // A large run's scan notes its list's elements only ([`Runs::read_plain`]).
+        let depth = match text.len() >= LARGE_RUN {
+            true => 2,
+            false => PLAIN_NOTED,
+        };
+        let Some(node) = self.plain.tape.scan(text, depth) else {
             return false;
         };
         // The search of a document looks at its top level as at no run: a document
@@ -1913,7 +1952,10 @@ impl DocLines {
 
     /// What only the end of the file can tell: its OpenTelemetry spans, and whether it
     /// held any transcript.
-    fn finish(self, finisher: &mut Finisher) {
+    fn finish(mut self, finisher: &mut Finisher) {
+        while self.plain.open.is_some() {
+            self.plain.read_open(finisher);
+        }
         read_exports(&self.otel, true, finisher);
         if let Some(first) = self.held.into_iter().next() {
             finisher.early_problem(unknown_format_at(first, self.format));
@@ -1923,6 +1965,7 @@ impl DocLines {
 
 /// The first line of a file of JSON documents one per line, as [`Stream::doc_lines`]
 /// needs to know it.
+#[derive(Clone, Copy)]
 pub(super) struct FirstDoc {
     /// Whether the first line's document holds a transcript (of `--format`'s format,
     /// when given).
