@@ -1275,6 +1275,77 @@ mod tests {
         )
     }
 
+    /// An Anthropic run `id` of `calls` calls, each after a text block, every fourth
+    /// answered with an error, every sixth never answered.
+    fn anthropic_run(id: &str, calls: usize) -> String {
+        let mut messages = vec![r#"{"role": "user", "content": "go"}"#.to_string()];
+        for n in 0..calls {
+            messages.push(format!(
+                r#"{{"role": "assistant", "content": [{{"type": "text", "text": "step {n}"}}, {{"type": "tool_use", "id": "{id}-{n}", "name": "create", "input": {{"request_id": "r-{n}"}}}}]}}"#
+            ));
+            if n % 6 != 5 {
+                let error = if n % 4 == 3 {
+                    r#", "is_error": true"#
+                } else {
+                    ""
+                };
+                messages.push(format!(
+                    r#"{{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "{id}-{n}", "content": "done {n}"{error}}}]}}"#
+                ));
+            }
+        }
+        format!(
+            "{{\"id\": \"{id}\", \"model\": \"claude\", \"messages\": [\n    {}\n  ]}}",
+            messages.join(",\n    ")
+        )
+    }
+
+    #[test]
+    fn large_runs_of_any_chat_format_stream_as_they_read_whole() {
+        let big = |id: &str| anthropic_run(id, 40);
+        assert!(big("r").len() >= adapters::LARGE_RUN);
+        // A list that is no transcript: runs of numbers.
+        let numbers = format!(
+            r#"{{"id": "n", "messages": [{}]}}"#,
+            (0..2000)
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        // An OpenAI run with a content list, read by its adapter from each message's
+        // value.
+        let parts = plain_run("p", 60, "hi").replace(
+            r#""content": "hi""#,
+            r#""content": [{"type": "text", "text": "hi"}]"#,
+        );
+        for (runs, traces) in [
+            (vec![big("a")], 1),
+            (vec![big("a"), anthropic_run("b", 1)], 2),
+            (vec![plain_run("o", 60, "hi"), big("a")], 2),
+            (vec![parts.clone()], 1),
+            (vec![numbers.clone(), big("a")], 1),
+            (vec![big("a"), numbers.clone()], 1),
+        ] {
+            let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+            streams_as_read_whole(&array, traces);
+            // A file of documents whose first line holds no transcript is read whole.
+            if runs[0] != numbers {
+                let line = |run: &String| run.replace("\n    ", "").replace("\n  ", "");
+                let lines: Vec<String> = runs.iter().map(line).collect();
+                streams_as_read_whole(&format!("{}\n", lines.join("\n")), traces);
+            }
+        }
+        // With `--format`: the runs' format, and another one.
+        let two = format!("[{}, {}]", big("a"), big("b"));
+        for (format, traces) in [(Format::Anthropic, 2), (Format::OpenAi, 2)] {
+            let forced = InputOptions {
+                format: Some(format),
+                select: None,
+            };
+            streams_as_read_whole_with(&two, traces, &forced);
+        }
+    }
+
     #[test]
     fn large_plain_runs_stream_as_they_read_whole() {
         let big = |id: &str| plain_run(id, 60, "hi");

@@ -115,7 +115,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::detect::{element_like, shallow_scanned};
+use super::detect::{ListTally, Signal, element_like, shallow_scanned, signal};
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, is_empty_transcript, line_doc,
     malformed, no_transcript, parse_unique, selection_problem, selects_nothing_at, sub_trace_name,
@@ -280,6 +280,16 @@ impl Lines {
                 pairer.flush_in(None, out);
             }
             Lines::Native => super::document::native_list(std::slice::from_ref(element), out),
+        }
+    }
+
+    /// Whether a record was read (of chat messages, Responses items or ATIF steps).
+    fn recorded(&self) -> bool {
+        match self {
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) | Lines::Atif(pairer) => {
+                pairer.recorded()
+            }
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => false,
         }
     }
 
@@ -697,9 +707,11 @@ pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
 /// Messages of an [`OpenRun`] read at a time.
 const RUN_MESSAGES_AT_ONCE: usize = if cfg!(any(test, fuzzing)) { 3 } else { 1024 };
 
-/// A large plain run whose records are handed on a few messages at a time, its text
-/// scanned into [`Runs::tape`]: its messages were checked plain ([`openai::check_plain`])
-/// before any record was, so none can turn out to need the run's value.
+/// A large run whose records are handed on a few messages at a time, its text scanned
+/// into [`Runs::tape`] as far as its list's elements: an object whose one array
+/// member is a list of chat messages (OpenAI, Anthropic, Gemini CLI) beside scalar
+/// members, which the search of the run would find, as the tally of its messages'
+/// formats says, and adapt as one transcript.
 struct OpenRun {
     text: String,
     /// Its list of messages, and where the next message is in the tape.
@@ -711,15 +723,106 @@ struct OpenRun {
     /// The trace its records are in, and the run's place in the document.
     name: String,
     base: String,
-    /// Whether it gives any record.
-    recorded: bool,
+    /// Whether it gives any record, when known (of a plain run).
+    recorded: Option<bool>,
     /// Where it is: its document's index, and its line and offset in the file.
     at: RunAt,
     /// Where each line of the run starts in its text.
     newlines: Vec<usize>,
-    pairer: Pairer,
-    /// The scan of the message being read.
-    message: Tape,
+    how: HowRead,
+}
+
+/// How an [`OpenRun`]'s messages are read.
+enum HowRead {
+    /// Plain OpenAI messages, checked plain ([`openai::check_plain`]) before any record
+    /// was handed on, so that none can turn out to need the run's value: built from
+    /// their text, each scanned alone into `message`.
+    Plain { pairer: Pairer, message: Tape },
+    /// Any other chat messages, each parsed alone and read by its format's adapter as a
+    /// document's message list is ([`Stream::element`]), as document `doc` (a number
+    /// of the run's own, by which the adapter tells the message being read).
+    Parsed {
+        lines: Lines,
+        format: Format,
+        doc: usize,
+    },
+}
+
+/// A message of a list read as `--format` says that is clearly of another format: its
+/// index, its scan and that format.
+type Foreign<'t> = (usize, Node<'t>, Format);
+
+/// The format of the list `messages`, as the search of its run would find it from its
+/// messages' values ([`super::detect::list_format`]), read from each message's scan
+/// only as far as saying its format takes; `None` when it finds none, or a message
+/// does not say. With `--format`'s `format`, also the first message (its index and
+/// scan) that is clearly of another format, and which, when none is of `format`: the
+/// reading of the whole document says so ([`foreign_message`]).
+fn list_format_scanned(
+    messages: Node<'_>,
+    format: Option<Format>,
+) -> Option<(Format, Option<Foreign<'_>>)> {
+    let mut tally = ListTally::new(format);
+    let (mut told, mut own, mut other, mut i) = (true, false, None, 0);
+    let listed = messages.elements(|element| {
+        match shallow_scanned(element) {
+            Some(value) => {
+                let said = signal(&value);
+                if let (Some(forced), Signal::Strong(found)) = (format, &said) {
+                    match *found == forced {
+                        true => own = true,
+                        false => _ = other.get_or_insert((i, element, *found)),
+                    }
+                }
+                tally.add(said);
+            }
+            None => told = false,
+        }
+        i += 1;
+    });
+    let found = tally.format().filter(|_| listed && told)?;
+    Some((found, other.filter(|_| !own)))
+}
+
+/// The adapter of a large run's messages in `format`: chat messages only, one trace
+/// whatever they hold, whose adapter needs nothing found in a first pass.
+fn run_messages(format: Format) -> Option<Lines> {
+    match format {
+        Format::OpenAi | Format::Anthropic | Format::Gemini => {
+            Lines::of(format, Rc::default(), Rc::default())
+        }
+        _ => None,
+    }
+}
+
+/// Whether the messages of `messages` in `format` give any record, read one at a time
+/// as [`HowRead::Parsed`] reads them, up to the first that does.
+fn parsed_records(messages: Node<'_>, format: Format) -> bool {
+    let Some(mut lines) = run_messages(format) else {
+        return false;
+    };
+    let mut out = Out::default();
+    let mut any = false;
+    let mut i = 0;
+    messages.elements(|node| {
+        if any {
+            return;
+        }
+        if let Ok(value) = serde_json::from_str::<Value>(node.text()) {
+            let site = Site::new(i, i.to_string());
+            lines.element(
+                &Element {
+                    value: &value,
+                    site,
+                },
+                &mut out,
+            );
+            out.items.clear();
+        }
+        any = lines.recorded();
+        i += 1;
+    });
+    any
 }
 
 /// Where a run is, for the sites of its records: its document's index, its first line
@@ -829,13 +932,14 @@ impl Stream {
         }
     }
 
-    /// Before the records of a large plain run are handed on, a few at a time, and when
-    /// no record read so far has decided whether the input holds more than one trace:
+    /// Before the records of a large run are handed on, a few at a time, and when no
+    /// record read so far has decided whether the input holds more than one trace:
     /// decides it from a first pass over the runs after it (the elements of a document
     /// of runs, or the lines of a file of documents), which keeps nothing but the names
-    /// of their traces and stops at the second trace. The run, the last of what was
-    /// `read`, gives records of the trace `name` only. A first pass that fails leaves
-    /// things as they were (the records wait).
+    /// of their traces and stops at the second trace, and, if that does not decide,
+    /// from whether the run gives a record. The run, the last of what was `read`,
+    /// gives records of the trace `name` only. A first pass that fails leaves things as
+    /// they were (the records wait).
     fn decide_before_run(&mut self, read: Read, name: &str) {
         let finisher = &self.finisher;
         if finisher.decided
@@ -852,9 +956,8 @@ impl Stream {
             return;
         };
         survey.finisher.count_only = true;
-        let known = self.finisher.names.keys().map(String::as_str);
-        for name in known.chain([name]) {
-            survey.finisher.origins.insert(name.to_string(), None);
+        for known in self.finisher.names.keys() {
+            survey.finisher.origins.insert(known.clone(), None);
         }
         let next_doc = self.next_doc;
         let read_on = |survey: &mut Stream| -> io::Result<()> {
@@ -877,10 +980,23 @@ impl Stream {
         if read_on(&mut survey).is_err() {
             return;
         }
-        let traces = survey.traces();
+        // The traces before it and after it; then its own, unless they hold it.
+        let mut traces = survey.traces();
+        if traces < 2 && !survey.finisher.origins.contains_key(name) && self.open_records() {
+            traces += 1;
+        }
         self.surveyed = self.surveyed.max(traces);
         self.finisher.many = traces > 1;
         self.finisher.flush();
+    }
+
+    /// Whether the large run being read gives any record.
+    fn open_records(&self) -> bool {
+        match &self.reader {
+            Reader::Runs(runs) => runs.open_records(),
+            Reader::DocLines(lines) => lines.plain.open_records(),
+            Reader::Lines(_) | Reader::Otel => false,
+        }
     }
 
     /// Reads this stream, a first pass, through, keeping nothing but the count of its
@@ -1267,7 +1383,8 @@ impl Stream {
                     self.next_doc += 1;
                     self.offset = line.offset;
                     let number = line.number;
-                    let opened = lines.plain.open.as_ref().filter(|open| open.recorded);
+                    let opened = lines.plain.open.as_ref();
+                    let opened = opened.filter(|open| open.recorded != Some(false));
                     if let Some(name) = opened.map(|open| open.name.clone()) {
                         self.decide_before_run(Read::Lines(number), &name);
                     }
@@ -1319,7 +1436,10 @@ impl Stream {
                     &mut self.finisher,
                 ) {
                     elements.recycle(element.text);
-                    let opened = runs.open.as_ref().filter(|open| open.recorded);
+                    let opened = runs
+                        .open
+                        .as_ref()
+                        .filter(|open| open.recorded != Some(false));
                     if let Some(name) = opened.map(|open| open.name.clone()) {
                         let read = elements.count;
                         self.decide_before_run(Read::Elements(read), &name);
@@ -1509,11 +1629,14 @@ impl Runs {
 
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
-        // The search of a run reaches its list when the list is no deeper than the
-        // search looks. `--format openai` reads a plain run as the search finds it.
-        matches!(self.format, None | Some(Format::OpenAi))
-            && self.select.is_none()
-            && self.depth < search::SEARCH_DEPTH
+        // `--format openai` reads a plain run as the search finds it.
+        matches!(self.format, None | Some(Format::OpenAi)) && self.may_stream()
+    }
+
+    /// Whether a large run may be read a few messages at a time ([`OpenRun`]): the
+    /// search of a run reaches its list when the list is no deeper than it looks.
+    fn may_stream(&self) -> bool {
+        self.large && self.select.is_none() && self.depth < search::SEARCH_DEPTH
     }
 
     /// Reads run `index`, `element` at `base`, from its text when it is plain, as
@@ -1532,12 +1655,13 @@ impl Runs {
         detected: &mut Detected,
         finisher: &mut Finisher,
     ) -> bool {
-        if !self.may_be_plain() {
-            return false;
-        }
         // A large run's scan notes its list's elements only: each message is scanned
         // alone as it is read ([`OpenRun`]).
-        let large = self.large && element.text.len() >= LARGE_RUN;
+        let large = self.may_stream() && element.text.len() >= LARGE_RUN;
+        let may_be_plain = self.may_be_plain();
+        if !may_be_plain && !large {
+            return false;
+        }
         let run = match element.taped {
             true => Some(self.tape.node(&element.text)),
             false => self
@@ -1579,19 +1703,52 @@ impl Runs {
         };
         if large {
             let mut message = Tape::default();
-            let Some(recorded) = openai::check_plain(messages, &pointer, &mut message) else {
-                return false;
+            let plain = match may_be_plain {
+                true => openai::check_plain(messages, &pointer, &mut message),
+                false => None,
             };
-            let list = messages.spot();
-            self.found_plain(detected);
+            let (how, format, recorded) = match plain {
+                Some(recorded) => {
+                    let pairer = Pairer::new(openai::WHY_MISSING);
+                    let how = HowRead::Plain { pairer, message };
+                    (how, Format::OpenAi, Some(recorded))
+                }
+                None => {
+                    let Some((format, foreign)) = list_format_scanned(messages, self.format) else {
+                        return false;
+                    };
+                    let Some(lines) = run_messages(format) else {
+                        return false;
+                    };
+                    // Said before the list's records, as the whole reading says it.
+                    if let (Some(forced), Some((i, node, other))) = (self.format, foreign) {
+                        let site = (node.offset(), node.text().len());
+                        let site = at.site(site, child_pointer(&pointer, i), &newlines);
+                        let loc = site.pinned.as_deref().cloned().unwrap_or_default();
+                        finisher.item_problem(malformed(loc, foreign_message(forced, other)));
+                    }
+                    (
+                        HowRead::Parsed {
+                            lines,
+                            format,
+                            doc: 0,
+                        },
+                        format,
+                        None,
+                    )
+                }
+            };
             let name = search::name(&self.prefix, &pointer, Some(&parent));
             if finisher.count_only {
                 // All a first pass needs: whether it has a trace, and its name.
-                if recorded {
+                if recorded.unwrap_or_else(|| parsed_records(messages, format)) {
                     finisher.count(&name, None);
                 }
+                self.found_format(detected, format);
                 return true;
             }
+            let list = messages.spot();
+            self.found_format(detected, format);
             finisher.element = Some(Vec::new());
             self.open = Some(OpenRun {
                 text: std::mem::take(&mut element.text),
@@ -1604,8 +1761,7 @@ impl Runs {
                 recorded,
                 at,
                 newlines,
-                pairer: Pairer::new(openai::WHY_MISSING),
-                message,
+                how,
             });
             return true;
         }
@@ -1617,7 +1773,7 @@ impl Runs {
             return false;
         }
         let name = search::name(&self.prefix, &pointer, Some(&parent));
-        self.found_plain(detected);
+        self.found_format(detected, Format::OpenAi);
         finisher.element = Some(Vec::new());
         for item in out.items {
             finisher.emitted(&name, item, |site| match &site.pinned {
@@ -1632,12 +1788,25 @@ impl Runs {
         true
     }
 
-    /// Notes that a plain run, a transcript of OpenAI messages, was found.
-    fn found_plain(&mut self, detected: &mut Detected) {
-        if !detected.formats.contains(&Format::OpenAi) {
-            detected.formats.push(Format::OpenAi);
+    /// Notes that a run read from its text, a transcript in `format`, was found.
+    fn found_format(&mut self, detected: &mut Detected, format: Format) {
+        if !detected.formats.contains(&format) {
+            detected.formats.push(format);
         }
         self.found = true;
+    }
+
+    /// Whether the open run gives any record.
+    fn open_records(&self) -> bool {
+        let Some(open) = &self.open else {
+            return false;
+        };
+        let messages = || self.tape.node_at(&open.text, open.list);
+        match (&open.recorded, &open.how) {
+            (Some(recorded), _) => *recorded,
+            (None, HowRead::Parsed { format, .. }) => parsed_records(messages(), *format),
+            (None, HowRead::Plain { .. }) => false,
+        }
     }
 
     /// Reads the next few messages of the open run and hands on what is final of its
@@ -1645,34 +1814,72 @@ impl Runs {
     fn read_open(&mut self, finisher: &mut Finisher) -> Option<String> {
         let open = self.open.as_mut()?;
         let messages = self.tape.node_at(&open.text, open.list);
-        let (at, newlines) = (open.at, &open.newlines);
-        let site_at = |start, len, pointer| at.site((start, len), pointer, newlines);
-        open.next = openai::read_plain_from(
-            messages,
-            open.next,
-            RUN_MESSAGES_AT_ONCE,
-            (&open.pointer, &mut open.i),
-            &mut open.message,
-            site_at,
-            &mut open.pairer,
-        );
+        let (at, newlines, name) = (open.at, &open.newlines, &open.name);
+        let pinned = |site: &Site| match &site.pinned {
+            Some(loc) => Location::clone(loc),
+            None => {
+                debug_assert!(false, "bug: a site of a run read from its text not pinned");
+                Location::default()
+            }
+        };
         let mut out = Out::default();
-        let done = open.next.is_none();
-        match done {
-            true => std::mem::replace(&mut open.pairer, Pairer::new(openai::WHY_MISSING))
-                .finish(&mut out),
-            false => open.pairer.flush_in(None, &mut out),
+        match &mut open.how {
+            HowRead::Plain { pairer, message } => {
+                let site_at = |start, len, pointer| at.site((start, len), pointer, newlines);
+                open.next = openai::read_plain_from(
+                    messages,
+                    open.next,
+                    RUN_MESSAGES_AT_ONCE,
+                    (&open.pointer, &mut open.i),
+                    message,
+                    site_at,
+                    pairer,
+                );
+                match open.next {
+                    None => {
+                        std::mem::replace(pairer, Pairer::new(openai::WHY_MISSING)).finish(&mut out)
+                    }
+                    Some(_) => pairer.flush_in(None, &mut out),
+                }
+            }
+            HowRead::Parsed { lines, doc, .. } => {
+                let (pointer, i) = (&open.pointer, &mut open.i);
+                open.next = messages.elements_from(open.next, RUN_MESSAGES_AT_ONCE, |node| {
+                    let start = node.offset();
+                    let message = Rc::new(Doc {
+                        text: node.text().to_string(),
+                        offset: at.offset + start as u64,
+                        line: at.line + newlines.partition_point(|&n| n < start) as u64,
+                        value: serde_json::from_str(node.text()).ok(),
+                        index: Default::default(),
+                        duplicates: Vec::new(),
+                        base: child_pointer(pointer, *i),
+                    });
+                    *i += 1;
+                    *doc += 1;
+                    let Some(value) = &message.value else {
+                        debug_assert!(false, "bug: a message of a scanned run does not parse");
+                        return;
+                    };
+                    let mut out = current(*doc, &message);
+                    let site = Site::new(*doc, message.base.clone());
+                    lines.element(&Element { value, site }, &mut out);
+                    for item in out.items {
+                        finisher.emitted(name, item, |site| match &site.pinned {
+                            Some(loc) => Location::clone(loc),
+                            None => locate(&message, *doc, site),
+                        });
+                    }
+                });
+                if open.next.is_none() {
+                    std::mem::replace(lines, Lines::Native).finish(&mut out);
+                }
+            }
         }
         for item in out.items {
-            finisher.emitted(&open.name, item, |site| match &site.pinned {
-                Some(loc) => Location::clone(loc),
-                None => {
-                    debug_assert!(false, "bug: a site of a plain run not pinned");
-                    Location::default()
-                }
-            });
+            finisher.emitted(name, item, pinned);
         }
-        if !done {
+        if open.next.is_some() {
             return None;
         }
         let open = self.open.take()?;
