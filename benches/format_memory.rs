@@ -276,6 +276,33 @@ fn openai_runs_laid_out(
     )
 }
 
+/// An array of `runs` Anthropic runs, each `{"id", "messages"}`: an assistant message
+/// with a text block and a `tool_use`, then the user's `tool_result`, per call.
+fn anthropic_runs(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            out.push_str(if s == 0 { "[\n  " } else { "  " });
+            let _ = write!(
+                out,
+                "{{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            let _ = write!(
+                out,
+                r#", {{"role": "assistant", "content": [{{"type": "text", "text": "Creating invoice {n}."}}, {{"type": "tool_use", "id": "toolu_{s}_{n}", "name": "create_record", "input": {{"request_id": "req-{s}-{n}", "title": "Invoice {n}", "amount": {amount}}}}}]}}, {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "toolu_{s}_{n}", "content": "{{\"id\": \"rec_{s}_{n}\", \"created\": true}}"}}]}}"#,
+                amount = 100 + n % 900
+            );
+        },
+        |out, _| out.push_str("]}"),
+        ",\n",
+    );
+    input.text.push_str("\n]\n");
+    input
+}
+
 /// `seconds` after 2025-01-01T00:00:00Z, in RFC 3339 (up to 27 days on).
 fn stamp(seconds: usize) -> String {
     let (day, h, m, s) = (
@@ -652,6 +679,16 @@ fn main() {
         (
             "openai two large runs",
             |b| openai_runs(b, 2),
+            detected.clone(),
+        ),
+        (
+            "anthropic runs",
+            |b| anthropic_runs(b, 1000),
+            detected.clone(),
+        ),
+        (
+            "anthropic one large run",
+            |b| anthropic_runs(b, 1),
             detected.clone(),
         ),
         (

@@ -40,12 +40,16 @@
 //!   beside scalar members (an id, a model), is not parsed: one scan checks it and notes
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
-//!   is parsed and searched. A plain run of a MiB or more is first read through without
-//!   keeping what is built ([`openai::check_plain`]), to know that every message is
-//!   plain (after a record is handed on, the run could no longer be read from its
-//!   value instead) and whether it gives a record; its records are then handed on a
-//!   few messages at a time ([`OpenRun`]), so what is held is its text and scan, not
-//!   its records. A minified document on one line streams the same way.
+//!   is parsed and searched. A run of a MiB or more that is an object of scalar members
+//!   and one list of chat messages (OpenAI, Anthropic, Gemini CLI), as the tally of its
+//!   messages' formats finds it, is read a few messages at a time ([`OpenRun`]), so
+//!   what is held is its text and scan, not its value or its records: plain OpenAI
+//!   messages from their text, once a first reading that keeps nothing
+//!   ([`openai::check_plain`]) has found every one plain (after a record is handed on,
+//!   the run could no longer be read from its value instead) and whether it gives a
+//!   record; any other list a message at a time, each parsed alone and read by its
+//!   format's adapter as a document's message list is. A minified document on one line
+//!   streams the same way.
 //!   Still read whole: ToolBench trees; OpenTelemetry exports inside runs are held to
 //!   the end.
 //! - a file of JSON documents one per line, on more than one line, a line at a time
@@ -71,9 +75,9 @@
 //! items, ATIF steps) or a document's list of native records is one trace whatever it
 //! holds: its records stream from the first. Those of an MCP, Claude Code or Codex log,
 //! or of a document of runs, are held back until a second trace shows up (from then on
-//! they stream) or the input ends. Before the records of a large plain run are handed
-//! on, a first pass over the runs after it, which keeps nothing and stops at the
-//! second trace, decides ([`Stream::decide_before_run`]). A file of lines still
+//! they stream) or the input ends. Before the records of a large run are handed on, a
+//! first pass over the runs after it, which keeps nothing and stops at the second
+//! trace, decides ([`Stream::decide_before_run`]). A file of lines still
 //! undecided after its first MiB (or a Claude Code or Codex log of that size) is read
 //! through once first, keeping
 //! nothing but its count of traces and where each thread ends ([`Stream::survey`]);
@@ -1889,10 +1893,10 @@ impl Runs {
 
     /// Ends the traces of the run just read, `doc`: every record of theirs has been
     /// emitted, since a run is read through before the next. Only a trace named after
-    /// the run's place in the document is ended, as no later run can name it: a list's name starts
-    /// with its pointer, below the run's, and so does a ToolBench branch's; the traces
-    /// of OpenTelemetry exports, named by trace id and read together at the end, are
-    /// not the run's.
+    /// the run's place in the document is ended, as no later run can name it: a list's
+    /// name starts with its pointer, below the run's, and so does a ToolBench
+    /// branch's; the traces of OpenTelemetry exports, named by trace id and read
+    /// together at the end, are not the run's.
     fn end_traces(&self, base: &str, finisher: &mut Finisher) {
         let place = match (self.prefix.is_empty(), base.is_empty()) {
             (true, _) => base.to_string(),
