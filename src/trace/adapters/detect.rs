@@ -67,6 +67,14 @@ fn sniff_holding(
     let mut reader = LineReader::with_max_line_bytes(source.reader()?, held);
     let mut peeked = Vec::new();
     while peeked.len() < 2 {
+        // A first line that does not close, at the start of a value that goes on past
+        // it: a document spread over lines, whatever the second line holds (it may be
+        // a whole run of it, which is then not parsed here).
+        if let [Peeked::Broken { open: true }] = peeked.as_slice()
+            && one_document(source)?
+        {
+            return Ok(Layout::Document);
+        }
         let Some(line) = reader.next_line()? else {
             break;
         };
