@@ -282,7 +282,11 @@ pub struct Pairer {
     /// Whether a record (a call, a result, a message) was read: the transcript then
     /// has a trace, whenever its records are handed on.
     recorded: bool,
-    calls: Vec<Call>,
+    /// The calls from number `first` on: a call answered and handed on is read no
+    /// more, and those at the front are dropped, so a long transcript whose calls are
+    /// answered holds only the calls still open (and those after the oldest of them).
+    calls: VecDeque<Call>,
+    first: usize,
     open_by_id: FxHashMap<String, VecDeque<usize>>,
     open_anonymous: Vec<usize>,
     anonymous_seen: usize,
@@ -303,7 +307,8 @@ impl Pairer {
             unpinned_events: 0,
             unpinned_calls: 0,
             recorded: false,
-            calls: Vec::new(),
+            calls: VecDeque::new(),
+            first: 0,
             open_by_id: FxHashMap::default(),
             open_anonymous: Vec::new(),
             anonymous_seen: 0,
@@ -367,7 +372,7 @@ impl Pairer {
     /// A call; `fields` has its `tool` and `args`. `id: None` pairs by position.
     pub fn call(&mut self, site: Site, fields: impl Into<Made>, id: Option<String>) {
         let mut fields = self.stamped(fields, false);
-        let number = self.calls.len();
+        let number = self.first + self.calls.len();
         let by_position = id.is_none();
         let id = match id {
             Some(id) => {
@@ -387,7 +392,7 @@ impl Pairer {
         if by_position {
             fields.insert("paired_by", Value::from("position"));
         }
-        self.calls.push(Call {
+        self.calls.push_back(Call {
             site,
             fields,
             answered: false,
@@ -407,14 +412,14 @@ impl Pairer {
             Target::IdByPosition(id) => (self.take_by_id(&id), true, Some(id)),
             Target::Position(tool) => {
                 let found = self.open_anonymous.iter().position(|&number| {
-                    tool.is_none() || call_tool(&self.calls[number]).as_deref() == tool.as_deref()
+                    tool.is_none() || call_tool(self.call_at(number)).as_deref() == tool.as_deref()
                 });
                 (found.map(|i| self.open_anonymous.remove(i)), true, None)
             }
         };
         match call {
             Some(number) => {
-                let call = &mut self.calls[number];
+                let call = self.call_mut(number);
                 call.answered = true;
                 fields.copy("call_id", &call.fields);
                 if !fields.contains("tool") {
@@ -426,6 +431,7 @@ impl Pairer {
                 if call.emitted {
                     call.fields = Made::Map(Map::new());
                     call.site = Site::new(call.site.doc, String::new());
+                    self.drop_done();
                 }
             }
             None => {
@@ -435,6 +441,31 @@ impl Pairer {
             }
         }
         self.push(Event::Record(site, fields));
+    }
+
+    fn call_at(&self, number: usize) -> &Call {
+        &self.calls[number - self.first]
+    }
+
+    fn call_mut(&mut self, number: usize) -> &mut Call {
+        &mut self.calls[number - self.first]
+    }
+
+    /// Whether call `number` is answered (a call dropped was).
+    fn answered(&self, number: usize) -> bool {
+        number < self.first || self.call_at(number).answered
+    }
+
+    /// Drops the calls at the front that are answered and handed on.
+    fn drop_done(&mut self) {
+        while self
+            .calls
+            .front()
+            .is_some_and(|call| call.answered && call.emitted)
+        {
+            self.calls.pop_front();
+            self.first += 1;
+        }
     }
 
     fn take_by_id(&mut self, id: &str) -> Option<usize> {
@@ -475,11 +506,12 @@ impl Pairer {
                 Event::Boundary | Event::Call(_) => {}
             }
         }
-        for call in &mut self.calls[self.unpinned_calls..] {
+        let from = self.unpinned_calls.saturating_sub(self.first);
+        for call in self.calls.range_mut(from..) {
             call.site = out.pin(&call.site);
         }
         self.unpinned_events = 0;
-        self.unpinned_calls = self.calls.len();
+        self.unpinned_calls = self.first + self.calls.len();
     }
 
     fn emit(&mut self, trace: Option<&str>, end: bool, out: &mut Out) {
@@ -487,7 +519,7 @@ impl Pairer {
         while let Some(event) = self.events.front() {
             if !end
                 && matches!(event, Event::Boundary)
-                && self.pending.iter().any(|&n| !self.calls[n].answered)
+                && self.pending.iter().any(|&n| !self.answered(n))
             {
                 return;
             }
@@ -498,7 +530,13 @@ impl Pairer {
             match event {
                 Event::Boundary => {
                     for number in self.pending.drain(..) {
-                        let call = &mut self.calls[number];
+                        // A call dropped was answered.
+                        let Some(call) = number
+                            .checked_sub(self.first)
+                            .and_then(|at| self.calls.get_mut(at))
+                        else {
+                            continue;
+                        };
                         if call.answered || call.reported {
                             continue;
                         }
@@ -520,7 +558,7 @@ impl Pairer {
                 Event::Record(site, fields) => out.made_in(trace.clone(), &site, fields),
                 Event::Problem(site, message) => out.problem(&site, message),
                 Event::Call(number) => {
-                    let call = &mut self.calls[number];
+                    let call = &mut self.calls[number - self.first];
                     call.emitted = true;
                     // An answered call's fields are not read again: its result took
                     // what it needed.
@@ -530,7 +568,10 @@ impl Pairer {
                     };
                     out.made_in(trace.clone(), &call.site, fields);
                     match call.answered {
-                        true => call.site = Site::new(call.site.doc, String::new()),
+                        true => {
+                            call.site = Site::new(call.site.doc, String::new());
+                            self.drop_done();
+                        }
                         false => self.pending.push(number),
                     }
                 }
@@ -559,6 +600,78 @@ mod tests {
             Value::Object(map) => map,
             _ => unreachable!(),
         }
+    }
+
+    /// The records `out` holds, as JSON objects, and empties it.
+    fn drained(out: &mut Out) -> Vec<Value> {
+        out.items
+            .drain(..)
+            .map(|item| match item.what {
+                super::super::Emit::Record(fields) => Value::Object(fields.into_fields().to_map()),
+                super::super::Emit::Problem(message) => json!({ "problem": message }),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_answered_and_handed_on_are_dropped_and_a_late_answer_still_pairs() {
+        let mut pairer = Pairer::new("next turn");
+        let mut out = Out::default();
+        let call = |n: usize| map(json!({"kind": "call", "tool": format!("t{n}")}));
+        let result = || map(json!({"kind": "result", "status": "ok"}));
+        // One call never answered in its turn, then a thousand answered ones.
+        pairer.call(Site::new(0, "/open".into()), call(0), Some("open".into()));
+        pairer.flush_in(None, &mut out);
+        for n in 1..=1000 {
+            pairer.boundary();
+            pairer.call(
+                Site::new(0, format!("/{n}")),
+                call(n),
+                Some(format!("c{n}")),
+            );
+            pairer.result(
+                Site::new(0, format!("/{n}/r")),
+                result(),
+                Target::Id(format!("c{n}")),
+            );
+            pairer.flush_in(None, &mut out);
+        }
+        // The open call holds back what follows its turn (a later result may still
+        // answer it), so every call is kept.
+        assert_eq!(drained(&mut out).len(), 1);
+        assert_eq!(pairer.calls.len(), 1001);
+        // Answered late, it pairs: then every call is done, handed on, and dropped.
+        pairer.result(
+            Site::new(0, "/late".into()),
+            result(),
+            Target::Id("open".into()),
+        );
+        pairer.flush_in(None, &mut out);
+        assert_eq!(pairer.calls.len(), 0);
+        let records = drained(&mut out);
+        assert_eq!(records.len(), 2001);
+        assert_eq!(records[2000]["call_id"], "open");
+        assert_eq!(records[2000]["tool"], "t0");
+        // Calls after that are dropped as soon as they are answered and handed on.
+        for n in 1001..=2000 {
+            pairer.boundary();
+            pairer.call(
+                Site::new(0, format!("/{n}")),
+                call(n),
+                Some(format!("c{n}")),
+            );
+            pairer.result(
+                Site::new(0, format!("/{n}/r")),
+                result(),
+                Target::Id(format!("c{n}")),
+            );
+            pairer.flush_in(None, &mut out);
+            assert!(pairer.calls.is_empty());
+        }
+        let records = drained(&mut out);
+        assert_eq!(records.len(), 2000);
+        assert_eq!(records[1998]["call_id"], "c2000");
+        assert_eq!(records[1999]["tool"], "t2000");
     }
 
     #[test]
