@@ -69,6 +69,16 @@ pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<
     }))
 }
 
+/// The ids of the built-in calls of rollout `lines` ([`responses::builtin_calls`]).
+pub(super) fn builtin_calls<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
+    responses::builtin_calls(lines.filter_map(|line| {
+        let map = line.as_object()?;
+        (str_of(map, "type") == Some("response_item"))
+            .then(|| map.get("payload"))
+            .flatten()
+    }))
+}
+
 /// A rollout read one line at a time. Its records are given session by session, in
 /// the order the sessions start ([`Threads`]).
 pub(super) struct Reader {

@@ -53,6 +53,28 @@ pub(super) fn answered<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<
         .collect()
 }
 
+/// The id of a built-in call item: its `call_id`, or its `id`.
+fn builtin_id(map: &Map) -> Option<String> {
+    map.get("call_id")
+        .and_then(id_text)
+        .or_else(|| map.get("id").and_then(id_text))
+}
+
+/// The ids of the built-in calls among `items` (`web_search_call`, `local_shell_call`,
+/// …: every `*_call` but function, custom tool and MCP calls), the only calls whose
+/// pairing [`answered`] decides: of the ids it gives, only these need be kept.
+pub(super) fn builtin_calls<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
+    items
+        .filter_map(|value| {
+            let map = value.as_object()?;
+            let ty = str_of(map, "type")?;
+            let builtin = ty.ends_with("_call")
+                && !matches!(ty, "function_call" | "custom_tool_call" | "mcp_call");
+            builtin.then(|| builtin_id(map))?
+        })
+        .collect()
+}
+
 /// One item, read into `pairer`.
 pub(super) fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: &mut Pairer) {
     let site = element.site.clone();
@@ -234,11 +256,7 @@ fn builtin_call(
     pairer: &mut Pairer,
 ) {
     let site = element.site.clone();
-    let id = map
-        .get("call_id")
-        .and_then(id_text)
-        .or_else(|| map.get("id").and_then(id_text));
-    let Some(id) = id else {
+    let Some(id) = builtin_id(map) else {
         return pairer.problem(site, format!("`{ty}` item has no `call_id` or `id`"));
     };
     let mut call = fields("call");

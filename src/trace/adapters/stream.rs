@@ -573,6 +573,8 @@ pub(super) fn plan_lines(
         enough: false,
     };
     let (mut codex_answered, mut responses_answered) = (FxHashSet::default(), FxHashSet::default());
+    // The ids of built-in calls: only those of the ids answered are read.
+    let (mut codex_builtin, mut responses_builtin) = (FxHashSet::default(), FxHashSet::default());
     // With `--format`, whether an element of that format was met, and the first
     // element clearly of another.
     let mut own = forced.is_none();
@@ -630,9 +632,11 @@ pub(super) fn plan_lines(
             // Until the format is known, as either; then only as the one it is.
             if !plan.decided || plan.format == Format::Codex {
                 codex_answered.extend(codex::answered(std::iter::once(&value)));
+                codex_builtin.extend(codex::builtin_calls(std::iter::once(&value)));
             }
             if !plan.decided || plan.format == Format::Responses {
                 responses_answered.extend(responses::answered(std::iter::once(&value)));
+                responses_builtin.extend(responses::builtin_calls(std::iter::once(&value)));
             }
         }
         let answers = matches!(plan.format, Format::Codex | Format::Responses);
@@ -641,11 +645,20 @@ pub(super) fn plan_lines(
             break;
         }
     }
+    // Kept while the file is read: the ids answered of its built-in calls.
+    let of_builtin = |answered: FxHashSet<String>, builtin: &FxHashSet<String>| {
+        Rc::new(
+            answered
+                .into_iter()
+                .filter(|id| builtin.contains(id))
+                .collect(),
+        )
+    };
     if plan.format == Format::Codex {
-        plan.codex_answered = Rc::new(codex_answered);
+        plan.codex_answered = of_builtin(codex_answered, &codex_builtin);
     }
     if plan.format == Format::Responses {
-        plan.responses_answered = Rc::new(responses_answered);
+        plan.responses_answered = of_builtin(responses_answered, &responses_builtin);
     }
     if let (Some(forced), Some((loc, format))) = (forced, other) {
         plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
