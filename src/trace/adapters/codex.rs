@@ -61,22 +61,22 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
 /// The call ids that the output items of rollout `lines` answer: a built-in call
 /// answered by one is paired with it ([`responses::answered`]).
 pub(super) fn answered<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
-    responses::answered(lines.filter_map(|line| {
-        let map = line.as_object()?;
-        (str_of(map, "type") == Some("response_item"))
-            .then(|| map.get("payload"))
-            .flatten()
-    }))
+    responses::answered(items(lines))
 }
 
 /// The ids of the built-in calls of rollout `lines` ([`responses::builtin_calls`]).
 pub(super) fn builtin_calls<'v>(lines: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
-    responses::builtin_calls(lines.filter_map(|line| {
+    responses::builtin_calls(items(lines))
+}
+
+/// The Responses items of rollout `lines`: the payloads of its `response_item` lines.
+fn items<'v>(lines: impl Iterator<Item = &'v Value>) -> impl Iterator<Item = &'v Value> {
+    lines.filter_map(|line| {
         let map = line.as_object()?;
         (str_of(map, "type") == Some("response_item"))
             .then(|| map.get("payload"))
             .flatten()
-    }))
+    })
 }
 
 /// A rollout read one line at a time. Its records are given session by session, in

@@ -622,19 +622,16 @@ mod tests {
         // One call never answered in its turn, then a thousand answered ones.
         pairer.call(Site::new(0, "/open".into()), call(0), Some("open".into()));
         pairer.flush_in(None, &mut out);
-        for n in 1..=1000 {
+        // A turn: call `n`, answered at once.
+        let turn = |pairer: &mut Pairer, out: &mut Out, n: usize| {
             pairer.boundary();
-            pairer.call(
-                Site::new(0, format!("/{n}")),
-                call(n),
-                Some(format!("c{n}")),
-            );
-            pairer.result(
-                Site::new(0, format!("/{n}/r")),
-                result(),
-                Target::Id(format!("c{n}")),
-            );
-            pairer.flush_in(None, &mut out);
+            let id = format!("c{n}");
+            pairer.call(Site::new(0, format!("/{n}")), call(n), Some(id.clone()));
+            pairer.result(Site::new(0, format!("/{n}/r")), result(), Target::Id(id));
+            pairer.flush_in(None, out);
+        };
+        for n in 1..=1000 {
+            turn(&mut pairer, &mut out, n);
         }
         // The open call holds back what follows its turn (a later result may still
         // answer it), so every call is kept.
@@ -654,18 +651,7 @@ mod tests {
         assert_eq!(records[2000]["tool"], "t0");
         // Calls after that are dropped as soon as they are answered and handed on.
         for n in 1001..=2000 {
-            pairer.boundary();
-            pairer.call(
-                Site::new(0, format!("/{n}")),
-                call(n),
-                Some(format!("c{n}")),
-            );
-            pairer.result(
-                Site::new(0, format!("/{n}/r")),
-                result(),
-                Target::Id(format!("c{n}")),
-            );
-            pairer.flush_in(None, &mut out);
+            turn(&mut pairer, &mut out, n);
             assert!(pairer.calls.is_empty());
         }
         let records = drained(&mut out);
