@@ -1300,6 +1300,13 @@ mod tests {
         )
     }
 
+    /// `runs` ([`plain_run`], [`anthropic_run`]) as a file of documents one per line.
+    fn document_lines(runs: &[String]) -> String {
+        let line = |run: &String| run.replace("\n    ", "").replace("\n  ", "");
+        let lines: Vec<String> = runs.iter().map(line).collect();
+        format!("{}\n", lines.join("\n"))
+    }
+
     #[test]
     fn large_runs_of_any_chat_format_stream_as_they_read_whole() {
         let big = |id: &str| anthropic_run(id, 40);
@@ -1330,9 +1337,7 @@ mod tests {
             streams_as_read_whole(&array, traces);
             // A file of documents whose first line holds no transcript is read whole.
             if runs[0] != numbers {
-                let line = |run: &String| run.replace("\n    ", "").replace("\n  ", "");
-                let lines: Vec<String> = runs.iter().map(line).collect();
-                streams_as_read_whole(&format!("{}\n", lines.join("\n")), traces);
+                streams_as_read_whole(&document_lines(&runs), traces);
             }
         }
         // With `--format`: the runs' format, and another one.
@@ -1377,9 +1382,7 @@ mod tests {
             let object = format!("{{\"version\": 1, \"runs\": {array}}}");
             streams_as_read_whole(&object, traces);
             // A file of documents one per line.
-            let line = |run: &String| run.replace("\n    ", "").replace("\n  ", "");
-            let lines: Vec<String> = runs.iter().map(line).collect();
-            streams_as_read_whole(&format!("{}\n", lines.join("\n")), traces);
+            streams_as_read_whole(&document_lines(&runs), traces);
         }
         // Keyed by session, out of key order, and as `--select` finds them.
         let sessions = format!(
@@ -1396,13 +1399,9 @@ mod tests {
     #[test]
     fn a_large_plain_run_is_handed_on_before_it_is_read_through() {
         let (a, b) = (plain_run("a", 400, "hi"), plain_run("b", 1, "hi"));
-        let one_line = |run: &str| run.replace("\n    ", "").replace("\n  ", "");
         for (text, trace) in [
             (format!("[{a}, {b}]"), "/0/messages (id a)"),
-            (
-                format!("{}\n{}\n", one_line(&a), one_line(&b)),
-                "line 1 /messages (id a)",
-            ),
+            (document_lines(&[a, b]), "line 1 /messages (id a)"),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("runs.json");

@@ -267,14 +267,9 @@ pub(super) fn check_plain(messages: Node<'_>, pointer: &str, tape: &mut Tape) ->
             return;
         }
         any = true;
-        let read = tape
-            .scan(node.text(), MESSAGE_NOTED)
-            .and_then(Plain::of)
-            .is_some_and(|message| {
-                let pointer = child_pointer(pointer, i);
-                let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
-                plain_message(&message, pointer, &mut site_at, &mut pairer)
-            });
+        let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
+        let pointer = child_pointer(pointer, i);
+        let read = plain_alone(node, tape, pointer, &mut site_at, &mut pairer);
         all &= read;
         i += 1;
         if i % AT_ONCE == 0 {
@@ -303,15 +298,24 @@ pub(super) fn read_plain_from(
         let start = node.offset();
         let mut site_at =
             |inner: Node<'_>, pointer| site_at(start + inner.offset(), inner.text().len(), pointer);
-        let read = tape
-            .scan(node.text(), MESSAGE_NOTED)
-            .and_then(Plain::of)
-            .is_some_and(|message| {
-                plain_message(&message, child_pointer(pointer, *i), &mut site_at, pairer)
-            });
+        let read = plain_alone(node, tape, child_pointer(pointer, *i), &mut site_at, pairer);
         debug_assert!(read, "bug: a message of a list checked plain is not");
         *i += 1;
     })
+}
+
+/// [`plain_message`] of the message `node`, scanned alone into `tape`; `false` when it
+/// is not plain.
+fn plain_alone(
+    node: Node<'_>,
+    tape: &mut Tape,
+    pointer: String,
+    site_at: &mut impl FnMut(Node<'_>, String) -> Site,
+    pairer: &mut Pairer,
+) -> bool {
+    tape.scan(node.text(), MESSAGE_NOTED)
+        .and_then(Plain::of)
+        .is_some_and(|message| plain_message(&message, pointer, site_at, pairer))
 }
 
 /// A plain message's members ([`read_plain`]), as raw JSON.

@@ -53,6 +53,12 @@ pub(super) fn answered<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<
         .collect()
 }
 
+/// Whether an item of type `ty` is a built-in call (`web_search_call`,
+/// `local_shell_call`, …: every `*_call` but function, custom tool and MCP calls).
+fn is_builtin_call(ty: &str) -> bool {
+    ty.ends_with("_call") && !matches!(ty, "function_call" | "custom_tool_call" | "mcp_call")
+}
+
 /// The id of a built-in call item: its `call_id`, or its `id`.
 fn builtin_id(map: &Map) -> Option<String> {
     map.get("call_id")
@@ -60,17 +66,14 @@ fn builtin_id(map: &Map) -> Option<String> {
         .or_else(|| map.get("id").and_then(id_text))
 }
 
-/// The ids of the built-in calls among `items` (`web_search_call`, `local_shell_call`,
-/// …: every `*_call` but function, custom tool and MCP calls), the only calls whose
-/// pairing [`answered`] decides: of the ids it gives, only these need be kept.
+/// The ids of the built-in calls among `items`, the only calls whose pairing
+/// [`answered`] decides: of the ids it gives, only these need be kept.
 pub(super) fn builtin_calls<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<String> {
     items
         .filter_map(|value| {
             let map = value.as_object()?;
             let ty = str_of(map, "type")?;
-            let builtin = ty.ends_with("_call")
-                && !matches!(ty, "function_call" | "custom_tool_call" | "mcp_call");
-            builtin.then(|| builtin_id(map))?
+            is_builtin_call(ty).then(|| builtin_id(map))?
         })
         .collect()
 }
@@ -175,7 +178,7 @@ pub(super) fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: 
             item_id(&mut record, map);
             pairer.result(site, record, Target::Id(call_id));
         }
-        _ if ty.ends_with("_call") => builtin_call(element, map, ty, answered, pairer),
+        _ if is_builtin_call(ty) => builtin_call(element, map, ty, answered, pairer),
         // Reasoning, tool listings, references: not records.
         _ => {}
     }

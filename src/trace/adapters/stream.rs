@@ -842,6 +842,17 @@ fn parsed_records(messages: Node<'_>, format: Format) -> bool {
     any
 }
 
+/// Where `site`, of a run read from its text, was pinned (every such site is).
+fn pinned(site: &Site) -> Location {
+    match &site.pinned {
+        Some(loc) => Location::clone(loc),
+        None => {
+            debug_assert!(false, "bug: a site of a run read from its text not pinned");
+            Location::default()
+        }
+    }
+}
+
 /// Where a run is, for the sites of its records: its document's index, its first line
 /// and its offset in the file.
 #[derive(Clone, Copy)]
@@ -852,12 +863,17 @@ struct RunAt {
 }
 
 impl RunAt {
+    /// The line of the byte at `start` in the text of a run at this place whose lines
+    /// start at `newlines`.
+    fn line_of(self, start: usize, newlines: &[usize]) -> u64 {
+        self.line + newlines.partition_point(|&at| at < start) as u64
+    }
     /// The site of the value at `start` of `len` bytes in the text of a run at this
     /// place whose lines start at `newlines`, at `pointer`, pinned to its location.
     fn site(self, (start, len): (usize, usize), pointer: String, newlines: &[usize]) -> Site {
         let pointer = Pointer::from(pointer);
         let loc = Location {
-            line: self.line + newlines.partition_point(|&at| at < start) as u64,
+            line: self.line_of(start, newlines),
             offset: self.offset + start as u64,
             len: len as u64,
             pointer: pointer.clone(),
@@ -1400,9 +1416,7 @@ impl Stream {
                     self.next_doc += 1;
                     self.offset = line.offset;
                     let number = line.number;
-                    let opened = lines.plain.open.as_ref();
-                    let opened = opened.filter(|open| open.recorded != Some(false));
-                    if let Some(name) = opened.map(|open| open.name.clone()) {
+                    if let Some(name) = lines.plain.to_decide() {
                         self.decide_before_run(Read::Lines(number), &name);
                     }
                     return Ok(true);
@@ -1453,11 +1467,7 @@ impl Stream {
                     &mut self.finisher,
                 ) {
                     elements.recycle(element.text);
-                    let opened = runs
-                        .open
-                        .as_ref()
-                        .filter(|open| open.recorded != Some(false));
-                    if let Some(name) = opened.map(|open| open.name.clone()) {
+                    if let Some(name) = runs.to_decide() {
                         let read = elements.count;
                         self.decide_before_run(Read::Elements(read), &name);
                     }
@@ -1650,6 +1660,21 @@ impl Runs {
         matches!(self.format, None | Some(Format::OpenAi)) && self.may_stream()
     }
 
+    /// How deep the scan of a run of `len` bytes notes its containers: a large run's,
+    /// its list's elements only, each message being scanned alone as it is read
+    /// ([`OpenRun`]); any other's, as deep as [`Runs::read_plain`] reads.
+    fn scan_depth(&self, len: usize) -> usize {
+        match self.is_large(len) {
+            true => 2,
+            false => PLAIN_NOTED,
+        }
+    }
+
+    /// Whether a run of `len` bytes is read a few messages at a time, if it can be.
+    fn is_large(&self, len: usize) -> bool {
+        self.may_stream() && len >= LARGE_RUN
+    }
+
     /// Whether a large run may be read a few messages at a time ([`OpenRun`]): the
     /// search of a run reaches its list when the list is no deeper than it looks.
     fn may_stream(&self) -> bool {
@@ -1672,9 +1697,7 @@ impl Runs {
         detected: &mut Detected,
         finisher: &mut Finisher,
     ) -> bool {
-        // A large run's scan notes its list's elements only: each message is scanned
-        // alone as it is read ([`OpenRun`]).
-        let large = self.may_stream() && element.text.len() >= LARGE_RUN;
+        let large = self.is_large(element.text.len());
         let may_be_plain = self.may_be_plain();
         if !may_be_plain && !large {
             return false;
@@ -1683,7 +1706,7 @@ impl Runs {
             true => Some(self.tape.node(&element.text)),
             false => self
                 .tape
-                .scan(&element.text, if large { 2 } else { PLAIN_NOTED }),
+                .scan(&element.text, self.scan_depth(element.text.len())),
         };
         let Some(run) = run else {
             return false;
@@ -1793,13 +1816,7 @@ impl Runs {
         self.found_format(detected, Format::OpenAi);
         finisher.element = Some(Vec::new());
         for item in out.items {
-            finisher.emitted(&name, item, |site| match &site.pinned {
-                Some(loc) => Location::clone(loc),
-                None => {
-                    debug_assert!(false, "bug: a site of a plain run not pinned");
-                    Location::default()
-                }
-            });
+            finisher.emitted(&name, item, pinned);
         }
         self.end_traces(base, finisher);
         true
@@ -1811,6 +1828,14 @@ impl Runs {
             detected.formats.push(format);
         }
         self.found = true;
+    }
+
+    /// The trace of the run just opened, unless it is known to give no record: whether
+    /// the input holds more than one trace may have to be decided before its records
+    /// are handed on ([`Stream::decide_before_run`]).
+    fn to_decide(&self) -> Option<String> {
+        let open = self.open.as_ref()?;
+        (open.recorded != Some(false)).then(|| open.name.clone())
     }
 
     /// Whether the open run gives any record.
@@ -1832,13 +1857,6 @@ impl Runs {
         let open = self.open.as_mut()?;
         let messages = self.tape.node_at(&open.text, open.list);
         let (at, newlines, name) = (open.at, &open.newlines, &open.name);
-        let pinned = |site: &Site| match &site.pinned {
-            Some(loc) => Location::clone(loc),
-            None => {
-                debug_assert!(false, "bug: a site of a run read from its text not pinned");
-                Location::default()
-            }
-        };
         let mut out = Out::default();
         match &mut open.how {
             HowRead::Plain { pairer, message } => {
@@ -1862,20 +1880,21 @@ impl Runs {
             HowRead::Parsed { lines, doc, .. } => {
                 let (pointer, i) = (&open.pointer, &mut open.i);
                 open.next = messages.elements_from(open.next, RUN_MESSAGES_AT_ONCE, |node| {
+                    // Each message a document of its own, as an element of a list is.
                     let start = node.offset();
-                    let message = Rc::new(Doc {
+                    let element = Scanned {
                         text: node.text().to_string(),
                         offset: at.offset + start as u64,
-                        line: at.line + newlines.partition_point(|&n| n < start) as u64,
-                        value: serde_json::from_str(node.text()).ok(),
-                        index: Default::default(),
-                        duplicates: Vec::new(),
-                        base: child_pointer(pointer, *i),
-                    });
+                        line: at.line_of(start, newlines),
+                        index: *i,
+                        key: None,
+                        taped: false,
+                    };
+                    let message =
+                        Rc::new(element_doc(finisher, element, child_pointer(pointer, *i)));
                     *i += 1;
                     *doc += 1;
                     let Some(value) = &message.value else {
-                        debug_assert!(false, "bug: a message of a scanned run does not parse");
                         return;
                     };
                     let mut out = current(*doc, &message);
@@ -2070,11 +2089,7 @@ impl DocLines {
         {
             return false;
         }
-        // A large run's scan notes its list's elements only ([`Runs::read_plain`]).
-        let depth = match text.len() >= LARGE_RUN {
-            true => 2,
-            false => PLAIN_NOTED,
-        };
+        let depth = self.plain.scan_depth(text.len());
         let Some(node) = self.plain.tape.scan(text, depth) else {
             return false;
         };
@@ -2632,7 +2647,8 @@ impl Elements {
         }))
     }
 
-    /// Reads past the next `count` elements, keeping nothing of them.
+    /// Reads past the next `count` elements, keeping nothing of them; an array that ends
+    /// before is one changed since its first pass.
     fn skip(&mut self, count: usize) -> io::Result<()> {
         for _ in 0..count {
             let scan = match &mut self.source {
@@ -2645,14 +2661,8 @@ impl Elements {
                     continue;
                 }
             };
-            match scan.next_byte()? {
-                Some(b',') if self.count > 0 => {
-                    scan.advance(1);
-                    scan.skip_ws()?;
-                }
-                Some(b']') | None => return Err(changed("fewer elements")),
-                Some(_) if self.count == 0 => {}
-                _ => return Err(changed("expected `,`")),
+            if !at_element(scan, self.count)? {
+                return Err(changed("fewer elements"));
             }
             scan.value(None)?;
             self.count += 1;
@@ -2696,18 +2706,9 @@ impl Elements {
                 return Ok(Some(false));
             }
         };
-        match scan.next_byte()? {
-            Some(b']') => {
-                self.done = true;
-                scan.advance(1);
-                return Ok(None);
-            }
-            Some(b',') if self.count > 0 => {
-                scan.advance(1);
-                scan.skip_ws()?;
-            }
-            Some(_) if self.count == 0 => {}
-            _ => return Err(changed("expected `,` or `]`")),
+        if !at_element(scan, self.count)? {
+            self.done = true;
+            return Ok(None);
         }
         (self.last_offset, self.last_line) = (scan.offset, scan.line);
         let mut taped = false;
@@ -2724,6 +2725,24 @@ impl Elements {
         }
         self.count += 1;
         Ok(Some(taped))
+    }
+}
+
+/// Moves `scan`, in an array after `read` of its elements, to the start of the next
+/// element (past the `,` before it); `false` past the `]` after the last.
+fn at_element(scan: &mut Scanner, read: usize) -> io::Result<bool> {
+    match scan.next_byte()? {
+        Some(b']') => {
+            scan.advance(1);
+            Ok(false)
+        }
+        Some(b',') if read > 0 => {
+            scan.advance(1);
+            scan.skip_ws()?;
+            Ok(true)
+        }
+        Some(_) if read == 0 => Ok(true),
+        _ => Err(changed("expected `,` or `]`")),
     }
 }
 
