@@ -244,76 +244,22 @@ pub(super) fn read_plain<'t>(
     true
 }
 
-/// How deep the containers of a message are whose members [`check_plain`] and
-/// [`read_plain_from`] note when they scan it alone: the message, its calls, a call,
-/// and its `function`.
+/// How deep the containers of a message are whose members [`plain_alone`] notes when
+/// it scans it alone: the message, its calls, a call, and its `function`.
 pub(super) const MESSAGE_NOTED: usize = 4;
 
-/// Whether [`read_plain`] reads the list `messages` (at `pointer`) from its text, found
-/// by reading it so without keeping what it builds: `None` when it does not, else
-/// whether the list gives any record. A large list is checked so before its records
-/// are handed on, a few messages at a time ([`read_plain_from`]): once any is, the
-/// list can no longer be read from its value instead. Only the list's elements need
-/// be noted in its scan: each message is scanned alone into `tape`.
-pub(super) fn check_plain(messages: Node<'_>, pointer: &str, tape: &mut Tape) -> Option<bool> {
-    /// Messages read into one throwaway pairer: whether one is plain does not depend
-    /// on the others, and what is built is dropped this often.
-    const AT_ONCE: usize = 1024;
-    let (mut all, mut any, mut recorded) = (true, false, false);
-    let mut pairer = Pairer::new(WHY_MISSING);
-    let mut i = 0;
-    let listed = messages.elements(|node| {
-        if !all {
-            return;
-        }
-        any = true;
-        let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
-        let pointer = child_pointer(pointer, i);
-        let read = plain_alone(node, tape, pointer, &mut site_at, &mut pairer);
-        all &= read;
-        i += 1;
-        if i % AT_ONCE == 0 {
-            recorded |= pairer.recorded();
-            pairer = Pairer::new(WHY_MISSING);
-        }
-    });
-    (listed && all && any).then_some(recorded || pairer.recorded())
-}
-
-/// Reads up to `count` more messages of a list that [`check_plain`] found plain, from
-/// the one at `from` (`None`: the first), which is message `*i`, into `pairer`, as
-/// [`read_plain`] reads them all, each scanned alone into `tape`: where the next
-/// message is, or `None` after the last. `site_at` makes the site of a value from
-/// where it starts in the list's text, its length and its pointer.
-pub(super) fn read_plain_from(
-    messages: Node<'_>,
-    from: Option<usize>,
-    count: usize,
-    (pointer, i): (&str, &mut usize),
-    tape: &mut Tape,
-    mut site_at: impl FnMut(usize, usize, String) -> Site,
-    pairer: &mut Pairer,
-) -> Option<usize> {
-    messages.elements_from(from, count, |node| {
-        let start = node.offset();
-        let mut site_at =
-            |inner: Node<'_>, pointer| site_at(start + inner.offset(), inner.text().len(), pointer);
-        let read = plain_alone(node, tape, child_pointer(pointer, *i), &mut site_at, pairer);
-        debug_assert!(read, "bug: a message of a list checked plain is not");
-        *i += 1;
-    })
-}
-
-/// [`plain_message`] of the message `node`, scanned alone into `tape`; `false` when it
-/// is not plain.
-fn plain_alone(
-    node: Node<'_>,
+/// [`plain_message`] of the message `text`, scanned alone into `tape`, at `pointer`;
+/// `false` when it is not plain (or not valid without a key twice). A large list's
+/// messages are read so, one at a time, with sites that `site_at` makes of a node of
+/// the message and its pointer.
+pub(super) fn plain_alone(
+    text: &str,
     tape: &mut Tape,
     pointer: String,
     site_at: &mut impl FnMut(Node<'_>, String) -> Site,
     pairer: &mut Pairer,
 ) -> bool {
-    tape.scan(node.text(), MESSAGE_NOTED)
+    tape.scan(text, MESSAGE_NOTED)
         .and_then(Plain::of)
         .is_some_and(|message| plain_message(&message, pointer, site_at, pairer))
 }

@@ -40,16 +40,17 @@
 //!   beside scalar members (an id, a model), is not parsed: one scan checks it and notes
 //!   where its members are ([`Tape`]), and its records are built from its text and
 //!   located by the scan ([`Runs::read_plain`], [`openai::read_plain`]); any other run
-//!   is parsed and searched. A run of a MiB or more that is an object of scalar members
-//!   and one list of chat messages (OpenAI, Anthropic, Gemini CLI), as the tally of its
-//!   messages' formats finds it, is read a few messages at a time ([`OpenRun`]), so
-//!   what is held is its text and scan, not its value or its records: plain OpenAI
-//!   messages from their text, once a first reading that keeps nothing
-//!   ([`openai::check_plain`]) has found every one plain (after a record is handed on,
-//!   the run could no longer be read from its value instead) and whether it gives a
-//!   record; any other list a message at a time, each parsed alone and read by its
-//!   format's adapter as a document's message list is. A minified document on one line
-//!   streams the same way.
+//!   is parsed and searched. A run of a MiB or more is not held: the first pass and
+//!   the scanner only measure it, and read it again from the file a piece at a time
+//!   (one member's value, or one element of a list, at a time). One that is an object
+//!   of scalar members and one list of chat messages (OpenAI, Anthropic, Gemini CLI), as
+//!   the tally of its messages' formats finds it, is read a few messages at a time
+//!   ([`run::OpenRun`]): plain OpenAI messages from their text, once a first reading that
+//!   keeps nothing has found every one plain (after a record is handed on, the run could
+//!   no longer be read from its value instead) and whether it gives a record; any other
+//!   list a message at a time, each parsed alone and read by its format's adapter as a
+//!   document's message list is. A large run of any other shape is read whole from the
+//!   file. A minified document on one line streams the same way.
 //!   Still read whole: ToolBench trees; OpenTelemetry exports inside runs are held to
 //!   the end.
 //! - a file of JSON documents one per line, on more than one line, a line at a time
@@ -57,7 +58,8 @@
 //!   adapted as reading the whole file does it, handed on, and dropped, and the traces
 //!   named after its line then end; a line that is a plain run is read from its text,
 //!   as a plain run of a document is ([`DocLines::read_plain`]), a large one a few
-//!   messages at a time ([`OpenRun`]). A line that holds no transcript is a bad line
+//!   messages at a time from the file ([`run::OpenRun`]), the line itself being held by
+//!   the line reader. A line that holds no transcript is a bad line
 //!   once any line holds one, and the first of them says the file is in no format if
 //!   none does: such lines are kept, as places, until a line with a transcript (they
 //!   come before its records) or the end.
@@ -109,6 +111,7 @@
 
 pub(super) mod doc_plan;
 pub(super) mod otlp;
+mod run;
 mod scan;
 
 use std::borrow::Cow;
@@ -119,7 +122,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::detect::{ListTally, Signal, element_like, shallow_scanned, signal};
+use super::detect::{element_like, shallow_scanned};
 use super::document::{
     Current, Doc, adapt, foreign_message, holds_nothing_at, is_empty_transcript, line_doc,
     malformed, no_transcript, parse_unique, selection_problem, selects_nothing_at, sub_trace_name,
@@ -128,7 +131,7 @@ use super::document::{
 use super::search::{self, Found, Search};
 use super::select::Step;
 use super::shared::{Map, Pairer};
-use super::unique::{Node, Spot, Tape};
+use super::unique::{Node, Tape};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
@@ -138,6 +141,7 @@ use crate::trace::reader::{Line, LineContent, LineReader};
 use crate::trace::spool::Spool;
 use crate::trace::{Location, Pointer, Record};
 use doc_plan::{DocPlan, Place, What};
+use run::OpenRun;
 use scan::{Scanner, changed};
 
 /// A transcript input being streamed.
@@ -697,10 +701,11 @@ struct Runs {
     whole: Location,
     /// The scan of the last run read from its text, kept for the next.
     tape: Tape,
-    /// Whether a large plain run is handed on a few messages at a time ([`OpenRun`]):
-    /// in a document of runs, whose next run is read only once this one is done.
-    large: bool,
-    /// The large plain run being read.
+    /// The file being read, when a large run is handed on a few messages at a time
+    /// ([`run::OpenRun`]), read again from its place in it: in a document of runs, whose
+    /// next run is read only once this one is done.
+    file: Option<Rc<std::path::Path>>,
+    /// The large run being read.
     open: Option<OpenRun>,
 }
 
@@ -713,8 +718,9 @@ enum Read {
     Lines(u64),
 }
 
-/// Bytes from which a plain run of a document of runs is read a few messages at a time
-/// ([`OpenRun`]) rather than all at once.
+/// Bytes from which a run of a document of runs (or an element the first pass reads)
+/// is measured but not held, and read again from the file a piece at a time: a few
+/// messages at a time when it can be ([`run::OpenRun`]).
 pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
     2048
 } else {
@@ -723,124 +729,6 @@ pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
 
 /// Messages of an [`OpenRun`] read at a time.
 const RUN_MESSAGES_AT_ONCE: usize = if cfg!(any(test, fuzzing)) { 3 } else { 1024 };
-
-/// A large run whose records are handed on a few messages at a time, its text scanned
-/// into [`Runs::tape`] as far as its list's elements: an object whose one array
-/// member is a list of chat messages (OpenAI, Anthropic, Gemini CLI) beside scalar
-/// members, which the search of the run would find, as the tally of its messages'
-/// formats says, and adapt as one transcript.
-struct OpenRun {
-    text: String,
-    /// Its list of messages, and where the next message is in the tape.
-    list: Spot,
-    next: Option<usize>,
-    /// The next message's index, and the list's pointer.
-    i: usize,
-    pointer: String,
-    /// The trace its records are in, and the run's place in the document.
-    name: String,
-    base: String,
-    /// Whether it gives any record, when known (of a plain run).
-    recorded: Option<bool>,
-    /// Where it is: its document's index, and its line and offset in the file.
-    at: RunAt,
-    /// Where each line of the run starts in its text.
-    newlines: Vec<usize>,
-    how: HowRead,
-}
-
-/// How an [`OpenRun`]'s messages are read.
-enum HowRead {
-    /// Plain OpenAI messages, checked plain ([`openai::check_plain`]) before any record
-    /// was handed on, so that none can turn out to need the run's value: built from
-    /// their text, each scanned alone into `message`.
-    Plain { pairer: Pairer, message: Tape },
-    /// Any other chat messages, each parsed alone and read by its format's adapter as a
-    /// document's message list is ([`Stream::element`]), as document `doc` (a number
-    /// of the run's own, by which the adapter tells the message being read).
-    Parsed {
-        lines: Lines,
-        format: Format,
-        doc: usize,
-    },
-}
-
-/// A message of a list read as `--format` says that is clearly of another format: its
-/// index, its scan and that format.
-type Foreign<'t> = (usize, Node<'t>, Format);
-
-/// The format of the list `messages`, as the search of its run would find it from its
-/// messages' values ([`super::detect::list_format`]), read from each message's scan
-/// only as far as saying its format takes; `None` when it finds none, or a message
-/// does not say. With `--format`'s `format`, also the first message (its index and
-/// scan) that is clearly of another format, and which, when none is of `format`: the
-/// reading of the whole document says so ([`foreign_message`]).
-fn list_format_scanned(
-    messages: Node<'_>,
-    format: Option<Format>,
-) -> Option<(Format, Option<Foreign<'_>>)> {
-    let mut tally = ListTally::new(format);
-    let (mut told, mut own, mut other, mut i) = (true, false, None, 0);
-    let listed = messages.elements(|element| {
-        match shallow_scanned(element) {
-            Some(value) => {
-                let said = signal(&value);
-                if let (Some(forced), Signal::Strong(found)) = (format, &said) {
-                    match *found == forced {
-                        true => own = true,
-                        false => _ = other.get_or_insert((i, element, *found)),
-                    }
-                }
-                tally.add(said);
-            }
-            None => told = false,
-        }
-        i += 1;
-    });
-    let found = tally.format().filter(|_| listed && told)?;
-    Some((found, other.filter(|_| !own)))
-}
-
-/// The adapter of a large run's messages in `format`: chat messages only, one trace
-/// whatever they hold, whose adapter needs nothing found in a first pass.
-fn run_messages(format: Format) -> Option<Lines> {
-    match format {
-        Format::OpenAi | Format::Anthropic | Format::Gemini => {
-            Lines::of(format, Rc::default(), Rc::default())
-        }
-        _ => None,
-    }
-}
-
-/// Whether the messages of `messages` in `format` give any record, read one at a time
-/// as [`HowRead::Parsed`] reads them, up to the first that does.
-fn parsed_records(messages: Node<'_>, format: Format) -> bool {
-    let Some(mut lines) = run_messages(format) else {
-        return false;
-    };
-    let mut out = Out::default();
-    let mut any = false;
-    let mut i = 0;
-    messages.elements(|node| {
-        if any {
-            return;
-        }
-        if let Ok(value) = serde_json::from_str::<Value>(node.text()) {
-            let site = Site::new(i, i.to_string());
-            lines.element(
-                &Element {
-                    value: &value,
-                    site,
-                },
-                &mut out,
-            );
-            out.items.clear();
-        }
-        any = lines.recorded();
-        i += 1;
-    });
-    any
-}
 
 /// Where `site`, of a run read from its text, was pinned (every such site is).
 fn pinned(site: &Site) -> Location {
@@ -1015,8 +903,12 @@ impl Stream {
         }
         // The traces before it and after it; then its own, unless they hold it.
         let mut traces = survey.traces();
-        if traces < 2 && !survey.finisher.origins.contains_key(name) && self.open_records() {
-            traces += 1;
+        if traces < 2 && !survey.finisher.origins.contains_key(name) {
+            match self.open_records() {
+                Ok(true) => traces += 1,
+                Ok(false) => {}
+                Err(_) => return,
+            }
         }
         self.surveyed = self.surveyed.max(traces);
         self.finisher.many = traces > 1;
@@ -1024,11 +916,11 @@ impl Stream {
     }
 
     /// Whether the large run being read gives any record.
-    fn open_records(&self) -> bool {
+    fn open_records(&self) -> io::Result<bool> {
         match &self.reader {
             Reader::Runs(runs) => runs.open_records(),
             Reader::DocLines(lines) => lines.plain.open_records(),
-            Reader::Lines(_) | Reader::Otel => false,
+            Reader::Lines(_) | Reader::Otel => Ok(false),
         }
     }
 
@@ -1111,13 +1003,20 @@ impl Stream {
                     depth,
                     object: object.map(|members| members.names),
                     prefix: plan.prefix,
-                    large: true,
+                    file: Some(Rc::from(path)),
                     ..Runs::default()
                 }),
                 plan.layout,
                 Vec::new(),
             ),
         };
+        // A large run is measured, not kept, when it may be read a few messages at a
+        // time: from its place in the file.
+        if let (Docs::Array(elements), Reader::Runs(runs)) = (&mut stream.docs, &stream.reader)
+            && runs.may_stream()
+        {
+            elements.large = runs.file.clone();
+        }
         let path = path.to_path_buf();
         stream.reopen = Some(Box::new(move || {
             Stream::document(&path, again, format).map(Some)
@@ -1167,7 +1066,7 @@ impl Stream {
                 plain: Runs {
                     format: options.format,
                     select: None,
-                    large: true,
+                    file: Some(Rc::from(path)),
                     ..Runs::default()
                 },
                 ..DocLines::default()
@@ -1398,7 +1297,7 @@ impl Stream {
                 Reader::DocLines(lines),
             ) => {
                 if lines.plain.open.is_some() {
-                    lines.plain.read_open(&mut self.finisher);
+                    lines.plain.read_open(&mut self.finisher)?;
                     return Ok(true);
                 }
                 let Some(line) = reader.next_line()? else {
@@ -1411,7 +1310,7 @@ impl Stream {
                         &line.location(),
                         &mut self.detected,
                         &mut self.finisher,
-                    )
+                    )?
                 {
                     self.next_doc += 1;
                     self.offset = line.offset;
@@ -1442,9 +1341,7 @@ impl Stream {
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {
                 if runs.open.is_some() {
-                    if let Some(text) = runs.read_open(&mut self.finisher) {
-                        elements.recycle(text);
-                    }
+                    runs.read_open(&mut self.finisher)?;
                     return Ok(true);
                 }
                 // A run that may be plain is scanned as its end is found, for
@@ -1465,7 +1362,7 @@ impl Stream {
                     &base,
                     &mut self.detected,
                     &mut self.finisher,
-                ) {
+                )? {
                     elements.recycle(element.text);
                     if let Some(name) = runs.to_decide() {
                         let read = elements.count;
@@ -1473,6 +1370,8 @@ impl Stream {
                     }
                     return Ok(true);
                 }
+                // A large run is read whole after all: from its place in the file.
+                elements.hold(&mut element)?;
                 let doc = Rc::new(element_doc(&mut self.finisher, element, base));
                 runs.read(index, &doc, &mut self.detected, &mut self.finisher);
                 Ok(true)
@@ -1660,12 +1559,13 @@ impl Runs {
         matches!(self.format, None | Some(Format::OpenAi)) && self.may_stream()
     }
 
-    /// How deep the scan of a run of `len` bytes notes its containers: a large run's,
-    /// its list's elements only, each message being scanned alone as it is read
-    /// ([`OpenRun`]); any other's, as deep as [`Runs::read_plain`] reads.
+    /// How deep the scan of a run of `len` bytes on a line notes its containers: a
+    /// large run's, its members only (it is read again from the file, each message
+    /// scanned alone, [`run::OpenRun`]); any other's, as deep as [`Runs::read_plain`]
+    /// reads.
     fn scan_depth(&self, len: usize) -> usize {
         match self.is_large(len) {
-            true => 2,
+            true => 1,
             false => PLAIN_NOTED,
         }
     }
@@ -1675,10 +1575,10 @@ impl Runs {
         self.may_stream() && len >= LARGE_RUN
     }
 
-    /// Whether a large run may be read a few messages at a time ([`OpenRun`]): the
+    /// Whether a large run may be read a few messages at a time ([`run::OpenRun`]): the
     /// search of a run reaches its list when the list is no deeper than it looks.
     fn may_stream(&self) -> bool {
-        self.large && self.select.is_none() && self.depth < search::SEARCH_DEPTH
+        self.file.is_some() && self.select.is_none() && self.depth < search::SEARCH_DEPTH
     }
 
     /// Reads run `index`, `element` at `base`, from its text when it is plain, as
@@ -1688,7 +1588,9 @@ impl Runs {
     /// scanned as it was read ([`Scanned::taped`]), that scan is used; else one scan
     /// checks the run (what its value would parse) and notes where its members are,
     /// down to each call's `function`; its records are built from the text and
-    /// located by the scan. Returns `false`, having read nothing, for any other run.
+    /// located by the scan. A large run is opened to be read from the file a few
+    /// messages at a time instead, if it can be ([`Runs::open_large`]). Returns
+    /// `false`, having read nothing, for any other run.
     fn read_plain(
         &mut self,
         index: usize,
@@ -1696,20 +1598,19 @@ impl Runs {
         base: &str,
         detected: &mut Detected,
         finisher: &mut Finisher,
-    ) -> bool {
-        let large = self.is_large(element.text.len());
-        let may_be_plain = self.may_be_plain();
-        if !may_be_plain && !large {
-            return false;
+    ) -> io::Result<bool> {
+        if self.is_large(element.len) {
+            return self.open_large(index, element, base, detected, finisher);
+        }
+        if !self.may_be_plain() {
+            return Ok(false);
         }
         let run = match element.taped {
             true => Some(self.tape.node(&element.text)),
-            false => self
-                .tape
-                .scan(&element.text, self.scan_depth(element.text.len())),
+            false => self.tape.scan(&element.text, PLAIN_NOTED),
         };
         let Some(run) = run else {
-            return false;
+            return Ok(false);
         };
         // The search of the run finds the list in its one array member, but for the
         // arrays it reads as other formats; the other members, scalars, hold nothing
@@ -1731,7 +1632,7 @@ impl Runs {
             }
         });
         let Some((key, messages)) = list.filter(|_| read && plain) else {
-            return false;
+            return Ok(false);
         };
         let pointer = child_pointer(base, key);
         // Where each line of the run starts, for the lines of the records in it.
@@ -1741,76 +1642,12 @@ impl Runs {
             line: element.line,
             offset: element.offset,
         };
-        if large {
-            let mut message = Tape::default();
-            let plain = match may_be_plain {
-                true => openai::check_plain(messages, &pointer, &mut message),
-                false => None,
-            };
-            let (how, format, recorded) = match plain {
-                Some(recorded) => {
-                    let pairer = Pairer::new(openai::WHY_MISSING);
-                    let how = HowRead::Plain { pairer, message };
-                    (how, Format::OpenAi, Some(recorded))
-                }
-                None => {
-                    let Some((format, foreign)) = list_format_scanned(messages, self.format) else {
-                        return false;
-                    };
-                    let Some(lines) = run_messages(format) else {
-                        return false;
-                    };
-                    // Said before the list's records, as the whole reading says it.
-                    if let (Some(forced), Some((i, node, other))) = (self.format, foreign) {
-                        let site = (node.offset(), node.text().len());
-                        let site = at.site(site, child_pointer(&pointer, i), &newlines);
-                        let loc = site.pinned.as_deref().cloned().unwrap_or_default();
-                        finisher.item_problem(malformed(loc, foreign_message(forced, other)));
-                    }
-                    (
-                        HowRead::Parsed {
-                            lines,
-                            format,
-                            doc: 0,
-                        },
-                        format,
-                        None,
-                    )
-                }
-            };
-            let name = search::name(&self.prefix, &pointer, Some(&parent));
-            if finisher.count_only {
-                // All a first pass needs: whether it has a trace, and its name.
-                if recorded.unwrap_or_else(|| parsed_records(messages, format)) {
-                    finisher.count(&name, None);
-                }
-                self.found_format(detected, format);
-                return true;
-            }
-            let list = messages.spot();
-            self.found_format(detected, format);
-            finisher.element = Some(Vec::new());
-            self.open = Some(OpenRun {
-                text: std::mem::take(&mut element.text),
-                list,
-                next: None,
-                i: 0,
-                pointer,
-                name,
-                base: base.to_string(),
-                recorded,
-                at,
-                newlines,
-                how,
-            });
-            return true;
-        }
         let site_at = |node: Node<'_>, pointer: String| {
             at.site((node.offset(), node.text().len()), pointer, &newlines)
         };
         let mut out = Out::default();
         if !openai::read_plain(messages, &pointer, site_at, &mut out) {
-            return false;
+            return Ok(false);
         }
         let name = search::name(&self.prefix, &pointer, Some(&parent));
         self.found_format(detected, Format::OpenAi);
@@ -1819,7 +1656,7 @@ impl Runs {
             finisher.emitted(&name, item, pinned);
         }
         self.end_traces(base, finisher);
-        true
+        Ok(true)
     }
 
     /// Notes that a run read from its text, a transcript in `format`, was found.
@@ -1828,99 +1665,6 @@ impl Runs {
             detected.formats.push(format);
         }
         self.found = true;
-    }
-
-    /// The trace of the run just opened, unless it is known to give no record: whether
-    /// the input holds more than one trace may have to be decided before its records
-    /// are handed on ([`Stream::decide_before_run`]).
-    fn to_decide(&self) -> Option<String> {
-        let open = self.open.as_ref()?;
-        (open.recorded != Some(false)).then(|| open.name.clone())
-    }
-
-    /// Whether the open run gives any record.
-    fn open_records(&self) -> bool {
-        let Some(open) = &self.open else {
-            return false;
-        };
-        let messages = || self.tape.node_at(&open.text, open.list);
-        match (&open.recorded, &open.how) {
-            (Some(recorded), _) => *recorded,
-            (None, HowRead::Parsed { format, .. }) => parsed_records(messages(), *format),
-            (None, HowRead::Plain { .. }) => false,
-        }
-    }
-
-    /// Reads the next few messages of the open run and hands on what is final of its
-    /// records; at its end, ends its traces and gives back its text.
-    fn read_open(&mut self, finisher: &mut Finisher) -> Option<String> {
-        let open = self.open.as_mut()?;
-        let messages = self.tape.node_at(&open.text, open.list);
-        let (at, newlines, name) = (open.at, &open.newlines, &open.name);
-        let mut out = Out::default();
-        match &mut open.how {
-            HowRead::Plain { pairer, message } => {
-                let site_at = |start, len, pointer| at.site((start, len), pointer, newlines);
-                open.next = openai::read_plain_from(
-                    messages,
-                    open.next,
-                    RUN_MESSAGES_AT_ONCE,
-                    (&open.pointer, &mut open.i),
-                    message,
-                    site_at,
-                    pairer,
-                );
-                match open.next {
-                    None => {
-                        std::mem::replace(pairer, Pairer::new(openai::WHY_MISSING)).finish(&mut out)
-                    }
-                    Some(_) => pairer.flush_in(None, &mut out),
-                }
-            }
-            HowRead::Parsed { lines, doc, .. } => {
-                let (pointer, i) = (&open.pointer, &mut open.i);
-                open.next = messages.elements_from(open.next, RUN_MESSAGES_AT_ONCE, |node| {
-                    // Each message a document of its own, as an element of a list is.
-                    let start = node.offset();
-                    let element = Scanned {
-                        text: node.text().to_string(),
-                        offset: at.offset + start as u64,
-                        line: at.line_of(start, newlines),
-                        index: *i,
-                        key: None,
-                        taped: false,
-                    };
-                    let message =
-                        Rc::new(element_doc(finisher, element, child_pointer(pointer, *i)));
-                    *i += 1;
-                    *doc += 1;
-                    let Some(value) = &message.value else {
-                        return;
-                    };
-                    let mut out = current(*doc, &message);
-                    let site = Site::new(*doc, message.base.clone());
-                    lines.element(&Element { value, site }, &mut out);
-                    for item in out.items {
-                        finisher.emitted(name, item, |site| match &site.pinned {
-                            Some(loc) => Location::clone(loc),
-                            None => locate(&message, *doc, site),
-                        });
-                    }
-                });
-                if open.next.is_none() {
-                    std::mem::replace(lines, Lines::Native).finish(&mut out);
-                }
-            }
-        }
-        for item in out.items {
-            finisher.emitted(name, item, pinned);
-        }
-        if open.next.is_some() {
-            return None;
-        }
-        let open = self.open.take()?;
-        self.end_traces(&open.base, finisher);
-        Some(open.text)
     }
 
     /// Ends the traces of the run just read, `doc`: every record of theirs has been
@@ -1941,9 +1685,9 @@ impl Runs {
     /// What only the end of the document can tell: its OpenTelemetry spans, and
     /// whether it held any transcript.
     fn finish(mut self, finisher: &mut Finisher) {
-        while self.open.is_some() {
-            self.read_open(finisher);
-        }
+        // A run is read through before the next: one still open here is one whose
+        // reading failed, which the stream says.
+        self.open = None;
         read_exports(&self.otel, false, finisher);
         match &self.select {
             None if !self.found && self.any => {
@@ -2081,41 +1825,49 @@ impl DocLines {
         loc: &Location,
         detected: &mut Detected,
         finisher: &mut Finisher,
-    ) -> bool {
+    ) -> io::Result<bool> {
         if self.select.is_some()
             || !matches!(self.format, None | Some(Format::OpenAi))
             || (!self.found && !self.held.is_empty())
             || !text.trim_start().starts_with('{')
         {
-            return false;
+            return Ok(false);
         }
         let depth = self.plain.scan_depth(text.len());
         let Some(node) = self.plain.tape.scan(text, depth) else {
-            return false;
+            return Ok(false);
         };
         // The search of a document looks at its top level as at no run: a document
         // that is one message is read as that message.
         match shallow_scanned(node) {
             Some(value) if !element_like(&value, self.format) => {}
-            _ => return false,
+            _ => return Ok(false),
         }
         self.plain.prefix = format!("line {}", loc.line);
+        // A large run is read again from the file, a message at a time: its text is
+        // not copied.
+        let large = self.plain.is_large(text.len());
         let mut element = Scanned {
-            text: text.to_string(),
+            text: if large {
+                String::new()
+            } else {
+                text.to_string()
+            },
             offset: loc.offset,
             line: loc.line,
             index: 0,
             key: None,
-            taped: true,
+            taped: !large,
+            len: text.len(),
         };
         if !self
             .plain
-            .read_plain(index, &mut element, "", detected, finisher)
+            .read_plain(index, &mut element, "", detected, finisher)?
         {
-            return false;
+            return Ok(false);
         }
         self.found = true;
-        true
+        Ok(true)
     }
 
     /// Finds and adapts the transcripts of document `index`, one line of the file.
@@ -2192,9 +1944,9 @@ impl DocLines {
     /// What only the end of the file can tell: its OpenTelemetry spans, and whether it
     /// held any transcript.
     fn finish(mut self, finisher: &mut Finisher) {
-        while self.plain.open.is_some() {
-            self.plain.read_open(finisher);
-        }
+        // A run is read through before the next line: one still open here is one whose
+        // reading failed, which the stream says.
+        self.plain.open = None;
         read_exports(&self.otel, true, finisher);
         if let Some(first) = self.held.into_iter().next() {
             finisher.early_problem(unknown_format_at(first, self.format));
@@ -2525,6 +2277,10 @@ struct Elements {
     last_len: usize,
     /// The text of an element read and done with, whose buffer the next one takes.
     spare: String,
+    /// The file read, when an element of [`LARGE_RUN`] bytes or more is measured but
+    /// not kept ([`Scanned::len`]), to be read again from its place if it is wanted
+    /// whole ([`Elements::hold`]).
+    large: Option<Rc<std::path::Path>>,
 }
 
 /// Where [`Elements`] reads from.
@@ -2552,6 +2308,9 @@ struct Scanned {
     key: Option<String>,
     /// Whether the tape [`Elements::next`] was given holds the scan of `text`.
     taped: bool,
+    /// Its length: more than `text` holds, which is then empty, when it is large and
+    /// was measured but not kept.
+    len: usize,
 }
 
 impl Elements {
@@ -2619,6 +2378,7 @@ impl Elements {
             last_line: 0,
             last_len: 0,
             spare: String::new(),
+            large: None,
         }
     }
 
@@ -2632,7 +2392,7 @@ impl Elements {
         // the last element was: elements are alike, so one allocation each.
         let mut bytes = std::mem::take(&mut self.spare).into_bytes();
         bytes.reserve(self.last_len);
-        let Some(taped) = self.next_into(&mut bytes, tape)? else {
+        let Some((taped, len)) = self.next_into(&mut bytes, tape)? else {
             return Ok(None);
         };
         self.last_len = bytes.len();
@@ -2644,6 +2404,7 @@ impl Elements {
             index: self.count - 1,
             key: self.key.take(),
             taped,
+            len,
         }))
     }
 
@@ -2670,6 +2431,21 @@ impl Elements {
         Ok(())
     }
 
+    /// Reads the text of `element`, when it was measured but not kept, from its place
+    /// in the file.
+    fn hold(&mut self, element: &mut Scanned) -> io::Result<()> {
+        if element.text.len() == element.len {
+            return Ok(());
+        }
+        let path = self
+            .large
+            .as_ref()
+            .ok_or_else(|| changed("an element not kept"))?;
+        let bytes = run::read_at(path, element.offset, element.len)?;
+        element.text = String::from_utf8(bytes).map_err(|_| changed("not UTF-8"))?;
+        Ok(())
+    }
+
     /// Gives back the text of an element that is done with, for the next one's bytes.
     fn recycle(&mut self, text: String) {
         if text.capacity() <= SPARE_LIMIT {
@@ -2678,12 +2454,18 @@ impl Elements {
     }
 
     /// Reads the next element's bytes into `bytes` (cleared first), and scans them into
-    /// `tape` when it can ([`Elements::next`]): whether it did; `None` after the last.
+    /// `tape` when it can ([`Elements::next`]): whether it did, and the element's
+    /// length (only measured, `bytes` left empty, when it is large and may be read
+    /// again); `None` after the last.
     fn next_into(
         &mut self,
         bytes: &mut Vec<u8>,
         tape: Option<(&mut Tape, usize)>,
-    ) -> io::Result<Option<bool>> {
+    ) -> io::Result<Option<(bool, usize)>> {
+        let cap = match self.large {
+            Some(_) => LARGE_RUN,
+            None => usize::MAX,
+        };
         bytes.clear();
         if self.done {
             return Ok(None);
@@ -2698,12 +2480,15 @@ impl Elements {
                 use std::io::{Read as _, Seek as _};
                 file.seek(io::SeekFrom::Start(place.offset))?;
                 let len = usize::try_from(place.len).map_err(|_| changed("a member too long"))?;
-                bytes.resize(len, 0);
-                file.read_exact(bytes)?;
                 (self.last_offset, self.last_line) = (place.offset, place.line);
                 self.key = Some(place.key);
                 self.count += 1;
-                return Ok(Some(false));
+                if len >= cap {
+                    return Ok(Some((false, len)));
+                }
+                bytes.resize(len, 0);
+                file.read_exact(bytes)?;
+                return Ok(Some((false, len)));
             }
         };
         if !at_element(scan, self.count)? {
@@ -2720,11 +2505,17 @@ impl Elements {
                 taped = true;
             }
         }
-        if !taped {
-            scan.value(Some(bytes))?;
-        }
+        let len = match taped {
+            true => bytes.len(),
+            false => usize::try_from(scan.value_upto(Some(bytes), cap)?)
+                .map_err(|_| changed("an element too long"))?,
+        };
         self.count += 1;
-        Ok(Some(taped))
+        if len >= cap {
+            bytes.clear();
+            return Ok(Some((false, len)));
+        }
+        Ok(Some((taped, len)))
     }
 }
 
@@ -2758,6 +2549,29 @@ mod tests {
     use crate::trace::reader::LineReader;
 
     const MAX_LINE_BYTES: usize = 1 << 20;
+
+    #[test]
+    fn a_large_element_is_measured_and_read_again_only_when_wanted() {
+        let messages = vec![r#"{"role": "user", "content": "hello"}"#; 100].join(", ");
+        let large = format!(r#"{{"id": "r", "messages": [{messages}]}}"#);
+        assert!(large.len() >= super::LARGE_RUN);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("runs.json");
+        std::fs::write(&path, format!("[{{\"a\": 1}},\n{large},\n{{\"b\": 2}}]")).expect("written");
+        let file = std::fs::File::open(&path).expect("opens");
+        let input = Box::new(std::io::BufReader::new(file));
+        let mut elements = super::Elements::at(input, &[], String::new()).expect("an array");
+        elements.large = Some(std::rc::Rc::from(path.as_path()));
+        let mut next = || elements.next(None).expect("reads").expect("an element");
+        assert_eq!(next().text, r#"{"a": 1}"#);
+        let mut second = next();
+        assert_eq!((second.text.as_str(), second.len), ("", large.len()));
+        assert_eq!((second.line, second.offset), (2, 11));
+        assert_eq!(next().text, r#"{"b": 2}"#);
+        elements.hold(&mut second).expect("reads again");
+        assert_eq!(second.text, large);
+        assert!(elements.next(None).expect("reads").is_none());
+    }
 
     /// Where each session of a log ends (after which document, that first), how many
     /// traces it holds, and the names two sessions share.

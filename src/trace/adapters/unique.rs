@@ -140,17 +140,6 @@ impl Tape {
         Some(end)
     }
 
-    /// The node of this tape that [`Node::spot`] gave, `text` being the scanned text.
-    pub(super) fn node_at<'t>(&'t self, text: &'t str, spot: Spot) -> Node<'t> {
-        Node {
-            tape: self,
-            text,
-            value: spot.value,
-            items: spot.items,
-            depth: spot.depth,
-        }
-    }
-
     /// The value [`Tape::scan_prefix`] found, `text` being its text.
     pub(super) fn node<'t>(&'t self, text: &'t str) -> Node<'t> {
         Node {
@@ -173,15 +162,6 @@ impl Tape {
         self.root = (start, end);
         valid
     }
-}
-
-/// Where a [`Node`] is in its tape, to be found again ([`Tape::node_at`]) once the
-/// borrows of the text and the tape have ended.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Spot {
-    value: (usize, usize),
-    items: (usize, usize),
-    depth: usize,
 }
 
 /// A value of a scanned text: its raw JSON, and the items inside it when it is a
@@ -230,52 +210,11 @@ impl<'t> Node<'t> {
         })
     }
 
-    /// Where it is, to be found again.
-    pub(super) fn spot(&self) -> Spot {
-        Spot {
-            value: self.value,
-            items: self.items,
-            depth: self.depth,
-        }
-    }
-
-    /// Hands up to `count` elements of the array to `each`, from the one at `from` (a
-    /// place this gave before; `None`: the first); where the next one is, or `None`
-    /// after the last. Elements not noted, or a value not an array, are no elements.
-    pub(super) fn elements_from(
-        &self,
-        from: Option<usize>,
-        count: usize,
-        mut each: impl FnMut(Node<'t>),
-    ) -> Option<usize> {
-        let mut handed = 0;
-        let mut next = None;
-        self.items_from(b'[', from.unwrap_or(self.items.0), |_, at, node| {
-            if handed == count {
-                next = Some(at);
-                return false;
-            }
-            handed += 1;
-            each(node);
-            true
-        });
-        next
-    }
-
     fn items(&self, open: u8, mut each: impl FnMut(&Item, Node<'t>) -> bool) -> bool {
-        self.items_from(open, self.items.0, |item, _, node| each(item, node))
-    }
-
-    fn items_from(
-        &self,
-        open: u8,
-        from: usize,
-        mut each: impl FnMut(&Item, usize, Node<'t>) -> bool,
-    ) -> bool {
         if self.text.as_bytes().get(self.value.0) != Some(&open) || self.depth > self.tape.depth {
             return false;
         }
-        let mut at = from.max(self.items.0);
+        let mut at = self.items.0;
         while at < self.items.1 {
             let item = &self.tape.items[at];
             let node = Node {
@@ -285,7 +224,7 @@ impl<'t> Node<'t> {
                 items: (at + 1, item.end),
                 depth: self.depth + 1,
             };
-            if !each(item, at, node) {
+            if !each(item, node) {
                 return false;
             }
             at = item.end;

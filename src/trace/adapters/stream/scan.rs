@@ -185,7 +185,18 @@ impl Scanner {
     /// Reads one JSON value's bytes into `out` (or past them, without `out`): a
     /// string, a container by its brackets (strings inside skipped), or a scalar up to
     /// its delimiter.
-    pub(super) fn value(&mut self, mut out: Option<&mut Vec<u8>>) -> io::Result<()> {
+    pub(super) fn value(&mut self, out: Option<&mut Vec<u8>>) -> io::Result<()> {
+        self.value_upto(out, usize::MAX).map(|_| ())
+    }
+
+    /// [`Scanner::value`], keeping no more than `cap` bytes in `out`: the value's
+    /// length, which is more than `out` holds when it was cut short.
+    pub(super) fn value_upto(
+        &mut self,
+        mut out: Option<&mut Vec<u8>>,
+        cap: usize,
+    ) -> io::Result<u64> {
+        let start = self.offset;
         let mut depth = 0usize;
         let mut in_string = false;
         let mut escape = false;
@@ -194,7 +205,7 @@ impl Scanner {
             let buf = self.input.fill_buf()?;
             if buf.is_empty() {
                 if scalar && depth == 0 {
-                    return Ok(());
+                    return Ok(self.offset - start);
                 }
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -285,11 +296,12 @@ impl Scanner {
             let chunk = &buf[..take];
             self.line += memchr::memchr_iter(b'\n', chunk).count() as u64;
             if let Some(out) = out.as_deref_mut() {
-                out.extend_from_slice(chunk);
+                let room = cap.saturating_sub(out.len());
+                out.extend_from_slice(&chunk[..take.min(room)]);
             }
             self.advance(take);
             if end.is_some() {
-                return Ok(());
+                return Ok(self.offset - start);
             }
         }
     }

@@ -1,0 +1,534 @@
+//! A large run of a document of runs, read from its file a message at a time
+//! ([`OpenRun`]): what is held while it is read is one message, never the run.
+//!
+//! A run of [`super::LARGE_RUN`] bytes or more is not kept when it is met (the
+//! elements of a document only measure it, [`super::Elements`]; a line of a file of
+//! documents is the line reader's): it is read again from its place in the file, in
+//! passes that each keep one message at a time. The first finds its members
+//! ([`shape`]): scalars, which may name it, and one list. The next checks the list's
+//! messages as the search of the run's value would find them: plain OpenAI messages
+//! ([`check_plain`]), or the format the tally of their formats says ([`list_format`]),
+//! each message scanned alone, which also finds whether it is valid without a key
+//! twice. Only then is a record handed on, read by a last pass a few messages at a
+//! time ([`Runs::read_open`]): once one is, the run can no longer be read from its
+//! value instead. A run of any other shape is read whole, as a smaller one is.
+
+use std::io::{self, Seek as _};
+use std::path::Path;
+use std::rc::Rc;
+
+use rustc_hash::FxHashSet;
+use serde_json::Value;
+
+use super::scan::{Scanner, changed};
+use super::{
+    Detected, Finisher, Lines, RUN_MESSAGES_AT_ONCE, RunAt, Runs, Scanned, at_element, element_doc,
+    locate, pinned,
+};
+use crate::trace::Location;
+use crate::trace::adapters::detect::{ListTally, Signal, shallow_scanned, signal};
+use crate::trace::adapters::document::{foreign_message, malformed};
+use crate::trace::adapters::shared::{Map, Pairer};
+use crate::trace::adapters::unique::{Node, Tape};
+use crate::trace::adapters::{Element, Format, Out, Site, openai, search};
+use crate::trace::json_index::child_pointer;
+
+/// Where a value starts in a file: its byte offset and its line.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct At {
+    pub(super) offset: u64,
+    pub(super) line: u64,
+}
+
+/// A scanner of the file at `path` from `at`.
+pub(super) fn open_at(path: &Path, at: At) -> io::Result<Scanner> {
+    let mut file = std::fs::File::open(path)?;
+    file.seek(io::SeekFrom::Start(at.offset))?;
+    let mut scan = Scanner::new(Box::new(io::BufReader::with_capacity(1 << 16, file)))?;
+    // Past a BOM, which only the file's first bytes can be.
+    scan.offset += at.offset;
+    scan.line = at.line;
+    Ok(scan)
+}
+
+/// The `len` bytes at `offset` in `path`.
+pub(super) fn read_at(path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    file.seek(io::SeekFrom::Start(offset))?;
+    let mut bytes = vec![0; len];
+    io::Read::read_exact(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// What a large run that can be read a message at a time is made of: an object of
+/// scalar members and one list.
+pub(super) struct Shape {
+    /// Its scalar members, which may name it.
+    parent: Map,
+    /// The name of its list, and where the list is.
+    key: String,
+    list: At,
+}
+
+/// The members of the run at `at` in `path`, read without keeping its list: `None`
+/// when the search of the run's value would find any other shape than one array
+/// member (not `steps`, `resourceSpans` or `children`, which it reads as other
+/// formats) beside scalars, or when a name has an escape or comes twice, which the
+/// reading of its value then says.
+fn shape(path: &Path, at: At) -> io::Result<Option<Shape>> {
+    let mut scan = open_at(path, at)?;
+    if !scan.eat(b'{')? {
+        return Ok(None);
+    }
+    if scan.eat(b'}')? {
+        return Ok(None);
+    }
+    let (mut name, mut value) = (Vec::new(), Vec::new());
+    let mut names = FxHashSet::default();
+    let (mut list, mut parent) = (None, Map::new());
+    loop {
+        let key = scan
+            .key(&mut name)?
+            .ok_or_else(|| changed("expected a key"))?;
+        if name.contains(&b'\\') || !names.insert(key.clone()) {
+            return Ok(None);
+        }
+        if !scan.eat(b':')? {
+            return Err(changed("expected `:`"));
+        }
+        match scan.next_byte()? {
+            Some(b'[')
+                if list.is_none()
+                    && !matches!(key.as_str(), "steps" | "resourceSpans" | "children") =>
+            {
+                let at = At {
+                    offset: scan.offset,
+                    line: scan.line,
+                };
+                scan.value(None)?;
+                list = Some((key, at));
+            }
+            Some(b'[' | b'{') => return Ok(None),
+            _ => {
+                value.clear();
+                scan.value(Some(&mut value))?;
+                if let Ok(value) = serde_json::from_slice(&value) {
+                    parent.insert(key, value);
+                }
+            }
+        }
+        if scan.eat(b',')? {
+            continue;
+        }
+        if scan.eat(b'}')? {
+            break;
+        }
+        return Err(changed("expected `,` or `}`"));
+    }
+    Ok(list.map(|(key, list)| Shape { parent, key, list }))
+}
+
+/// The messages of a run's list, read one at a time from its file.
+pub(super) struct Messages {
+    scan: Scanner,
+    /// Messages read so far.
+    count: usize,
+    done: bool,
+    /// The text of the last message read.
+    text: Vec<u8>,
+}
+
+impl Messages {
+    /// The messages of the list at `list` in `path`.
+    fn open(path: &Path, list: At) -> io::Result<Messages> {
+        let mut scan = open_at(path, list)?;
+        if !scan.eat(b'[')? {
+            return Err(changed("expected the run's list"));
+        }
+        Ok(Messages {
+            scan,
+            count: 0,
+            done: false,
+            text: Vec::new(),
+        })
+    }
+
+    /// Whether no message is left.
+    fn at_end(&mut self) -> io::Result<bool> {
+        Ok(self.done || self.scan.next_byte()? == Some(b']'))
+    }
+
+    /// The next message's text and where it is; `None` after the last.
+    fn next(&mut self) -> io::Result<Option<(&str, At)>> {
+        if self.done {
+            return Ok(None);
+        }
+        if !at_element(&mut self.scan, self.count)? {
+            self.done = true;
+            return Ok(None);
+        }
+        let at = At {
+            offset: self.scan.offset,
+            line: self.scan.line,
+        };
+        self.text.clear();
+        self.scan.value(Some(&mut self.text))?;
+        self.count += 1;
+        let text = std::str::from_utf8(&self.text).map_err(|_| changed("not UTF-8"))?;
+        Ok(Some((text, at)))
+    }
+}
+
+/// A large run whose records are handed on a few messages at a time, read from its
+/// file.
+pub(super) struct OpenRun {
+    messages: Messages,
+    /// Where its list is in the file, to be read again.
+    list: At,
+    /// The next message's index, and the list's pointer.
+    i: usize,
+    pointer: String,
+    /// The trace its records are in, and the run's place in the document.
+    name: String,
+    base: String,
+    /// Whether it gives any record, when known (of a plain run).
+    recorded: Option<bool>,
+    /// Its document's index.
+    index: usize,
+    /// Where each line of the message being read starts in its text.
+    newlines: Vec<usize>,
+    how: HowRead,
+}
+
+/// How an [`OpenRun`]'s messages are read.
+enum HowRead {
+    /// Plain OpenAI messages, checked plain ([`check_plain`]) before any record was
+    /// handed on, so that none can turn out to need the run's value: built from their
+    /// text, each scanned alone into `message`.
+    Plain { pairer: Pairer, message: Tape },
+    /// Any other chat messages, each parsed alone and read by its format's adapter as a
+    /// document's message list is ([`super::Stream::element`]), as document `doc` (a
+    /// number of the run's own, by which the adapter tells the message being read).
+    Parsed {
+        lines: Lines,
+        format: Format,
+        doc: usize,
+    },
+}
+
+/// Whether every message of the list at `list` in `path` (at `pointer`) is plain
+/// ([`openai::read_plain`] reads the list from its text), found by reading them so
+/// without keeping what is built: `None` when one is not (or there is none), else
+/// whether the list gives any record.
+fn check_plain(path: &Path, list: At, pointer: &str) -> io::Result<Option<bool>> {
+    /// Messages read into one throwaway pairer: whether one is plain does not depend
+    /// on the others, and what is built is dropped this often.
+    const AT_ONCE: usize = 1024;
+    let mut messages = Messages::open(path, list)?;
+    let mut tape = Tape::default();
+    let (mut any, mut recorded) = (false, false);
+    let mut pairer = Pairer::new(openai::WHY_MISSING);
+    let mut i = 0;
+    while let Some((text, _)) = messages.next()? {
+        any = true;
+        let mut site_at = |_: Node<'_>, pointer: String| Site::new(0, pointer);
+        let pointer = child_pointer(pointer, i);
+        if !openai::plain_alone(text, &mut tape, pointer, &mut site_at, &mut pairer) {
+            return Ok(None);
+        }
+        i += 1;
+        if i % AT_ONCE == 0 {
+            recorded |= pairer.recorded();
+            pairer = Pairer::new(openai::WHY_MISSING);
+        }
+    }
+    Ok(any.then_some(recorded || pairer.recorded()))
+}
+
+/// A message of a list read as `--format` says that is clearly of another format: its
+/// index, where it is, its length and that format.
+type Foreign = (usize, At, usize, Format);
+
+/// The format of the list at `list` in `path`, as the search of its run would find it
+/// from its messages' values ([`super::super::detect::list_format`]), read from each
+/// message scanned alone only as far as saying its format takes; `None` when it finds
+/// none, a message does not say, or one is not valid without a key twice. With
+/// `--format`'s `format`, also the first message that is clearly of another format,
+/// when none is of `format`: the reading of the whole document says so
+/// ([`foreign_message`]).
+fn list_format(
+    path: &Path,
+    list: At,
+    format: Option<Format>,
+) -> io::Result<Option<(Format, Option<Foreign>)>> {
+    let mut messages = Messages::open(path, list)?;
+    let mut tape = Tape::default();
+    let mut tally = ListTally::new(format);
+    let (mut told, mut own, mut other, mut i) = (true, false, None, 0);
+    while let Some((text, at)) = messages.next()? {
+        let Some(message) = tape.scan(text, 1) else {
+            return Ok(None);
+        };
+        match shallow_scanned(message) {
+            Some(value) => {
+                let said = signal(&value);
+                if let (Some(forced), Signal::Strong(found)) = (format, &said) {
+                    match *found == forced {
+                        true => own = true,
+                        false => _ = other.get_or_insert((i, at, text.len(), *found)),
+                    }
+                }
+                tally.add(said);
+            }
+            None => told = false,
+        }
+        i += 1;
+    }
+    let Some(found) = tally.format().filter(|_| told) else {
+        return Ok(None);
+    };
+    Ok(Some((found, other.filter(|_| !own))))
+}
+
+/// The adapter of a large run's messages in `format`: chat messages only, one trace
+/// whatever they hold, whose adapter needs nothing found in a first pass.
+fn run_messages(format: Format) -> Option<Lines> {
+    match format {
+        Format::OpenAi | Format::Anthropic | Format::Gemini => {
+            Lines::of(format, Rc::default(), Rc::default())
+        }
+        _ => None,
+    }
+}
+
+/// Whether the messages of the list at `list` in `path`, in `format`, give any
+/// record, read one at a time as [`HowRead::Parsed`] reads them, up to the first that
+/// does.
+fn parsed_records(path: &Path, list: At, format: Format) -> io::Result<bool> {
+    let Some(mut lines) = run_messages(format) else {
+        return Ok(false);
+    };
+    let mut messages = Messages::open(path, list)?;
+    let mut out = Out::default();
+    let mut i = 0;
+    while let Some((text, _)) = messages.next()? {
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            let site = Site::new(i, i.to_string());
+            lines.element(
+                &Element {
+                    value: &value,
+                    site,
+                },
+                &mut out,
+            );
+            out.items.clear();
+        }
+        if lines.recorded() {
+            return Ok(true);
+        }
+        i += 1;
+    }
+    Ok(false)
+}
+
+impl Runs {
+    /// Opens the large run `element` (document `index`, at `base`) of the file being
+    /// read, to be read a few messages at a time ([`Runs::read_open`]), when it is an
+    /// object whose one list holds chat messages (OpenAI, Anthropic, Gemini CLI) beside
+    /// scalar members, which the search of the run would find, as the tally of its
+    /// messages' formats says, and adapt as one transcript; `false`, having read
+    /// nothing, for any other run. A first pass only counts its trace.
+    pub(super) fn open_large(
+        &mut self,
+        index: usize,
+        element: &Scanned,
+        base: &str,
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) -> io::Result<bool> {
+        let Some(path) = self.file.clone() else {
+            return Ok(false);
+        };
+        let at = At {
+            offset: element.offset,
+            line: element.line,
+        };
+        let Some(Shape { parent, key, list }) = shape(&path, at)? else {
+            return Ok(false);
+        };
+        let pointer = child_pointer(base, &key);
+        let plain = match self.may_be_plain() {
+            true => check_plain(&path, list, &pointer)?,
+            false => None,
+        };
+        let (how, format, recorded) = match plain {
+            Some(recorded) => {
+                let pairer = Pairer::new(openai::WHY_MISSING);
+                let message = Tape::default();
+                (
+                    HowRead::Plain { pairer, message },
+                    Format::OpenAi,
+                    Some(recorded),
+                )
+            }
+            None => {
+                let Some((format, foreign)) = list_format(&path, list, self.format)? else {
+                    return Ok(false);
+                };
+                let Some(lines) = run_messages(format) else {
+                    return Ok(false);
+                };
+                // Said before the list's records, as the whole reading says it.
+                if let (Some(forced), Some((i, at, len, other))) = (self.format, foreign) {
+                    let loc = Location {
+                        line: at.line,
+                        offset: at.offset,
+                        len: len as u64,
+                        pointer: child_pointer(&pointer, i).into(),
+                    };
+                    finisher.item_problem(malformed(loc, foreign_message(forced, other)));
+                }
+                let doc = 0;
+                (HowRead::Parsed { lines, format, doc }, format, None)
+            }
+        };
+        let name = search::name(&self.prefix, &pointer, Some(&parent));
+        self.found_format(detected, format);
+        if finisher.count_only {
+            // All a first pass needs: whether it has a trace, and its name.
+            let recorded = match recorded {
+                Some(recorded) => recorded,
+                None => parsed_records(&path, list, format)?,
+            };
+            if recorded {
+                finisher.count(&name, None);
+            }
+            return Ok(true);
+        }
+        finisher.element = Some(Vec::new());
+        self.open = Some(OpenRun {
+            messages: Messages::open(&path, list)?,
+            list,
+            i: 0,
+            pointer,
+            name,
+            base: base.to_string(),
+            recorded,
+            index,
+            newlines: Vec::new(),
+            how,
+        });
+        Ok(true)
+    }
+
+    /// The trace of the run just opened, unless it is known to give no record: whether
+    /// the input holds more than one trace may have to be decided before its records
+    /// are handed on ([`super::Stream::decide_before_run`]).
+    pub(super) fn to_decide(&self) -> Option<String> {
+        let open = self.open.as_ref()?;
+        (open.recorded != Some(false)).then(|| open.name.clone())
+    }
+
+    /// Whether the open run gives any record.
+    pub(super) fn open_records(&self) -> io::Result<bool> {
+        let (Some(open), Some(path)) = (&self.open, &self.file) else {
+            return Ok(false);
+        };
+        match (&open.recorded, &open.how) {
+            (Some(recorded), _) => Ok(*recorded),
+            (None, HowRead::Parsed { format, .. }) => parsed_records(path, open.list, *format),
+            (None, HowRead::Plain { .. }) => Ok(false),
+        }
+    }
+
+    /// Reads the next few messages of the open run and hands on what is final of its
+    /// records; at its end, ends its traces.
+    pub(super) fn read_open(&mut self, finisher: &mut Finisher) -> io::Result<()> {
+        let Some(open) = self.open.as_mut() else {
+            return Ok(());
+        };
+        let OpenRun {
+            messages,
+            i,
+            pointer,
+            name,
+            index,
+            newlines,
+            how,
+            ..
+        } = open;
+        for _ in 0..RUN_MESSAGES_AT_ONCE {
+            let Some((text, at)) = messages.next()? else {
+                break;
+            };
+            // Each message is placed as the run's value would place it.
+            let pointer = child_pointer(pointer, *i);
+            *i += 1;
+            newlines.clear();
+            newlines.extend(memchr::memchr_iter(b'\n', text.as_bytes()));
+            let run_at = RunAt {
+                index: *index,
+                line: at.line,
+                offset: at.offset,
+            };
+            match how {
+                HowRead::Plain { pairer, message } => {
+                    let mut site_at = |inner: Node<'_>, pointer| {
+                        run_at.site((inner.offset(), inner.text().len()), pointer, newlines)
+                    };
+                    if !openai::plain_alone(text, message, pointer, &mut site_at, pairer) {
+                        return Err(changed("a message is no longer plain"));
+                    }
+                }
+                HowRead::Parsed { lines, doc, .. } => {
+                    // Each message a document of its own, as an element of a list is.
+                    let element = Scanned {
+                        text: text.to_string(),
+                        offset: at.offset,
+                        line: at.line,
+                        index: *i - 1,
+                        key: None,
+                        taped: false,
+                        len: text.len(),
+                    };
+                    let message = Rc::new(element_doc(finisher, element, pointer));
+                    *doc += 1;
+                    let Some(value) = &message.value else {
+                        continue;
+                    };
+                    let mut out = super::current(*doc, &message);
+                    let site = Site::new(*doc, message.base.clone());
+                    lines.element(&Element { value, site }, &mut out);
+                    for item in out.items {
+                        finisher.emitted(name, item, |site| match &site.pinned {
+                            Some(loc) => Location::clone(loc),
+                            None => locate(&message, *doc, site),
+                        });
+                    }
+                }
+            }
+        }
+        let ended = messages.at_end()?;
+        let mut out = Out::default();
+        match how {
+            HowRead::Plain { pairer, .. } if ended => {
+                std::mem::replace(pairer, Pairer::new(openai::WHY_MISSING)).finish(&mut out);
+            }
+            HowRead::Plain { pairer, .. } => pairer.flush_in(None, &mut out),
+            HowRead::Parsed { lines, .. } if ended => {
+                std::mem::replace(lines, Lines::Native).finish(&mut out);
+            }
+            HowRead::Parsed { .. } => {}
+        }
+        for item in out.items {
+            finisher.emitted(name, item, pinned);
+        }
+        if !ended {
+            return Ok(());
+        }
+        if let Some(open) = self.open.take() {
+            self.end_traces(&open.base, finisher);
+        }
+        Ok(())
+    }
+}
