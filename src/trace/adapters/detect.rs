@@ -220,7 +220,7 @@ const ANTHROPIC_BLOCKS: &[&str] = &[
 /// tests it makes) and the collections of answered call ids ([`codex::answered`],
 /// [`super::responses::answered`]) read; of the others they ask only whether they are
 /// there. Keep it in step with them: a test reads every example both ways.
-const READ_MEMBERS: &[&str] = &[
+pub(super) const READ_MEMBERS: &[&str] = &[
     "kind",
     "type",
     "role",

@@ -41,7 +41,9 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::super::detect::{ListTally, Signal, object_signal, shallow_scanned, signal};
+use super::super::detect::{
+    ListTally, READ_MEMBERS, Signal, object_signal, shallow_scanned, signal,
+};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
 use super::super::search::{self, SEARCH_DEPTH, Search};
 use super::super::select::Step;
@@ -50,8 +52,9 @@ use super::super::unique::Tape;
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
-use super::Elements;
+use super::run::{At, open_at, read_at};
 use super::scan::Scanner;
+use super::{Elements, LARGE_RUN};
 use crate::trace::Location;
 use crate::trace::json_index::child_pointer;
 
@@ -317,6 +320,135 @@ pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> boo
         finds = all && told && list.format().is_some();
     });
     read && finds
+}
+
+/// What the first pass found of a large element ([`Pass::large_element`]).
+enum Large {
+    /// An object, read a piece at a time.
+    Walked(Walked),
+    /// Anything else, read whole.
+    Held,
+    /// Not valid JSON, or a key twice.
+    Invalid,
+}
+
+/// What the first pass needs of a large object, found without holding it: it is valid
+/// without a key twice, and this is its length, its [`shallow_scanned`] reading, and
+/// whether [`finds_in_members`] would find a transcript in one of its lists (when its
+/// lists were tallied).
+struct Walked {
+    len: usize,
+    shallow: Value,
+    finds: bool,
+}
+
+/// Reads the object of `len` bytes at `at` in `path` a piece at a time, holding one
+/// member's value, or one element of an array member, at a time: each is checked valid
+/// without a key twice, as are the object's own names; the object's shallow reading is
+/// made of its names and the values of [`READ_MEMBERS`] (parsed; a list of those is
+/// held whole); with `lists`, each array member but a `tree` is tallied as
+/// [`finds_in_members`] tallies it. `None` when it is not valid.
+fn walk_object(path: &Path, at: At, len: usize, lists: bool) -> io::Result<Option<Walked>> {
+    let mut scan = open_at(path, at)?;
+    let (mut name, mut bytes) = (Vec::new(), Vec::new());
+    let mut tape = Tape::default();
+    let mut shallow = serde_json::Map::new();
+    let mut finds = false;
+    if !scan.eat(b'{')? {
+        return Ok(None);
+    }
+    if !scan.eat(b'}')? {
+        loop {
+            let Some(key) = scan.key(&mut name)? else {
+                return Ok(None);
+            };
+            if shallow.contains_key(&key) || !scan.eat(b':')? {
+                return Ok(None);
+            }
+            let read = READ_MEMBERS.contains(&key.as_str());
+            if scan.next_byte()? == Some(b'[') && !read {
+                scan.advance(1);
+                let tallied = lists && !finds && key != "tree";
+                let (mut list, mut told) = (ListTally::new(None), true);
+                let mut count = 0;
+                loop {
+                    match scan.next_byte()? {
+                        Some(b']') => {
+                            scan.advance(1);
+                            break;
+                        }
+                        Some(b',') if count > 0 => {
+                            scan.advance(1);
+                            scan.skip_ws()?;
+                        }
+                        Some(_) if count == 0 => {}
+                        _ => return Ok(None),
+                    }
+                    bytes.clear();
+                    scan.value(Some(&mut bytes))?;
+                    let Ok(text) = std::str::from_utf8(&bytes) else {
+                        return Ok(None);
+                    };
+                    let Some(element) = tape.scan(text, usize::from(tallied)) else {
+                        return Ok(None);
+                    };
+                    if tallied {
+                        match shallow_scanned(element) {
+                            Some(value) => list.add(signal(&value)),
+                            None => told = false,
+                        }
+                    }
+                    count += 1;
+                }
+                finds |= tallied && told && list.format().is_some();
+                shallow.insert(key, Value::Null);
+            } else {
+                bytes.clear();
+                scan.skip_ws()?;
+                scan.value(Some(&mut bytes))?;
+                let Ok(text) = std::str::from_utf8(&bytes) else {
+                    return Ok(None);
+                };
+                // Noted down to its elements' members, for a list to be tallied.
+                let Some(member) = tape.scan(text, 2) else {
+                    return Ok(None);
+                };
+                if lists && !finds && key != "tree" && text.starts_with('[') {
+                    let (mut list, mut told) = (ListTally::new(None), true);
+                    member.elements(|element| match shallow_scanned(element) {
+                        Some(value) => list.add(signal(&value)),
+                        None => told = false,
+                    });
+                    finds = told && list.format().is_some();
+                }
+                let value = match read {
+                    true => match serde_json::from_slice(&bytes) {
+                        Ok(value) => value,
+                        Err(_) => return Ok(None),
+                    },
+                    false => Value::Null,
+                };
+                shallow.insert(key, value);
+            }
+            if scan.eat(b',')? {
+                continue;
+            }
+            if scan.eat(b'}')? {
+                break;
+            }
+            return Ok(None);
+        }
+    }
+    // Where the first scan found its end.
+    if scan.offset - at.offset != len as u64 {
+        return Ok(None);
+    }
+    let shallow = Value::Object(shallow);
+    Ok(Some(Walked {
+        len,
+        shallow,
+        finds,
+    }))
 }
 
 /// Reads the document at `path` through once and decides how it streams; `None` when
@@ -1027,30 +1159,70 @@ impl Pass<'_> {
             // whole there (most are): one scan finds its end, checks it and notes its
             // members. Else its bytes are copied out first, and scanned.
             let buffered = self.scan.buffered()?;
-            let in_place = self.tape.scan_prefix(buffered, depth);
-            let bytes = match in_place {
-                Some(end) => &buffered[..end],
+            // (A large element is never whole in the buffer, but in tests, where it is
+            // a few KiB.)
+            let in_place = self
+                .tape
+                .scan_prefix(buffered, depth)
+                .filter(|&end| end < LARGE_RUN);
+            let (bytes, walked) = match in_place {
+                Some(end) => (&buffered[..end], None),
                 None => {
                     self.bytes.clear();
-                    self.scan.value(Some(&mut self.bytes))?;
-                    &self.bytes[..]
+                    let len = self.scan.value_upto(Some(&mut self.bytes), LARGE_RUN)?;
+                    let walked = match len > self.bytes.len() as u64 {
+                        true => {
+                            let at = At { offset, line };
+                            let lists =
+                                !matches!(purpose, Purpose::Check) && self.options.format.is_none();
+                            match self.large_element(at, len, lists)? {
+                                Large::Walked(walked) => Some(walked),
+                                Large::Held => None,
+                                Large::Invalid => return Ok(None),
+                            }
+                        }
+                        false => None,
+                    };
+                    (&self.bytes[..], walked)
                 }
             };
-            let len = bytes.len();
-            let Ok(text) = std::str::from_utf8(bytes) else {
-                return Ok(None);
+            let (text, node) = match &walked {
+                // A large object, read a piece at a time: its text is not at hand.
+                Some(_) => ("", None),
+                None => {
+                    let Ok(text) = std::str::from_utf8(bytes) else {
+                        return Ok(None);
+                    };
+                    let node = match in_place {
+                        Some(_) => Some(self.tape.node(text)),
+                        None => self.tape.scan(text, depth),
+                    };
+                    let Some(node) = node else {
+                        return Ok(None);
+                    };
+                    (text, Some(node))
+                }
             };
-            let node = match in_place {
-                Some(_) => Some(self.tape.node(text)),
-                None => self.tape.scan(text, depth),
-            };
-            let Some(node) = node else {
-                return Ok(None);
+            let len = walked.as_ref().map_or(text.len(), |walked| walked.len);
+            // The element's text, read again from the file when it was walked.
+            let path = self.path;
+            let whole_text = |walked: &Option<Walked>| -> io::Result<Option<Value>> {
+                Ok(match walked {
+                    Some(walked) => std::str::from_utf8(&read_at(path, offset, walked.len)?)
+                        .ok()
+                        .and_then(parse_unique),
+                    None => parse_unique(text),
+                })
             };
             if !matches!(purpose, Purpose::Check) {
                 // The shallow reading is made from the scan's notes, without reading
                 // the element's text again.
-                let Some(value) = shallow_scanned(node) else {
+                let value = match (&walked, node) {
+                    (Some(walked), _) => Some(walked.shallow.clone()),
+                    (None, Some(node)) => shallow_scanned(node),
+                    (None, None) => None,
+                };
+                let Some(value) = value else {
                     return Ok(None);
                 };
                 let signal = signal(&value);
@@ -1058,14 +1230,17 @@ impl Pass<'_> {
                     None
                 } else if let Purpose::Search { depth } = purpose
                     && self.options.format.is_none()
-                    && finds_in_members(&mut self.tape, text, depth)
+                    && match &walked {
+                        Some(walked) => depth < SEARCH_DEPTH && walked.finds,
+                        None => finds_in_members(&mut self.tape, text, depth),
+                    }
                 {
                     // A run whose list says it is a transcript (the common run, however
                     // large) is not parsed to say so.
                     tally.finds = true;
                     None
                 } else {
-                    let Some(whole) = parse_unique(text) else {
+                    let Some(whole) = whole_text(&walked)? else {
                         return Ok(None);
                     };
                     Some(whole)
@@ -1084,7 +1259,7 @@ impl Pass<'_> {
             }
             if let (Some(members), Some(key)) = (&mut members, key) {
                 if search::ID_KEYS.contains(&key.as_str()) {
-                    let Some(value) = parse_unique(text) else {
+                    let Some(value) = whole_text(&walked)? else {
                         return Ok(None);
                     };
                     members.names.insert(key.clone(), value);
@@ -1102,6 +1277,22 @@ impl Pass<'_> {
             }
             index += 1;
         }
+    }
+
+    /// Reads an element of [`LARGE_RUN`] bytes or more at `at`, `len` bytes, which the
+    /// scan went past keeping only its start, again from the file: an object a piece at
+    /// a time ([`walk_object`]), tallying its lists when `lists` says to; anything else
+    /// whole, into [`Pass::bytes`].
+    fn large_element(&mut self, at: At, len: u64, lists: bool) -> io::Result<Large> {
+        let len = usize::try_from(len).map_err(|_| super::scan::changed("an element too long"))?;
+        if self.bytes.first() == Some(&b'{') {
+            return Ok(match walk_object(self.path, at, len, lists)? {
+                Some(walked) => Large::Walked(walked),
+                None => Large::Invalid,
+            });
+        }
+        self.bytes = read_at(self.path, at.offset, len)?;
+        Ok(Large::Held)
     }
 
     /// Whether the search of an element of the array that `path` leads to (at
@@ -1220,6 +1411,69 @@ mod tests {
     /// A path of keys.
     fn keys(keys: &[&str]) -> Vec<Step> {
         keys.iter().map(|key| Step::Key(key.to_string())).collect()
+    }
+
+    #[test]
+    fn a_large_object_read_a_piece_at_a_time_is_read_as_its_scan_reads_it() {
+        // Each object read from a file a piece at a time, against one scan of its
+        // text: valid or not, its shallow reading, and whether its lists find a
+        // transcript.
+        let message = r#"{"role": "user", "content": "a"}"#;
+        let texts = [
+            r#"{"id": "r", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}]}"#,
+            "{\n  \"id\": 1,\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"a\"}\n  ]\n}",
+            r#"{"tree": [{"role": "user", "content": "a"}], "n": null}"#,
+            r#"{"content": [{"role": "user", "content": "a"}], "kind": "x"}"#,
+            r#"{"type": {"a": [1, 2]}, "role": "user", "steps": [1, {"b": 2}]}"#,
+            r#"{"xs": [1, 2], "ys": [{"role": "user", "content": "a"}]}"#,
+            r#"{"r\u006fle": "user", "content": "a"}"#,
+            r#"{"m": []}"#,
+            "{}",
+            "{ }",
+            // Not valid, or a key twice, at any depth.
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"m": [{"role": "user", "role": "x"}]}"#,
+            r#"{"o": {"k": 1, "k": 2}}"#,
+            r#"{"content": [{"k": 1, "k": 2}]}"#,
+            r#"{"a": 1 "b": 2}"#,
+            r#"{"m": [1,]}"#,
+            r#"{"m": [,1]}"#,
+            r#"{"m": [1 2]}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": [}]"#,
+            r#"{"a": tru}"#,
+            r#"{"a":}"#,
+            r#"{"a" 1}"#,
+            r#"{1: 2}"#,
+        ];
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("object.json");
+        for text in texts {
+            // After a line and some bytes, as an element of a document is.
+            let before = format!("[{message},\n ");
+            std::fs::write(&path, format!("{before}{text}]")).expect("written");
+            let at = At {
+                offset: before.len() as u64,
+                line: 2,
+            };
+            let walked = walk_object(&path, at, text.len(), true).expect("reads");
+            let mut tape = Tape::default();
+            let scanned = tape.scan(text, 1).map(|node| shallow_scanned(node));
+            match (walked, scanned) {
+                (Some(walked), Some(Some(shallow))) => {
+                    assert_eq!(walked.shallow, shallow, "{text}");
+                    let finds = finds_in_members(&mut Tape::default(), text, 1);
+                    assert_eq!(walked.finds, finds, "{text}");
+                    assert_eq!(walked.len, text.len());
+                }
+                (None, None) => {}
+                (walked, scanned) => panic!(
+                    "{text}: read a piece at a time {}, scanned {}",
+                    walked.is_some(),
+                    scanned.is_some()
+                ),
+            }
+        }
     }
 
     /// How the document `text`, written to a file, streams.
