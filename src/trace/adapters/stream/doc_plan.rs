@@ -1173,8 +1173,10 @@ impl Pass<'_> {
                     let walked = match len > self.bytes.len() as u64 {
                         true => {
                             let at = At { offset, line };
-                            let lists =
-                                !matches!(purpose, Purpose::Check) && self.options.format.is_none();
+                            // Its lists are tallied while that may still decide.
+                            let lists = !matches!(purpose, Purpose::Check)
+                                && self.options.format.is_none()
+                                && !tally.finds;
                             match self.large_element(at, len, lists)? {
                                 Large::Walked(walked) => Some(walked),
                                 Large::Held => None,
