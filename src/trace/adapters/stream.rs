@@ -58,8 +58,9 @@
 //!   adapted as reading the whole file does it, handed on, and dropped, and the traces
 //!   named after its line then end; a line that is a plain run is read from its text,
 //!   as a plain run of a document is ([`DocLines::read_plain`]), a large one a few
-//!   messages at a time from the file ([`run::OpenRun`]), the line itself being held by
-//!   the line reader. A line that holds no transcript is a bad line
+//!   messages at a time from the file ([`run::OpenRun`]): the line reader only measures
+//!   a line of [`LARGE_RUN`] bytes or more ([`DocLines::read_large`]), which is read whole
+//!   from the file when it is not such a run. A line that holds no transcript is a bad line
 //!   once any line holds one, and the first of them says the file is in no format if
 //!   none does: such lines are kept, as places, until a line with a transcript (they
 //!   come before its records) or the end.
@@ -1055,9 +1056,12 @@ impl Stream {
     ) -> io::Result<Stream> {
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
+        // A line of [`LARGE_RUN`] bytes or more is measured, not kept: it is read again
+        // from the file ([`DocLines::read_large`]).
+        let keep = max_line_bytes.min(LARGE_RUN - 1);
         let mut stream = Stream::new(
             Docs::Lines {
-                reader: LineReader::with_max_line_bytes(input, max_line_bytes),
+                reader: LineReader::with_max_line_bytes(input, keep),
                 max_line_bytes,
             },
             Reader::DocLines(DocLines {
@@ -1303,7 +1307,34 @@ impl Stream {
                 let Some(line) = reader.next_line()? else {
                     return Ok(false);
                 };
-                if let LineContent::Text(text) = line.content
+                // A large line, measured but not kept: read from the file as a run, or
+                // else whole, as a line within the limit is.
+                let held;
+                let (line, large) = match (line.content, lines.plain.file.clone()) {
+                    (LineContent::TooLong, Some(path)) if line.len <= *max_line_bytes as u64 => {
+                        let loc = line.location();
+                        if lines.read_large(index, &loc, &mut self.detected, &mut self.finisher)? {
+                            self.next_doc += 1;
+                            self.offset = loc.offset;
+                            if let Some(name) = lines.plain.to_decide() {
+                                self.decide_before_run(Read::Lines(loc.line), &name);
+                            }
+                            return Ok(true);
+                        }
+                        let len = usize::try_from(line.len).map_err(|_| changed("a long line"))?;
+                        held = run::read_at(&path, line.offset, len)?;
+                        let content = match std::str::from_utf8(&held) {
+                            Ok(text) => LineContent::Text(text),
+                            Err(err) => LineContent::InvalidUtf8 {
+                                valid_up_to: err.valid_up_to(),
+                            },
+                        };
+                        (Line { content, ..line }, true)
+                    }
+                    _ => (line, false),
+                };
+                if !large
+                    && let LineContent::Text(text) = line.content
                     && lines.read_plain(
                         index,
                         text,
@@ -1557,17 +1588,6 @@ impl Runs {
     fn may_be_plain(&self) -> bool {
         // `--format openai` reads a plain run as the search finds it.
         matches!(self.format, None | Some(Format::OpenAi)) && self.may_stream()
-    }
-
-    /// How deep the scan of a run of `len` bytes on a line notes its containers: a
-    /// large run's, its members only (it is read again from the file, each message
-    /// scanned alone, [`run::OpenRun`]); any other's, as deep as [`Runs::read_plain`]
-    /// reads.
-    fn scan_depth(&self, len: usize) -> usize {
-        match self.is_large(len) {
-            true => 1,
-            false => PLAIN_NOTED,
-        }
     }
 
     /// Whether a run of `len` bytes is read a few messages at a time, if it can be.
@@ -1833,8 +1853,7 @@ impl DocLines {
         {
             return Ok(false);
         }
-        let depth = self.plain.scan_depth(text.len());
-        let Some(node) = self.plain.tape.scan(text, depth) else {
+        let Some(node) = self.plain.tape.scan(text, PLAIN_NOTED) else {
             return Ok(false);
         };
         // The search of a document looks at its top level as at no run: a document
@@ -1844,21 +1863,68 @@ impl DocLines {
             _ => return Ok(false),
         }
         self.plain.prefix = format!("line {}", loc.line);
-        // A large run is read again from the file, a message at a time: its text is
-        // not copied.
-        let large = self.plain.is_large(text.len());
         let mut element = Scanned {
-            text: if large {
-                String::new()
-            } else {
-                text.to_string()
-            },
+            text: text.to_string(),
             offset: loc.offset,
             line: loc.line,
             index: 0,
             key: None,
-            taped: !large,
+            taped: true,
             len: text.len(),
+        };
+        if !self
+            .plain
+            .read_plain(index, &mut element, "", detected, finisher)?
+        {
+            return Ok(false);
+        }
+        self.found = true;
+        Ok(true)
+    }
+
+    /// Reads document `index`, the line at `loc` of [`LARGE_RUN`] bytes or more, which
+    /// the line reader measured but did not keep, from the file a message at a time
+    /// when it is a run that can be so read ([`Runs::open_large`]), as
+    /// [`DocLines::read_plain`] would find it from its text: an object, not one
+    /// message, checked a piece at a time ([`run::walk_object`]). `false`, having read
+    /// nothing, for any other line.
+    fn read_large(
+        &mut self,
+        index: usize,
+        loc: &Location,
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) -> io::Result<bool> {
+        let Ok(len) = usize::try_from(loc.len) else {
+            return Ok(false);
+        };
+        let Some(path) = self.plain.file.clone() else {
+            return Ok(false);
+        };
+        if self.select.is_some()
+            || !matches!(self.format, None | Some(Format::OpenAi))
+            || (!self.found && !self.held.is_empty())
+            || !self.plain.is_large(len)
+        {
+            return Ok(false);
+        }
+        let at = run::At {
+            offset: loc.offset,
+            line: loc.line,
+        };
+        match run::walk_object(&path, at, len, false)? {
+            Some(walked) if !element_like(&walked.shallow, self.format) => {}
+            _ => return Ok(false),
+        }
+        self.plain.prefix = format!("line {}", loc.line);
+        let mut element = Scanned {
+            text: String::new(),
+            offset: loc.offset,
+            line: loc.line,
+            index: 0,
+            key: None,
+            taped: false,
+            len,
         };
         if !self
             .plain
@@ -1975,9 +2041,35 @@ impl FirstDoc {
     ) -> io::Result<FirstDoc> {
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
+        // A large line is measured, not kept, and read again from the file.
+        let keep = max_line_bytes.min(LARGE_RUN - 1);
+        let mut reader = LineReader::with_max_line_bytes(input, keep);
         let mut holds_transcript = false;
-        if let Some(line) = reader.next_line()? {
+        if let Some(mut line) = reader.next_line()? {
+            let held;
+            if line.content == LineContent::TooLong && line.len <= max_line_bytes as u64 {
+                let len = usize::try_from(line.len).map_err(|_| changed("a long line"))?;
+                let at = run::At {
+                    offset: line.offset,
+                    line: line.number,
+                };
+                // The common line, a run, is not parsed to say so (nor held).
+                if format.is_none()
+                    && run::walk_object(path, at, len, true)?.is_some_and(|walked| walked.finds)
+                {
+                    return Ok(FirstDoc {
+                        holds_transcript: true,
+                        more: reader.next_line()?.is_some(),
+                    });
+                }
+                held = run::read_at(path, line.offset, len)?;
+                line.content = match std::str::from_utf8(&held) {
+                    Ok(text) => LineContent::Text(text),
+                    Err(err) => LineContent::InvalidUtf8 {
+                        valid_up_to: err.valid_up_to(),
+                    },
+                };
+            }
             // The common line, a run, is not parsed to say so.
             holds_transcript = match line.content {
                 LineContent::Text(text) if format.is_none() => {

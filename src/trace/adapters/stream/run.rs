@@ -26,7 +26,7 @@ use super::{
     locate, pinned,
 };
 use crate::trace::Location;
-use crate::trace::adapters::detect::{ListTally, Signal, shallow_scanned, signal};
+use crate::trace::adapters::detect::{ListTally, READ_MEMBERS, Signal, shallow_scanned, signal};
 use crate::trace::adapters::document::{foreign_message, malformed};
 use crate::trace::adapters::shared::{Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
@@ -126,6 +126,134 @@ fn shape(path: &Path, at: At) -> io::Result<Option<Shape>> {
         return Err(changed("expected `,` or `}`"));
     }
     Ok(list.map(|(key, list)| Shape { parent, key, list }))
+}
+
+/// What the first pass needs of a large object, found without holding it: it is valid
+/// without a key twice, and this is its length, its [`shallow_scanned`] reading, and
+/// whether [`finds_in_members`](super::doc_plan::finds_in_members) would find a transcript in one of its lists (when its
+/// lists were tallied).
+pub(super) struct Walked {
+    pub(super) len: usize,
+    pub(super) shallow: Value,
+    pub(super) finds: bool,
+}
+
+/// Reads the object of `len` bytes at `at` in `path` a piece at a time, holding one
+/// member's value, or one element of an array member, at a time: each is checked valid
+/// without a key twice, as are the object's own names; the object's shallow reading is
+/// made of its names and the values of [`READ_MEMBERS`] (parsed; a list of those is
+/// held whole); with `lists`, each array member but a `tree` is tallied as
+/// [`finds_in_members`](super::doc_plan::finds_in_members) tallies it. `None` when it is not valid.
+pub(super) fn walk_object(
+    path: &Path,
+    at: At,
+    len: usize,
+    lists: bool,
+) -> io::Result<Option<Walked>> {
+    let mut scan = open_at(path, at)?;
+    let (mut name, mut bytes) = (Vec::new(), Vec::new());
+    let mut tape = Tape::default();
+    let mut shallow = serde_json::Map::new();
+    let mut finds = false;
+    if !scan.eat(b'{')? {
+        return Ok(None);
+    }
+    if !scan.eat(b'}')? {
+        loop {
+            let Some(key) = scan.key(&mut name)? else {
+                return Ok(None);
+            };
+            if shallow.contains_key(&key) || !scan.eat(b':')? {
+                return Ok(None);
+            }
+            let read = READ_MEMBERS.contains(&key.as_str());
+            if scan.next_byte()? == Some(b'[') && !read {
+                scan.advance(1);
+                let tallied = lists && !finds && key != "tree";
+                let (mut list, mut told) = (ListTally::new(None), true);
+                let mut count = 0;
+                loop {
+                    match scan.next_byte()? {
+                        Some(b']') => {
+                            scan.advance(1);
+                            break;
+                        }
+                        Some(b',') if count > 0 => {
+                            scan.advance(1);
+                            scan.skip_ws()?;
+                        }
+                        Some(_) if count == 0 => {}
+                        _ => return Ok(None),
+                    }
+                    bytes.clear();
+                    scan.value(Some(&mut bytes))?;
+                    let Ok(text) = std::str::from_utf8(&bytes) else {
+                        return Ok(None);
+                    };
+                    let Some(element) = tape.scan(text, usize::from(tallied)) else {
+                        return Ok(None);
+                    };
+                    if tallied {
+                        match shallow_scanned(element) {
+                            Some(value) => list.add(signal(&value)),
+                            None => told = false,
+                        }
+                    }
+                    count += 1;
+                }
+                finds |= tallied && told && list.format().is_some();
+                shallow.insert(key, Value::Null);
+            } else {
+                bytes.clear();
+                scan.skip_ws()?;
+                scan.value(Some(&mut bytes))?;
+                let Ok(text) = std::str::from_utf8(&bytes) else {
+                    return Ok(None);
+                };
+                // Noted down to its elements' members, for a list to be tallied.
+                let Some(member) = tape.scan(text, 2) else {
+                    return Ok(None);
+                };
+                if lists && !finds && key != "tree" && text.starts_with('[') {
+                    let (mut list, mut told) = (ListTally::new(None), true);
+                    member.elements(|element| match shallow_scanned(element) {
+                        Some(value) => list.add(signal(&value)),
+                        None => told = false,
+                    });
+                    finds = told && list.format().is_some();
+                }
+                let value = match read {
+                    true => match serde_json::from_slice(&bytes) {
+                        Ok(value) => value,
+                        Err(_) => return Ok(None),
+                    },
+                    false => Value::Null,
+                };
+                shallow.insert(key, value);
+            }
+            if scan.eat(b',')? {
+                continue;
+            }
+            if scan.eat(b'}')? {
+                break;
+            }
+            return Ok(None);
+        }
+    }
+    // Where the first scan found its end (a line's may be blanks after it).
+    let end = at.offset + len as u64;
+    while scan.offset < end && matches!(scan.peek()?, Some(b' ' | b'\t' | b'\r')) {
+        scan.advance(1);
+    }
+    if scan.offset != end {
+        return Ok(None);
+    }
+    let shallow = Value::Object(shallow);
+    Ok(Some(Walked {
+        len,
+        shallow,
+        finds,
+    }))
 }
 
 /// The messages of a run's list, read one at a time from its file.
