@@ -1326,6 +1326,11 @@ mod tests {
             r#"{"a":}"#,
             r#"{"a" 1}"#,
             r#"{1: 2}"#,
+            // A line that is not JSON may not end where the line does.
+            r#"{"a": [1, 2"#,
+            r#"{"a": "open"#,
+            r#"{"a": {"b": 1}"#,
+            r#"{"a": 1,"#,
         ];
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("object.json");

@@ -13,7 +13,7 @@
 //! time ([`Runs::read_open`]): once one is, the run can no longer be read from its
 //! value instead. A run of any other shape is read whole, as a smaller one is.
 
-use std::io::{self, Seek as _};
+use std::io::{self, Read as _, Seek as _};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -40,11 +40,15 @@ pub(super) struct At {
     pub(super) line: u64,
 }
 
-/// A scanner of the file at `path` from `at`.
-pub(super) fn open_at(path: &Path, at: At) -> io::Result<Scanner> {
+/// A scanner of the file at `path` from `at`, up to `len` bytes when given.
+fn open_at(path: &Path, at: At, len: Option<u64>) -> io::Result<Scanner> {
     let mut file = std::fs::File::open(path)?;
     file.seek(io::SeekFrom::Start(at.offset))?;
-    let mut scan = Scanner::new(Box::new(io::BufReader::with_capacity(1 << 16, file)))?;
+    let input: Box<dyn io::BufRead> = match len {
+        Some(len) => Box::new(io::BufReader::with_capacity(1 << 16, file.take(len))),
+        None => Box::new(io::BufReader::with_capacity(1 << 16, file)),
+    };
+    let mut scan = Scanner::new(input)?;
     // Past a BOM, which only the file's first bytes can be.
     scan.offset += at.offset;
     scan.line = at.line;
@@ -76,7 +80,7 @@ pub(super) struct Shape {
 /// formats) beside scalars, or when a name has an escape or comes twice, which the
 /// reading of its value then says.
 fn shape(path: &Path, at: At) -> io::Result<Option<Shape>> {
-    let mut scan = open_at(path, at)?;
+    let mut scan = open_at(path, at, None)?;
     if !scan.eat(b'{')? {
         return Ok(None);
     }
@@ -150,7 +154,16 @@ pub(super) fn walk_object(
     len: usize,
     lists: bool,
 ) -> io::Result<Option<Walked>> {
-    let mut scan = open_at(path, at)?;
+    // Read no further than its end: a line that is not JSON may not end where it does.
+    let mut scan = open_at(path, at, Some(len as u64))?;
+    match walk(&mut scan, at, len, lists) {
+        Err(err) if err.kind() == io::ErrorKind::InvalidData => Ok(None),
+        walked => walked,
+    }
+}
+
+/// [`walk_object`] of the object `scan` is at.
+fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Option<Walked>> {
     let (mut name, mut bytes) = (Vec::new(), Vec::new());
     let mut tape = Tape::default();
     let mut shallow = serde_json::Map::new();
@@ -269,7 +282,7 @@ pub(super) struct Messages {
 impl Messages {
     /// The messages of the list at `list` in `path`.
     fn open(path: &Path, list: At) -> io::Result<Messages> {
-        let mut scan = open_at(path, list)?;
+        let mut scan = open_at(path, list, None)?;
         if !scan.eat(b'[')? {
             return Err(changed("expected the run's list"));
         }
