@@ -1846,11 +1846,7 @@ impl DocLines {
         detected: &mut Detected,
         finisher: &mut Finisher,
     ) -> io::Result<bool> {
-        if self.select.is_some()
-            || !matches!(self.format, None | Some(Format::OpenAi))
-            || (!self.found && !self.held.is_empty())
-            || !text.trim_start().starts_with('{')
-        {
+        if !self.reads_runs() || !text.trim_start().starts_with('{') {
             return Ok(false);
         }
         let Some(node) = self.plain.tape.scan(text, PLAIN_NOTED) else {
@@ -1862,24 +1858,8 @@ impl DocLines {
             Some(value) if !element_like(&value, self.format) => {}
             _ => return Ok(false),
         }
-        self.plain.prefix = format!("line {}", loc.line);
-        let mut element = Scanned {
-            text: text.to_string(),
-            offset: loc.offset,
-            line: loc.line,
-            index: 0,
-            key: None,
-            taped: true,
-            len: text.len(),
-        };
-        if !self
-            .plain
-            .read_plain(index, &mut element, "", detected, finisher)?
-        {
-            return Ok(false);
-        }
-        self.found = true;
-        Ok(true)
+        let (text, len) = (text.to_string(), text.len());
+        self.read_run(index, loc, (text, len), detected, finisher)
     }
 
     /// Reads document `index`, the line at `loc` of [`LARGE_RUN`] bytes or more, which
@@ -1901,11 +1881,7 @@ impl DocLines {
         let Some(path) = self.plain.file.clone() else {
             return Ok(false);
         };
-        if self.select.is_some()
-            || !matches!(self.format, None | Some(Format::OpenAi))
-            || (!self.found && !self.held.is_empty())
-            || !self.plain.is_large(len)
-        {
+        if !self.reads_runs() || !self.plain.is_large(len) {
             return Ok(false);
         }
         let at = run::At {
@@ -1916,14 +1892,38 @@ impl DocLines {
             Some(walked) if !element_like(&walked.shallow, self.format) => {}
             _ => return Ok(false),
         }
+        self.read_run(index, loc, (String::new(), len), detected, finisher)
+    }
+
+    /// Whether a line may be read as a run from its text (or a large one from the
+    /// file), as the search of its document would read it: without `--select` or a
+    /// `--format` other than OpenAI's, and not while lines that hold no transcript
+    /// wait for the first that does.
+    fn reads_runs(&self) -> bool {
+        self.select.is_none()
+            && matches!(self.format, None | Some(Format::OpenAi))
+            && (self.found || self.held.is_empty())
+    }
+
+    /// Reads document `index`, the line at `loc` of `len` bytes, whose text is given
+    /// (scanned into the tape of [`DocLines::plain`]) or, when it is large, read again
+    /// from the file, as a run ([`Runs::read_plain`]).
+    fn read_run(
+        &mut self,
+        index: usize,
+        loc: &Location,
+        (text, len): (String, usize),
+        detected: &mut Detected,
+        finisher: &mut Finisher,
+    ) -> io::Result<bool> {
         self.plain.prefix = format!("line {}", loc.line);
         let mut element = Scanned {
-            text: String::new(),
+            taped: !text.is_empty(),
+            text,
             offset: loc.offset,
             line: loc.line,
             index: 0,
             key: None,
-            taped: false,
             len,
         };
         if !self
