@@ -1056,12 +1056,9 @@ impl Stream {
     ) -> io::Result<Stream> {
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        // A line of [`LARGE_RUN`] bytes or more is measured, not kept: it is read again
-        // from the file ([`DocLines::read_large`]).
-        let keep = max_line_bytes.min(LARGE_RUN - 1);
         let mut stream = Stream::new(
             Docs::Lines {
-                reader: LineReader::with_max_line_bytes(input, keep),
+                reader: LineReader::with_max_line_bytes(input, kept_line_bytes(max_line_bytes)),
                 max_line_bytes,
             },
             Reader::DocLines(DocLines {
@@ -1321,14 +1318,8 @@ impl Stream {
                             }
                             return Ok(true);
                         }
-                        let len = usize::try_from(line.len).map_err(|_| changed("a long line"))?;
-                        held = run::read_at(&path, line.offset, len)?;
-                        let content = match std::str::from_utf8(&held) {
-                            Ok(text) => LineContent::Text(text),
-                            Err(err) => LineContent::InvalidUtf8 {
-                                valid_up_to: err.valid_up_to(),
-                            },
-                        };
+                        held = run::read_at(&path, line.offset, large_len(&line)?)?;
+                        let content = run::line_content(&held);
                         (Line { content, ..line }, true)
                     }
                     _ => (line, false),
@@ -2020,6 +2011,18 @@ impl DocLines {
     }
 }
 
+/// The longest line of a file of documents one per line that its reader keeps: a line
+/// of [`LARGE_RUN`] bytes or more (within `max_line_bytes`) is measured, not kept, and
+/// read again from the file ([`DocLines::read_large`]).
+fn kept_line_bytes(max_line_bytes: usize) -> usize {
+    max_line_bytes.min(LARGE_RUN - 1)
+}
+
+/// The length of a large line the reader measured but did not keep.
+fn large_len(line: &Line<'_>) -> io::Result<usize> {
+    usize::try_from(line.len).map_err(|_| changed("a long line"))
+}
+
 /// The first line of a file of JSON documents one per line, as [`Stream::doc_lines`]
 /// needs to know it.
 #[derive(Clone, Copy)]
@@ -2041,14 +2044,12 @@ impl FirstDoc {
     ) -> io::Result<FirstDoc> {
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
-        // A large line is measured, not kept, and read again from the file.
-        let keep = max_line_bytes.min(LARGE_RUN - 1);
-        let mut reader = LineReader::with_max_line_bytes(input, keep);
+        let mut reader = LineReader::with_max_line_bytes(input, kept_line_bytes(max_line_bytes));
         let mut holds_transcript = false;
         if let Some(mut line) = reader.next_line()? {
             let held;
             if line.content == LineContent::TooLong && line.len <= max_line_bytes as u64 {
-                let len = usize::try_from(line.len).map_err(|_| changed("a long line"))?;
+                let len = large_len(&line)?;
                 let at = run::At {
                     offset: line.offset,
                     line: line.number,
@@ -2063,12 +2064,7 @@ impl FirstDoc {
                     });
                 }
                 held = run::read_at(path, line.offset, len)?;
-                line.content = match std::str::from_utf8(&held) {
-                    Ok(text) => LineContent::Text(text),
-                    Err(err) => LineContent::InvalidUtf8 {
-                        valid_up_to: err.valid_up_to(),
-                    },
-                };
+                line.content = run::line_content(&held);
             }
             // The common line, a run, is not parsed to say so.
             holds_transcript = match line.content {

@@ -32,6 +32,7 @@ use crate::trace::adapters::shared::{Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Format, Out, Site, openai, search};
 use crate::trace::json_index::child_pointer;
+use crate::trace::reader::LineContent;
 
 /// Where a value starts in a file: its byte offset and its line.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +63,17 @@ pub(super) fn read_at(path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8
     let mut bytes = vec![0; len];
     io::Read::read_exact(&mut file, &mut bytes)?;
     Ok(bytes)
+}
+
+/// What a large line read again from the file ([`read_at`]) holds, as the line reader
+/// would have said it.
+pub(super) fn line_content(bytes: &[u8]) -> LineContent<'_> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => LineContent::Text(text),
+        Err(err) => LineContent::InvalidUtf8 {
+            valid_up_to: err.valid_up_to(),
+        },
+    }
 }
 
 /// What a large run that can be read a message at a time is made of: an object of
@@ -185,19 +197,7 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
                 let tallied = lists && !finds && key != "tree";
                 let (mut list, mut told) = (ListTally::new(None), true);
                 let mut count = 0;
-                loop {
-                    match scan.next_byte()? {
-                        Some(b']') => {
-                            scan.advance(1);
-                            break;
-                        }
-                        Some(b',') if count > 0 => {
-                            scan.advance(1);
-                            scan.skip_ws()?;
-                        }
-                        Some(_) if count == 0 => {}
-                        _ => return Ok(None),
-                    }
+                while at_element(scan, count)? {
                     bytes.clear();
                     scan.value(Some(&mut bytes))?;
                     let Ok(text) = std::str::from_utf8(&bytes) else {
