@@ -1090,6 +1090,10 @@ mod tests {
 
     #[test]
     fn line_formats_stream_as_they_read_whole() {
+        let forced = |format| InputOptions {
+            format: Some(format),
+            select: None,
+        };
         streams_as_read_whole(&claude_code_log(), 4);
         // One session: one trace, no `trace` field.
         let one: String = claude_code_log()
@@ -1128,6 +1132,39 @@ mod tests {
             r#"{"type":"local_shell_call_output","call_id":"l1","output":"a"}"#,
         );
         streams_as_read_whole(&rollout, 2);
+        // Which built-in calls are answered is read again once they are known: an
+        // output before its call, one whose type or call id is spelled with escapes,
+        // one on a line with a key twice (not read), a call known by its `id`, and an
+        // output of a function call that no built-in call shares.
+        let mut answers = rollout.clone();
+        for payload in [
+            r#"{"type":"local_shell_call_output","call_id":"l2","output":"early"}"#,
+            r#"{"type":"local_shell_call","call_id":"l2","status":"completed","action":{"command":["pwd"]}}"#,
+            r#"{"type":"local_shell_call","call_id":"l3","status":"completed","action":{"command":["id"]}}"#,
+            r#"{"type":"local_shell\u005fcall_output","call_id":"l3","output":"b"}"#,
+            r#"{"type":"local_shell_call","call_id":"l4","status":"completed","action":{"command":["df"]}}"#,
+            r#"{"type":"function_call_output","call_id":"l\u0034","output":"c"}"#,
+            r#"{"type":"local_shell_call","call_id":"l5","status":"completed","action":{"command":["du"]}}"#,
+            r#"{"type":"function_call_output","call_id":"l5","call_id":"l5","output":"d"}"#,
+            r#"{"type":"web_search_call","id":"w1","status":"completed"}"#,
+            r#"{"type":"web_search_call","id":"w2","status":"completed"}"#,
+            r#"{"type":"message","role":"assistant","content":"then"}"#,
+            r#"{"type":"custom_tool_call_output","call_id":"w2","output":"e"}"#,
+            r#"{"type":"function_call_output","call_id":"f2","output":"f"}"#,
+        ] {
+            answers += &codex("response_item", payload);
+        }
+        streams_as_read_whole(&answers, 2);
+        streams_as_read_whole_with(&answers, 2, &forced(Format::Codex));
+        let items: String = answers
+            .lines()
+            .filter(|line| line.contains("response_item"))
+            .map(|line| {
+                let payload = &line[line.find("\"payload\":").unwrap() + 10..line.len() - 1];
+                format!("{payload}\n")
+            })
+            .collect();
+        streams_as_read_whole(&items, 1);
         // Chat messages, one per line, with a call never answered and a bad line.
         let chat = concat!(
             "{\"role\":\"user\",\"content\":\"hi\"}\n",
@@ -1138,10 +1175,6 @@ mod tests {
         );
         streams_as_read_whole(chat, 1);
         // A forced format the lines are not in: said before the first record.
-        let forced = |format| InputOptions {
-            format: Some(format),
-            select: None,
-        };
         streams_as_read_whole_with(chat, 1, &forced(Format::Anthropic));
         streams_as_read_whole_with(&claude_code_log(), 4, &forced(Format::ClaudeCode));
         streams_as_read_whole_with(&rollout, 2, &forced(Format::Codex));

@@ -120,6 +120,7 @@ use std::collections::VecDeque;
 use std::io::{self, BufRead};
 use std::rc::Rc;
 
+use memchr::memmem::Finder;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
@@ -577,8 +578,8 @@ pub(super) fn plan_lines(
         responses_answered: Rc::default(),
         enough: false,
     };
-    let (mut codex_answered, mut responses_answered) = (FxHashSet::default(), FxHashSet::default());
-    // The ids of built-in calls: only those of the ids answered are read.
+    // The ids of built-in calls: only those of the ids answered are read, by a second
+    // read of the file when there are any.
     let (mut codex_builtin, mut responses_builtin) = (FxHashSet::default(), FxHashSet::default());
     // With `--format`, whether an element of that format was met, and the first
     // element clearly of another.
@@ -636,11 +637,9 @@ pub(super) fn plan_lines(
             }
             // Until the format is known, as either; then only as the one it is.
             if !plan.decided || plan.format == Format::Codex {
-                codex_answered.extend(codex::answered(std::iter::once(&value)));
                 codex_builtin.extend(codex::builtin_calls(std::iter::once(&value)));
             }
             if !plan.decided || plan.format == Format::Responses {
-                responses_answered.extend(responses::answered(std::iter::once(&value)));
                 responses_builtin.extend(responses::builtin_calls(std::iter::once(&value)));
             }
         }
@@ -650,25 +649,65 @@ pub(super) fn plan_lines(
             break;
         }
     }
-    // Kept while the file is read: the ids answered of its built-in calls.
-    let of_builtin = |answered: FxHashSet<String>, builtin: &FxHashSet<String>| {
-        Rc::new(
-            answered
-                .into_iter()
-                .filter(|id| builtin.contains(id))
-                .collect(),
-        )
-    };
-    if plan.format == Format::Codex {
-        plan.codex_answered = of_builtin(codex_answered, &codex_builtin);
+    // Kept while the file is read: the ids answered of its built-in calls. Every line
+    // that can be read counted, as the format was then undecided or this one.
+    if plan.format == Format::Codex && !codex_builtin.is_empty() {
+        let answered = |value: &Value| codex::answered(std::iter::once(value));
+        plan.codex_answered = Rc::new(answered_of(
+            source,
+            max_line_bytes,
+            &codex_builtin,
+            answered,
+        )?);
     }
-    if plan.format == Format::Responses {
-        plan.responses_answered = of_builtin(responses_answered, &responses_builtin);
+    if plan.format == Format::Responses && !responses_builtin.is_empty() {
+        let answered = |value: &Value| responses::answered(std::iter::once(value));
+        plan.responses_answered = Rc::new(answered_of(
+            source,
+            max_line_bytes,
+            &responses_builtin,
+            answered,
+        )?);
     }
     if let (Some(forced), Some((loc, format))) = (forced, other) {
         plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
     }
     Ok(plan)
+}
+
+/// The ids among `builtin` (the built-in calls of `source`, a file of one element per
+/// line) that an output item of the file answers, as `answered` reads a line: a second
+/// read of the file, which [`plan_lines`] makes only when it found built-in calls, so
+/// that it holds the ids of those calls rather than of every call answered.
+///
+/// Only a line an output item may be on is parsed: one with the bytes `_call_output`
+/// (every output item's type ends so), or with a `\u` escape, which may spell them.
+fn answered_of(
+    source: Source<'_>,
+    max_line_bytes: usize,
+    builtin: &FxHashSet<String>,
+    answered: impl Fn(&Value) -> FxHashSet<String>,
+) -> io::Result<FxHashSet<String>> {
+    let (output, escape) = (Finder::new("_call_output"), Finder::new("\\u"));
+    let mut found = FxHashSet::default();
+    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+    while let Some(line) = reader.next_line()? {
+        let LineContent::Text(text) = line.content else {
+            continue;
+        };
+        if output.find(text.as_bytes()).is_none() && escape.find(text.as_bytes()).is_none() {
+            continue;
+        }
+        // As the first read counts them: lines that parse, without a key twice.
+        if let Some(value) = parse_unique(text) {
+            found.extend(
+                answered(&value)
+                    .into_iter()
+                    .filter(|id| builtin.contains(id)),
+            );
+        }
+    }
+    Ok(found)
 }
 
 /// How deep the containers of a run are whose members [`Runs::read_plain`] reads from
