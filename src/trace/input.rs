@@ -1132,10 +1132,11 @@ mod tests {
             r#"{"type":"local_shell_call_output","call_id":"l1","output":"a"}"#,
         );
         streams_as_read_whole(&rollout, 2);
-        // Which built-in calls are answered is read again once they are known: an
-        // output before its call, one whose type or call id is spelled with escapes,
-        // one on a line with a key twice (not read), a call known by its `id`, and an
-        // output of a function call that no built-in call shares.
+        // Which built-in calls are answered: a call answered soon after it, one waiting
+        // long (in tests, past two others), an output before its call, one whose type
+        // or call id is spelled with escapes, before or after its call, one on a line
+        // with a key twice (not read), a call known by its `id`, two calls with one id,
+        // and an output of a function call that no built-in call shares.
         let mut answers = rollout.clone();
         for payload in [
             r#"{"type":"local_shell_call_output","call_id":"l2","output":"early"}"#,
@@ -1151,6 +1152,18 @@ mod tests {
             r#"{"type":"message","role":"assistant","content":"then"}"#,
             r#"{"type":"custom_tool_call_output","call_id":"w2","output":"e"}"#,
             r#"{"type":"function_call_output","call_id":"f2","output":"f"}"#,
+            r#"{"type":"function_call_output","call_id":"l\u0037","output":"g"}"#,
+            r#"{"type":"local_shell\u005fcall_output","call_id":"l8","output":"h"}"#,
+            r#"{"type":"local_shell_call","call_id":"l7","status":"completed","action":{"command":["w"]}}"#,
+            r#"{"type":"local_shell_call","call_id":"l8","status":"completed","action":{"command":["v"]}}"#,
+            r#"{"type":"local_shell_call","call_id":"l9","status":"completed","action":{"command":["u"]}}"#,
+            r#"{"type":"web_search_call","id":"w3","status":"completed"}"#,
+            r#"{"type":"web_search_call","id":"w4","status":"completed"}"#,
+            r#"{"type":"local_shell_call","call_id":"l9","status":"failed","action":{"command":["t"]}}"#,
+            r#"{"type":"web_search_call","id":"w5","status":"completed"}"#,
+            r#"{"type":"web_search_call","id":"w6","status":"completed"}"#,
+            r#"{"type":"function_call_output","call_id":"l9","output":"i"}"#,
+            r#"{"type":"message","role":"assistant","content":"last"}"#,
         ] {
             answers += &codex("response_item", payload);
         }

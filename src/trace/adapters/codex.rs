@@ -24,6 +24,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
+use super::responses::Answered;
 use super::shared::{Map, Pairer, describe, id_text, str_of};
 use super::threads::{self, Threads};
 use super::{Element, Out, responses};
@@ -51,7 +52,8 @@ pub(super) struct Session {
 }
 
 pub fn read(elements: &[Element<'_>], out: &mut Out) {
-    let mut reader = Reader::new(Rc::new(answered(elements.iter().map(|e| e.value))));
+    let answered = answered(elements.iter().map(|e| e.value));
+    let mut reader = Reader::new(Answered::Ids(Rc::new(answered)));
     for element in elements {
         reader.element(element, out);
     }
@@ -82,8 +84,8 @@ fn items<'v>(lines: impl Iterator<Item = &'v Value>) -> impl Iterator<Item = &'v
 /// A rollout read one line at a time. Its records are given session by session, in
 /// the order the sessions start ([`Threads`]).
 pub(super) struct Reader {
-    /// The call ids output items answer, over the whole rollout.
-    answered: Rc<FxHashSet<String>>,
+    /// The built-in calls output items answer, over the whole rollout.
+    answered: Answered,
     sessions: Threads<Session>,
     by_name: FxHashMap<String, usize>,
     current: usize,
@@ -101,7 +103,7 @@ impl threads::Thread for Session {
 
 impl Reader {
     /// A reader of a rollout whose output items answer the calls `answered` names.
-    pub(super) fn new(answered: Rc<FxHashSet<String>>) -> Reader {
+    pub(super) fn new(answered: Answered) -> Reader {
         let mut sessions = Threads::default();
         sessions.push(Session {
             name: None,
@@ -184,7 +186,8 @@ impl Reader {
                     value: payload,
                     site: site.child("payload"),
                 };
-                responses::item(&item, &self.answered, &mut session.pairer);
+                let here = self.answered.at(out.line());
+                responses::item(&item, here, &mut session.pairer);
                 Some(self.current)
             }
             // Terminal UI events, turn settings, compaction summaries.

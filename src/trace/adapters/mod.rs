@@ -506,6 +506,12 @@ impl Out {
         }
     }
 
+    /// The line the document being read starts on, when documents are read one at a
+    /// time (a line of a file of lines is one); else 0.
+    pub(super) fn line(&self) -> u64 {
+        self.current.as_ref().map_or(0, |current| current.read.line)
+    }
+
     /// A problem (`malformed-record`) at `site`.
     pub fn problem(&mut self, site: &Site, message: impl Into<String>) {
         self.items.push(Emitted {

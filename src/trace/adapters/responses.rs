@@ -19,6 +19,8 @@
 //! - A call that no output ever answers gets its `missing` result at the next assistant
 //!   message.
 
+use std::rc::Rc;
+
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
@@ -32,7 +34,7 @@ pub fn read(elements: &[Element<'_>], out: &mut Out) {
     let answered = answered(elements.iter().map(|e| e.value));
     let mut pairer = Pairer::new(WHY_MISSING);
     for element in elements {
-        item(element, &answered, &mut pairer);
+        item(element, Here::Ids(&answered), &mut pairer);
     }
     pairer.finish(out);
 }
@@ -51,6 +53,56 @@ pub(super) fn answered<'v>(items: impl Iterator<Item = &'v Value>) -> FxHashSet<
                 .then(|| map.get("call_id").and_then(id_text))?
         })
         .collect()
+}
+
+/// Which built-in calls an output item answers (in a Codex rollout or a Responses
+/// transcript): a built-in call answered somewhere is paired with its output; the
+/// others carry their own outcome.
+#[derive(Clone, Debug)]
+pub(super) enum Answered {
+    /// The ids output items answer ([`answered`]), or those of them that are ids of
+    /// built-in calls.
+    Ids(Rc<FxHashSet<String>>),
+    /// In a file of one item per line, the lines, in order, of the built-in calls an
+    /// output item answers: a call's place rather than its id, since a first pass that
+    /// kept the ids of every call answered would hold them all.
+    Lines(Rc<[u64]>),
+}
+
+impl Default for Answered {
+    fn default() -> Self {
+        Answered::Ids(Rc::default())
+    }
+}
+
+impl Answered {
+    /// What is known of the item on line `line` (of a file of lines; any line for
+    /// [`Answered::Ids`]).
+    pub(super) fn at(&self, line: u64) -> Here<'_> {
+        match self {
+            Answered::Ids(ids) => Here::Ids(ids),
+            Answered::Lines(lines) => Here::Line(lines.binary_search(&line).is_ok()),
+        }
+    }
+}
+
+/// What [`item`] knows of whether an output item answers a built-in call it reads.
+#[derive(Clone, Copy)]
+pub(super) enum Here<'a> {
+    /// The ids answered.
+    Ids(&'a FxHashSet<String>),
+    /// Whether the item read is a built-in call that an output item answers.
+    Line(bool),
+}
+
+impl Here<'_> {
+    /// Whether the built-in call `id`, the item read, is answered.
+    fn answers(self, id: &str) -> bool {
+        match self {
+            Here::Ids(ids) => ids.contains(id),
+            Here::Line(answered) => answered,
+        }
+    }
 }
 
 /// Whether an item of type `ty` is a built-in call (`web_search_call`,
@@ -79,7 +131,7 @@ pub(super) fn builtin_calls<'v>(items: impl Iterator<Item = &'v Value>) -> FxHas
 }
 
 /// One item, read into `pairer`.
-pub(super) fn item(element: &Element<'_>, answered: &FxHashSet<String>, pairer: &mut Pairer) {
+pub(super) fn item(element: &Element<'_>, answered: Here<'_>, pairer: &mut Pairer) {
     let site = element.site.clone();
     let Value::Object(map) = element.value else {
         return pairer.problem(
@@ -255,7 +307,7 @@ fn builtin_call(
     element: &Element<'_>,
     map: &Map,
     ty: &str,
-    answered: &FxHashSet<String>,
+    answered: Here<'_>,
     pairer: &mut Pairer,
 ) {
     let site = element.site.clone();
@@ -269,7 +321,7 @@ fn builtin_call(
     }
     item_id(&mut call, map);
     pairer.call(site.clone(), call, Some(id.clone()));
-    if answered.contains(&id) {
+    if answered.answers(&id) {
         return;
     }
     let mut result = fields("result");

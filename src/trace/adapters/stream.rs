@@ -130,6 +130,7 @@ use super::document::{
     malformed, no_transcript, parse_unique, selection_problem, selects_nothing_at, sub_trace_name,
     trace_name, unknown_format_at,
 };
+use super::responses::Answered;
 use super::search::{self, Found, Search};
 use super::select::Step;
 use super::shared::{Map, Pairer};
@@ -228,7 +229,7 @@ enum Lines {
     /// function.
     Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
     /// OpenAI Responses items, with the call ids output items answer.
-    Responses(Pairer, Rc<FxHashSet<String>>),
+    Responses(Pairer, Answered),
     /// ATIF steps (of a trajectory's `steps`).
     Atif(Pairer),
     /// Native records (of a document's array).
@@ -247,11 +248,7 @@ impl Lines {
 
     /// The adapter of a transcript in `format`, given the call ids output items
     /// answer in it; `None` for a format whose adapter reads its transcript whole.
-    fn of(
-        format: Format,
-        codex_answered: Rc<FxHashSet<String>>,
-        responses_answered: Rc<FxHashSet<String>>,
-    ) -> Option<Lines> {
+    fn of(format: Format, codex_answered: Answered, responses_answered: Answered) -> Option<Lines> {
         Some(match format {
             Format::Mcp => Lines::Mcp(mcp::Reader::default(), SessionEnds::default()),
             Format::ClaudeCode => Lines::ClaudeCode(claude_code::Reader::default()),
@@ -280,7 +277,7 @@ impl Lines {
                 pairer.flush_in(None, out);
             }
             Lines::Responses(pairer, answered) => {
-                responses::item(element, answered, pairer);
+                responses::item(element, answered.at(out.line()), pairer);
                 pairer.flush_in(None, out);
             }
             Lines::Atif(pairer) => {
@@ -537,11 +534,12 @@ pub(super) struct LinePlan {
     /// Whether a line before that element could not be read (not text, not JSON, a
     /// key twice), which reading the file says before it.
     unread_before_foreign: bool,
-    /// The call ids output items answer, read as Codex rollout lines and as Responses
-    /// items: a built-in call answered later is not given its own outcome. Shared by
-    /// the reads of the file (a first pass and the check), not copied.
-    codex_answered: Rc<FxHashSet<String>>,
-    responses_answered: Rc<FxHashSet<String>>,
+    /// The built-in calls output items answer, read as Codex rollout lines and as
+    /// Responses items, by line: a built-in call answered anywhere is not given its own
+    /// outcome. Shared by the reads of the file (a first pass and the check), not
+    /// copied.
+    codex_answered: Answered,
+    responses_answered: Answered,
     /// Whether the lines read were enough, before the end of the input: a stream's
     /// head that is enough decides how the whole stream is read.
     pub enough: bool,
@@ -574,13 +572,12 @@ pub(super) fn plan_lines(
         decided: forced.is_some(),
         foreign: None,
         unread_before_foreign: false,
-        codex_answered: Rc::default(),
-        responses_answered: Rc::default(),
+        codex_answered: Answered::default(),
+        responses_answered: Answered::default(),
         enough: false,
     };
-    // The ids of built-in calls: only those of the ids answered are read, by a second
-    // read of the file when there are any.
-    let (mut codex_builtin, mut responses_builtin) = (FxHashSet::default(), FxHashSet::default());
+    // Which built-in calls an output item answers, as either format.
+    let (mut codex_calls, mut responses_calls) = (BuiltinCalls::default(), BuiltinCalls::default());
     // With `--format`, whether an element of that format was met, and the first
     // element clearly of another.
     let mut own = forced.is_none();
@@ -636,11 +633,20 @@ pub(super) fn plan_lines(
                 }
             }
             // Until the format is known, as either; then only as the one it is.
+            let value = std::iter::once(&value);
             if !plan.decided || plan.format == Format::Codex {
-                codex_builtin.extend(codex::builtin_calls(std::iter::once(&value)));
+                let (calls, answers) = (
+                    codex::builtin_calls(value.clone()),
+                    codex::answered(value.clone()),
+                );
+                codex_calls.line(line.number, calls, answers);
             }
             if !plan.decided || plan.format == Format::Responses {
-                responses_builtin.extend(responses::builtin_calls(std::iter::once(&value)));
+                let (calls, answers) = (
+                    responses::builtin_calls(value.clone()),
+                    responses::answered(value),
+                );
+                responses_calls.line(line.number, calls, answers);
             }
         }
         let answers = matches!(plan.format, Format::Codex | Format::Responses);
@@ -649,25 +655,15 @@ pub(super) fn plan_lines(
             break;
         }
     }
-    // Kept while the file is read: the ids answered of its built-in calls. Every line
-    // that can be read counted, as the format was then undecided or this one.
-    if plan.format == Format::Codex && !codex_builtin.is_empty() {
+    // Kept while the file is read: the lines of its built-in calls answered. Every
+    // line that can be read counted, as the format was then undecided or this one.
+    if plan.format == Format::Codex {
         let answered = |value: &Value| codex::answered(std::iter::once(value));
-        plan.codex_answered = Rc::new(answered_of(
-            source,
-            max_line_bytes,
-            &codex_builtin,
-            answered,
-        )?);
+        plan.codex_answered = codex_calls.finish(source, max_line_bytes, answered)?;
     }
-    if plan.format == Format::Responses && !responses_builtin.is_empty() {
+    if plan.format == Format::Responses {
         let answered = |value: &Value| responses::answered(std::iter::once(value));
-        plan.responses_answered = Rc::new(answered_of(
-            source,
-            max_line_bytes,
-            &responses_builtin,
-            answered,
-        )?);
+        plan.responses_answered = responses_calls.finish(source, max_line_bytes, answered)?;
     }
     if let (Some(forced), Some((loc, format))) = (forced, other) {
         plan.foreign = Some(malformed(loc, foreign_message(forced, format)));
@@ -675,39 +671,135 @@ pub(super) fn plan_lines(
     Ok(plan)
 }
 
-/// The ids among `builtin` (the built-in calls of `source`, a file of one element per
-/// line) that an output item of the file answers, as `answered` reads a line: a second
-/// read of the file, which [`plan_lines`] makes only when it found built-in calls, so
-/// that it holds the ids of those calls rather than of every call answered.
+/// Which built-in calls of a file of one element per line an output item answers,
+/// found line by line by [`plan_lines`]: as the lines of those calls, since a call is
+/// paired with an output item that answers it anywhere in the file (before it, in
+/// another session), and keeping the id of every call answered would hold them all.
 ///
-/// Only a line an output item may be on is parsed: one with the bytes `_call_output`
-/// (every output item's type ends so), or with a `\u` escape, which may spell them.
-fn answered_of(
-    source: Source<'_>,
-    max_line_bytes: usize,
-    builtin: &FxHashSet<String>,
-    answered: impl Fn(&Value) -> FxHashSet<String>,
-) -> io::Result<FxHashSet<String>> {
-    let (output, escape) = (Finder::new("_call_output"), Finder::new("\\u"));
-    let mut found = FxHashSet::default();
-    let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
-    while let Some(line) = reader.next_line()? {
-        let LineContent::Text(text) = line.content else {
-            continue;
-        };
-        if output.find(text.as_bytes()).is_none() && escape.find(text.as_bytes()).is_none() {
-            continue;
+/// A call is nearly always answered a few lines after it: while it waits among the
+/// last [`PENDING_CALLS`] calls, an output item with its id marks its line answered
+/// and its id is dropped. A call that waits longer, or that no later output answers
+/// (a `web_search_call` carries its own outcome), keeps its id until the end, when a
+/// second read of the file looks for outputs with the ids kept.
+#[derive(Default)]
+struct BuiltinCalls {
+    /// The calls not yet answered among the last ones, by id: their lines.
+    pending: FxHashMap<String, Vec<u64>>,
+    /// How many lines `pending` holds.
+    pending_lines: usize,
+    /// The calls left to the second read.
+    kept: Kept,
+    /// The lines of the calls known to be answered.
+    answered: Vec<u64>,
+}
+
+/// How many built-in calls [`BuiltinCalls`] waits for an answer to, line by line (in
+/// tests, a few, so that their calls take both ways).
+const PENDING_CALLS: usize = if cfg!(test) { 2 } else { 4096 };
+
+impl BuiltinCalls {
+    /// Line `number`, which holds the built-in calls `calls` and output items that
+    /// answer the ids `answers` (a line holds one item, so one or the other).
+    fn line(&mut self, number: u64, calls: FxHashSet<String>, answers: FxHashSet<String>) {
+        for id in calls {
+            self.pending.entry(id).or_default().push(number);
+            self.pending_lines += 1;
         }
-        // As the first read counts them: lines that parse, without a key twice.
-        if let Some(value) = parse_unique(text) {
-            found.extend(
-                answered(&value)
-                    .into_iter()
-                    .filter(|id| builtin.contains(id)),
-            );
+        for id in answers {
+            if let Some(lines) = self.pending.remove(&id) {
+                self.pending_lines -= lines.len();
+                self.answered.extend(lines);
+            }
+            self.kept.take(&id, &mut self.answered);
+        }
+        if self.pending_lines > PENDING_CALLS {
+            for (id, lines) in self.pending.drain() {
+                self.kept.add(id, lines);
+            }
+            self.pending_lines = 0;
         }
     }
-    Ok(found)
+
+    /// The lines of the calls answered, once every line was given: the calls still
+    /// waiting are looked up by a second read of `source` (only if there are any),
+    /// which reads each line's answers as `answered` does. Only a line an output item
+    /// may be on is parsed there: one with the bytes `_call_output` (every output
+    /// item's type ends so), or with a `\u` escape, which may spell them.
+    fn finish(
+        mut self,
+        source: Source<'_>,
+        max_line_bytes: usize,
+        answered: impl Fn(&Value) -> FxHashSet<String>,
+    ) -> io::Result<Answered> {
+        for (id, lines) in self.pending.drain() {
+            self.kept.add(id, lines);
+        }
+        if !self.kept.is_empty() {
+            let (output, escape) = (Finder::new("_call_output"), Finder::new("\\u"));
+            let mut reader = LineReader::with_max_line_bytes(source.reader()?, max_line_bytes);
+            while let Some(line) = reader.next_line()? {
+                let LineContent::Text(text) = line.content else {
+                    continue;
+                };
+                if output.find(text.as_bytes()).is_none() && escape.find(text.as_bytes()).is_none()
+                {
+                    continue;
+                }
+                // As the first read counts them: lines that parse, without a key twice.
+                let Some(value) = parse_unique(text) else {
+                    continue;
+                };
+                for id in answered(&value) {
+                    self.kept.take(&id, &mut self.answered);
+                }
+                if self.kept.is_empty() {
+                    break;
+                }
+            }
+        }
+        self.answered.sort_unstable();
+        Ok(Answered::Lines(self.answered.into()))
+    }
+}
+
+/// Built-in calls by id, kept for a second read: each id with its first call's line,
+/// which is all but always its only one (a call id is meant to be unique), and the
+/// lines of any further calls with it apart.
+#[derive(Default)]
+struct Kept {
+    first: FxHashMap<Box<str>, u64>,
+    /// By the line of the first call with their id.
+    more: FxHashMap<u64, Vec<u64>>,
+}
+
+impl Kept {
+    /// Keeps the calls on `lines` with the id `id`.
+    fn add(&mut self, id: String, lines: Vec<u64>) {
+        let mut lines = lines.into_iter();
+        let first = match self.first.get(id.as_str()) {
+            Some(&first) => first,
+            None => {
+                let Some(first) = lines.next() else { return };
+                self.first.insert(id.into_boxed_str(), first);
+                first
+            }
+        };
+        if lines.len() > 0 {
+            self.more.entry(first).or_default().extend(lines);
+        }
+    }
+
+    /// Adds the lines of the calls with the id `id` to `lines`, keeping them no more.
+    fn take(&mut self, id: &str, lines: &mut Vec<u64>) {
+        if let Some(first) = self.first.remove(id) {
+            lines.push(first);
+            lines.extend(self.more.remove(&first).unwrap_or_default());
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
 }
 
 /// How deep the containers of a run are whose members [`Runs::read_plain`] reads from
@@ -1023,7 +1115,8 @@ impl Stream {
                 codex_answered,
                 responses_answered,
             } => {
-                let lines = Lines::of(list, Rc::new(codex_answered), Rc::new(responses_answered))
+                let (codex, responses) = (Rc::new(codex_answered), Rc::new(responses_answered));
+                let lines = Lines::of(list, Answered::Ids(codex), Answered::Ids(responses))
                     .expect("bug: a document's list planned in a format read whole");
                 let mut stream = Stream::new(docs, Reader::Lines(lines), plan.layout, vec![list]);
                 stream.first = foreign;
@@ -2757,8 +2850,8 @@ mod tests {
                 decided: true,
                 foreign: None,
                 unread_before_foreign: false,
-                codex_answered: std::rc::Rc::default(),
-                responses_answered: std::rc::Rc::default(),
+                codex_answered: Default::default(),
+                responses_answered: Default::default(),
                 enough: true,
             };
             let input = Box::new(Cursor::new(log.to_vec()));

@@ -436,7 +436,7 @@ fn list_format(
 fn run_messages(format: Format) -> Option<Lines> {
     match format {
         Format::OpenAi | Format::Anthropic | Format::Gemini => {
-            Lines::of(format, Rc::default(), Rc::default())
+            Lines::of(format, Default::default(), Default::default())
         }
         _ => None,
     }
