@@ -270,6 +270,15 @@ impl Built {
         }
     }
 
+    /// An empty object with room for `members` members and about `bytes` bytes of
+    /// values: for an object kept a while, whose members are known.
+    pub(crate) fn with_room(bytes: usize, members: usize) -> Built {
+        Built {
+            text: String::with_capacity(bytes),
+            members: Vec::with_capacity(members),
+        }
+    }
+
     /// Sets member `key` to `raw`, which the caller has checked is one valid JSON
     /// value (a slice of a parsed input, say). A member set again is replaced.
     pub(crate) fn raw(&mut self, key: impl Into<Cow<'static, str>>, raw: &str) {

@@ -435,6 +435,28 @@ impl Made {
         }
     }
 
+    /// Members `keys` only, those it has, as a built object: a member of a built
+    /// object keeps its text, one of a map is written as [`Built::value`] writes it, so
+    /// that [`Made::copy`] and [`Made::get`] read from it what they read from `self`.
+    pub fn only(&self, keys: &[&'static str]) -> Made {
+        let mut only = Built::with_room(0, keys.len());
+        for &key in keys {
+            match self {
+                Made::Map(map) => {
+                    if let Some(value) = map.get(key) {
+                        only.value(key, value);
+                    }
+                }
+                Made::Built(built) => {
+                    if let Some(raw) = built.get(key) {
+                        only.raw(key, raw);
+                    }
+                }
+            }
+        }
+        Made::Built(Box::new(only))
+    }
+
     /// Sets member `key` to `value`, replacing it if it is set.
     pub fn insert(&mut self, key: &'static str, value: Value) {
         match self {

@@ -561,11 +561,13 @@ impl Pairer {
                     let call = &mut self.calls[number - self.first];
                     call.emitted = true;
                     // An answered call's fields are not read again: its result took
-                    // what it needed.
-                    let fields = match call.answered {
-                        true => std::mem::replace(&mut call.fields, Made::Map(Map::new())),
-                        false => call.fields.clone(),
+                    // what it needed. Of one not answered yet, only what its result
+                    // (or its `missing` one) takes is kept.
+                    let kept = match call.answered {
+                        true => Made::Map(Map::new()),
+                        false => call.fields.only(&["tool", "call_id"]),
                     };
+                    let fields = std::mem::replace(&mut call.fields, kept);
                     out.made_in(trace.clone(), &call.site, fields);
                     match call.answered {
                         true => {
@@ -658,6 +660,116 @@ mod tests {
         assert_eq!(records.len(), 2000);
         assert_eq!(records[1998]["call_id"], "c2000");
         assert_eq!(records[1999]["tool"], "t2000");
+    }
+
+    #[test]
+    fn a_call_handed_on_unanswered_keeps_only_what_its_result_takes() {
+        use crate::trace::record::Built;
+        let mut pairer = Pairer::new("next turn");
+        let mut out = Out::default();
+        // Calls as maps and as built objects, with an escape in a name, answered by
+        // results of either kind, or never.
+        let map_call = |tool: &str| {
+            map(json!({"kind": "call", "tool": tool, "args": {"big": "x".repeat(100)}}))
+        };
+        let built_call = |raw_tool: &str| {
+            let mut call = Built::default();
+            call.string("kind", "call");
+            call.raw("tool", raw_tool);
+            call.raw("args", r#"{"big": 1}"#);
+            call
+        };
+        let built_result = || {
+            let mut result = Built::default();
+            result.string("kind", "result");
+            result.string("status", "ok");
+            result
+        };
+        let map_result = || map(json!({"kind": "result", "status": "ok"}));
+        pairer.call(
+            Site::new(0, "/0".into()),
+            map_call("m\"0"),
+            Some("a".into()),
+        );
+        pairer.call(
+            Site::new(0, "/1".into()),
+            built_call(r#""b\u0031""#),
+            Some("b".into()),
+        );
+        pairer.call(Site::new(0, "/2".into()), map_call("m2"), Some("c".into()));
+        pairer.call(Site::new(0, "/3".into()), built_call(r#""b3""#), None);
+        pairer.call(Site::new(0, "/4".into()), map_call("m4"), Some("e".into()));
+        pairer.flush_in(None, &mut out);
+        let handed = drained(&mut out);
+        assert_eq!(handed.len(), 5);
+        assert_eq!(handed[0]["args"]["big"], "x".repeat(100));
+        assert_eq!(handed[1]["tool"], "b1");
+        for call in &pairer.calls {
+            let Made::Built(kept) = &call.fields else {
+                panic!("a call handed on keeps a built object");
+            };
+            let names: Vec<_> = kept.members().map(|(name, _)| name).collect();
+            assert_eq!(names, ["tool", "call_id"]);
+        }
+        pairer.result(
+            Site::new(0, "/5".into()),
+            built_result(),
+            Target::Id("a".into()),
+        );
+        pairer.result(
+            Site::new(0, "/6".into()),
+            map_result(),
+            Target::Id("b".into()),
+        );
+        pairer.result(
+            Site::new(0, "/7".into()),
+            map_result(),
+            Target::Id("c".into()),
+        );
+        pairer.result(
+            Site::new(0, "/8".into()),
+            built_result(),
+            Target::Position(None),
+        );
+        pairer.boundary();
+        pairer.finish(&mut out);
+        let records = drained(&mut out);
+        let pairs: Vec<_> = records
+            .iter()
+            .map(|r| (r["tool"].clone(), r["call_id"].clone(), r["status"].clone()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (json!("m\"0"), json!("a"), json!("ok")),
+                (json!("b1"), json!("b"), json!("ok")),
+                (json!("m2"), json!("c"), json!("ok")),
+                (json!("b3"), json!("pos-1"), json!("ok")),
+                (json!("m4"), json!("e"), json!("missing")),
+            ]
+        );
+        assert_eq!(records[3]["paired_by"], "position");
+        // The raw text of a built call's tool is what its built result carries.
+        let mut pairer = Pairer::new("next turn");
+        pairer.call(
+            Site::new(0, "/0".into()),
+            built_call(r#""b\u0031""#),
+            Some("b".into()),
+        );
+        pairer.flush_in(None, &mut out);
+        drained(&mut out);
+        pairer.result(
+            Site::new(0, "/1".into()),
+            built_result(),
+            Target::Id("b".into()),
+        );
+        pairer.finish(&mut out);
+        let Some(super::super::Emit::Record(Made::Built(result))) =
+            out.items.first().map(|i| &i.what)
+        else {
+            panic!("a built result stays built");
+        };
+        assert_eq!(result.get("tool"), Some(r#""b\u0031""#));
     }
 
     #[test]
