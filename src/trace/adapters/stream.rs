@@ -228,7 +228,7 @@ enum Lines {
     /// Chat messages (OpenAI, Anthropic, Gemini CLI), each read by its format's
     /// function.
     Messages(Pairer, fn(&Element<'_>, &mut Pairer)),
-    /// OpenAI Responses items, with the call ids output items answer.
+    /// OpenAI Responses items, with the built-in calls output items answer.
     Responses(Pairer, Answered),
     /// ATIF steps (of a trajectory's `steps`).
     Atif(Pairer),
@@ -246,7 +246,7 @@ impl Lines {
         }
     }
 
-    /// The adapter of a transcript in `format`, given the call ids output items
+    /// The adapter of a transcript in `format`, given the built-in calls output items
     /// answer in it; `None` for a format whose adapter reads its transcript whole.
     fn of(format: Format, codex_answered: Answered, responses_answered: Answered) -> Option<Lines> {
         Some(match format {
