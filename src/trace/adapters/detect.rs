@@ -455,6 +455,36 @@ impl ListTally {
     }
 }
 
+/// A list tallied without `--format` from each element's scan ([`shallow_scanned`]),
+/// as the transcript search tallies it from their shallow readings: whether it is a
+/// transcript, unless an element cannot be read that way (then it does not tell).
+pub(super) struct ScannedList {
+    tally: ListTally,
+    told: bool,
+}
+
+impl ScannedList {
+    pub(super) fn new() -> ScannedList {
+        ScannedList {
+            tally: ListTally::new(None),
+            told: true,
+        }
+    }
+
+    /// Tallies the next element, scanned at least one deep.
+    pub(super) fn add(&mut self, element: Node<'_>) {
+        match shallow_scanned(element) {
+            Some(value) => self.tally.add(signal(&value)),
+            None => self.told = false,
+        }
+    }
+
+    /// Whether the list is told to be a transcript.
+    pub(super) fn finds(&self) -> bool {
+        self.told && self.tally.format().is_some()
+    }
+}
+
 /// Whether no line of a file read as native records names a `kind` or a `tool`: the
 /// bytes `"kind"` and `"tool"` appear nowhere in it. Most native files have one on their
 /// first line, so the scan stops there; only files that will warn are read to the end.

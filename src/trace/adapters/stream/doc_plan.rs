@@ -41,7 +41,9 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::super::detect::{ListTally, Signal, object_signal, shallow_scanned, signal};
+use super::super::detect::{
+    ListTally, ScannedList, Signal, object_signal, shallow_scanned, signal,
+};
 use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
 use super::super::search::{self, SEARCH_DEPTH, Search};
 use super::super::select::Step;
@@ -309,13 +311,9 @@ pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> boo
         if finds || key == "tree" || !member.text().starts_with('[') {
             return;
         }
-        let mut list = ListTally::new(None);
-        let mut told = true;
-        let all = member.elements(|element| match shallow_scanned(element) {
-            Some(value) => list.add(signal(&value)),
-            None => told = false,
-        });
-        finds = all && told && list.format().is_some();
+        let mut list = ScannedList::new();
+        let all = member.elements(|element| list.add(element));
+        finds = all && list.finds();
     });
     read && finds
 }

@@ -26,7 +26,9 @@ use super::{
     locate, pinned,
 };
 use crate::trace::Location;
-use crate::trace::adapters::detect::{ListTally, READ_MEMBERS, Signal, shallow_scanned, signal};
+use crate::trace::adapters::detect::{
+    ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
+};
 use crate::trace::adapters::document::{foreign_message, malformed};
 use crate::trace::adapters::shared::{Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
@@ -195,7 +197,7 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
             if scan.next_byte()? == Some(b'[') && !read {
                 scan.advance(1);
                 let tallied = lists && !finds && key != "tree";
-                let (mut list, mut told) = (ListTally::new(None), true);
+                let mut list = ScannedList::new();
                 let mut count = 0;
                 while at_element(scan, count)? {
                     bytes.clear();
@@ -207,14 +209,11 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
                         return Ok(None);
                     };
                     if tallied {
-                        match shallow_scanned(element) {
-                            Some(value) => list.add(signal(&value)),
-                            None => told = false,
-                        }
+                        list.add(element);
                     }
                     count += 1;
                 }
-                finds |= tallied && told && list.format().is_some();
+                finds |= tallied && list.finds();
                 shallow.insert(key, Value::Null);
             } else {
                 bytes.clear();
@@ -228,12 +227,9 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
                     return Ok(None);
                 };
                 if lists && !finds && key != "tree" && text.starts_with('[') {
-                    let (mut list, mut told) = (ListTally::new(None), true);
-                    member.elements(|element| match shallow_scanned(element) {
-                        Some(value) => list.add(signal(&value)),
-                        None => told = false,
-                    });
-                    finds = told && list.format().is_some();
+                    let mut list = ScannedList::new();
+                    member.elements(|element| list.add(element));
+                    finds = list.finds();
                 }
                 let value = match read {
                     true => match serde_json::from_slice(&bytes) {
