@@ -270,11 +270,11 @@ impl Built {
         }
     }
 
-    /// An empty object with room for `members` members and about `bytes` bytes of
-    /// values: for an object kept a while, whose members are known.
-    pub(crate) fn with_room(bytes: usize, members: usize) -> Built {
+    /// An empty object with room for `members` members: for an object kept a while,
+    /// whose members are known.
+    pub(crate) fn with_members(members: usize) -> Built {
         Built {
-            text: String::with_capacity(bytes),
+            text: String::new(),
             members: Vec::with_capacity(members),
         }
     }

@@ -439,7 +439,7 @@ impl Made {
     /// object keeps its text, one of a map is written as [`Built::value`] writes it, so
     /// that [`Made::copy`] and [`Made::get`] read from it what they read from `self`.
     pub fn only(&self, keys: &[&'static str]) -> Made {
-        let mut only = Built::with_room(0, keys.len());
+        let mut only = Built::with_members(keys.len());
         for &key in keys {
             match self {
                 Made::Map(map) => {

@@ -81,7 +81,7 @@ impl Answered {
     pub(super) fn at(&self, line: u64) -> Here<'_> {
         match self {
             Answered::Ids(ids) => Here::Ids(ids),
-            Answered::Lines(lines) => Here::Line(lines.binary_search(&line).is_ok()),
+            Answered::Lines(lines) => Here::Line(lines, line),
         }
     }
 }
@@ -91,8 +91,8 @@ impl Answered {
 pub(super) enum Here<'a> {
     /// The ids answered.
     Ids(&'a FxHashSet<String>),
-    /// Whether the item read is a built-in call that an output item answers.
-    Line(bool),
+    /// The lines of the built-in calls answered, and the line of the item read.
+    Line(&'a [u64], u64),
 }
 
 impl Here<'_> {
@@ -100,7 +100,7 @@ impl Here<'_> {
     fn answers(self, id: &str) -> bool {
         match self {
             Here::Ids(ids) => ids.contains(id),
-            Here::Line(answered) => answered,
+            Here::Line(lines, line) => lines.binary_search(&line).is_ok(),
         }
     }
 }

@@ -711,26 +711,14 @@ mod tests {
             let names: Vec<_> = kept.members().map(|(name, _)| name).collect();
             assert_eq!(names, ["tool", "call_id"]);
         }
-        pairer.result(
-            Site::new(0, "/5".into()),
-            built_result(),
-            Target::Id("a".into()),
-        );
-        pairer.result(
-            Site::new(0, "/6".into()),
-            map_result(),
-            Target::Id("b".into()),
-        );
-        pairer.result(
-            Site::new(0, "/7".into()),
-            map_result(),
-            Target::Id("c".into()),
-        );
-        pairer.result(
-            Site::new(0, "/8".into()),
-            built_result(),
-            Target::Position(None),
-        );
+        for (at, result, target) in [
+            ("/5", Made::from(built_result()), Target::Id("a".into())),
+            ("/6", Made::from(map_result()), Target::Id("b".into())),
+            ("/7", Made::from(map_result()), Target::Id("c".into())),
+            ("/8", Made::from(built_result()), Target::Position(None)),
+        ] {
+            pairer.result(Site::new(0, at.into()), result, target);
+        }
         pairer.boundary();
         pairer.finish(&mut out);
         let records = drained(&mut out);
