@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::shared::{Map, str_of};
 use super::sketch::{
-    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_line, long_line_keys, sketch_str,
+    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_array, long_line, long_line_keys, sketch_str,
 };
 use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
@@ -21,6 +21,11 @@ use crate::trace::reader::{LineContent, LineReader};
 /// The first lines of a file, parsed.
 enum Peeked {
     Json(Sketch),
+    /// A long line that is a JSON array, read only as far as detection looks at one:
+    /// whether it is a JSON-RPC batch.
+    Array {
+        batch: bool,
+    },
     /// Text that is not complete JSON; `open` says whether it ended too early.
     Broken {
         open: bool,
@@ -83,17 +88,28 @@ fn sniff_holding(
                 Peeked::parsed(sketch_str(text), text.trim_start().bytes().next())
             }
             LineContent::TooLong if line.len <= max_line_bytes as u64 => {
-                match long_line(source, line.offset, line.len)? {
-                    // Blank lines do not count, however long.
-                    LongLine::Blank => continue,
-                    LongLine::NotUtf8 => Peeked::Unreadable,
-                    LongLine::Parsed { result, first } => Peeked::parsed(result, first),
+                if let Some(batch) = long_array(source, line.offset, line.len)? {
+                    Peeked::Array { batch }
+                } else {
+                    match long_line(source, line.offset, line.len)? {
+                        // Blank lines do not count, however long.
+                        LongLine::Blank => continue,
+                        LongLine::NotUtf8 => Peeked::Unreadable,
+                        LongLine::Parsed { result, first } => Peeked::parsed(result, first),
+                    }
                 }
             }
             _ => Peeked::Unreadable,
         });
     }
     let explicit = options.format.is_some() || options.select.is_some();
+    let by_array = |batch: bool| match batch {
+        // A JSON-RPC batch: the first of a log's messages.
+        true if options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp) => {
+            Layout::ElementLines
+        }
+        _ => Layout::DocumentLines,
+    };
     let by_value = |sketch: &Sketch| match &sketch.value {
         // `--select` applies to documents.
         _ if options.select.is_some() => Layout::DocumentLines,
@@ -109,13 +125,7 @@ fn sniff_holding(
                 Layout::NativeLines
             }
         }
-        // A JSON-RPC batch: the first of a log's messages.
-        Value::Array(items)
-            if mcp::is_batch(items) && options.format.is_none_or(|f| f == Format::Mcp) =>
-        {
-            Layout::ElementLines
-        }
-        Value::Array(_) => Layout::DocumentLines,
+        Value::Array(items) => by_array(mcp::is_batch(items)),
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
     };
@@ -123,10 +133,12 @@ fn sniff_holding(
         [] if explicit => Layout::Document,
         [] => Layout::NativeLines,
         [Peeked::Json(sketch), ..] => by_value(sketch),
+        [Peeked::Array { batch }, ..] => by_array(*batch),
         // A first line that does not close: a document spread over lines, or a
         // truncated record followed by others.
         [Peeked::Broken { open: true }, ..] if one_document(source)? => Layout::Document,
         [Peeked::Broken { .. }, Peeked::Json(sketch)] => by_value(sketch),
+        [Peeked::Broken { .. }, Peeked::Array { batch }] => by_array(*batch),
         // Neither of the first two lines is JSON on its own: a broken document, whose
         // error is best reported once, where it is.
         [Peeked::Broken { open: true }, Peeked::Broken { .. }] => Layout::Document,

@@ -243,6 +243,353 @@ fn parse_long<T>(
     })
 }
 
+/// Bytes of a long line [`long_array`] reads at a time.
+const ARRAY_CHUNK: usize = 1 << 20;
+
+/// The most bytes of one element [`long_array`] holds before it leaves the line to
+/// [`long_line`].
+const ARRAY_ELEMENT_HELD: usize = 4 << 20;
+
+/// Levels of containers an element may nest for [`long_array`] to read it: fewer than
+/// serde_json's limit of 128 less the array's own level, so that an element it reads
+/// on its own fails exactly where it would inside the line.
+const ARRAY_ELEMENT_LEVELS: usize = 100;
+
+/// Whether the line of `len` bytes at byte `offset` of `source` is a JSON array, and
+/// if so whether it is a JSON-RPC batch (every element an object with a `jsonrpc`
+/// member, at least one): all detection asks of an array. `Some` only when the line is
+/// an array that [`long_line`] would parse, so saying exactly what it would; `None` for
+/// any other line, or when this cannot tell (an element longer than 4 MiB or nested
+/// deeper than 100 levels), for [`long_line`] to read.
+///
+/// A minified document of tens of megabytes, `[{…},{…},…]`, is parsed here one element
+/// at a time from a buffer, as a `Value` is parsed but keeping nothing, at several times
+/// the speed of a [`Sketch`] parsed as the line is read.
+pub(super) fn long_array(source: Source<'_>, offset: u64, len: u64) -> io::Result<Option<bool>> {
+    long_array_in(source, offset, len, ARRAY_CHUNK, ARRAY_ELEMENT_HELD)
+}
+
+/// [`long_array`], reading `chunk` bytes at a time and holding at most `held` of one
+/// element.
+fn long_array_in(
+    source: Source<'_>,
+    offset: u64,
+    len: u64,
+    chunk: usize,
+    held: usize,
+) -> io::Result<Option<bool>> {
+    let mut window = Window {
+        input: source.reader_at(offset)?.take(len),
+        bytes: Vec::new(),
+        at: 0,
+        ended: false,
+        chunk,
+    };
+    if window.next_byte()? != Some(b'[') {
+        return Ok(None);
+    }
+    window.at += 1;
+    let (mut elements, mut batch) = (0usize, true);
+    if window.next_byte()? == Some(b']') {
+        window.at += 1;
+    } else {
+        loop {
+            let rpc = match window.element(held)? {
+                Some(Ok(rpc)) => rpc,
+                Some(Err(TooLong)) => {
+                    // An element too long to hold: the line is read again as it is
+                    // parsed, keeping nothing.
+                    drop(window);
+                    return match parse_long(source, offset, len, Array)? {
+                        LongLine::Parsed {
+                            result: Ok(batch), ..
+                        } => Ok(Some(batch)),
+                        _ => Ok(None),
+                    };
+                }
+                None => return Ok(None),
+            };
+            (elements, batch) = (elements + 1, batch && rpc);
+            match window.next_byte()? {
+                Some(b',') => window.at += 1,
+                Some(b']') => {
+                    window.at += 1;
+                    break;
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+    // Nothing but white space may follow.
+    if window.next_byte()?.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(elements > 0 && batch))
+}
+
+/// The part of a line being read that [`long_array`] holds.
+struct Window<'a> {
+    input: io::Take<Box<dyn BufRead + 'a>>,
+    bytes: Vec<u8>,
+    /// Where reading is in `bytes`.
+    at: usize,
+    /// Whether `bytes` holds the rest of the line.
+    ended: bool,
+    chunk: usize,
+}
+
+impl Window<'_> {
+    /// Reads more of the line, dropping the bytes read already: about `chunk` bytes,
+    /// or as many as are held, so that an element read again as its bytes come costs
+    /// at most twice its length.
+    fn more(&mut self) -> io::Result<()> {
+        self.bytes.drain(..self.at);
+        self.at = 0;
+        let want = self.bytes.len() + self.chunk.max(self.bytes.len());
+        while self.bytes.len() < want {
+            let available = self.input.fill_buf()?;
+            if available.is_empty() {
+                self.ended = true;
+                break;
+            }
+            let n = available.len().min(want - self.bytes.len());
+            self.bytes.extend_from_slice(&available[..n]);
+            self.input.consume(n);
+        }
+        Ok(())
+    }
+
+    /// The next byte that is not JSON white space, not consumed.
+    fn next_byte(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            while let Some(&byte) = self.bytes.get(self.at) {
+                if !matches!(byte, b' ' | b'\t' | b'\r' | b'\n') {
+                    return Ok(Some(byte));
+                }
+                self.at += 1;
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            self.more()?;
+        }
+    }
+
+    /// Parses the array element at the next byte as a `Value` would be: whether it is
+    /// an object with a `jsonrpc` member; [`TooLong`] when it goes on past `held`
+    /// bytes. `None` when it is not valid JSON, or not certainly as it would be read
+    /// inside the line.
+    fn element(&mut self, held: usize) -> io::Result<Option<Result<bool, TooLong>>> {
+        if self.next_byte()?.is_none() {
+            return Ok(None);
+        }
+        loop {
+            let bytes = &self.bytes[self.at..];
+            let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Element>();
+            match values.next() {
+                // A value that ends where the bytes held do may go on past them (a
+                // number cut short); one that ends before is whole.
+                Some(Ok(Element(rpc))) if values.byte_offset() < bytes.len() || self.ended => {
+                    self.at += values.byte_offset();
+                    return Ok(Some(Ok(rpc)));
+                }
+                Some(Ok(_)) => {}
+                Some(Err(err)) if err.is_eof() => {}
+                _ => return Ok(None),
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            if bytes.len() >= held {
+                return Ok(Some(Err(TooLong)));
+            }
+            self.more()?;
+        }
+    }
+}
+
+/// An array element longer than [`long_array`] holds.
+struct TooLong;
+
+/// A JSON array read as a `Value` is, keeping only whether it is a JSON-RPC batch
+/// (every element an object with a `jsonrpc` member, at least one); any other value
+/// is an error.
+#[derive(Clone, Copy)]
+struct Array;
+
+impl<'de> DeserializeSeed<'de> for Array {
+    type Value = bool;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Array {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<bool, A::Error> {
+        let (mut elements, mut batch) = (0usize, true);
+        while let Some(Element(rpc)) = access.next_element()? {
+            (elements, batch) = (elements + 1, batch && rpc);
+        }
+        Ok(elements > 0 && batch)
+    }
+}
+
+/// An array element read as a `Value` is, keeping only whether it is an object with a
+/// `jsonrpc` member.
+struct Element(bool);
+
+impl<'de> serde::Deserialize<'de> for Element {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Element, D::Error> {
+        struct Top;
+        impl<'de> Visitor<'de> for Top {
+            type Value = bool;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_unit<E>(self) -> Result<bool, E> {
+                Ok(false)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<bool, A::Error> {
+                while access.next_element_seed(Nested(1))?.is_some() {}
+                Ok(false)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<bool, A::Error> {
+                let mut rpc = false;
+                while let Some(is_rpc) = access.next_key_seed(Named("jsonrpc"))? {
+                    access.next_value_seed(Nested(1))?;
+                    rpc |= is_rpc;
+                }
+                Ok(rpc)
+            }
+        }
+        deserializer.deserialize_any(Top).map(Element)
+    }
+}
+
+/// A member name, read as a `Value`'s is: whether it is the given one.
+#[derive(Clone, Copy)]
+struct Named(&'static str);
+
+impl<'de> DeserializeSeed<'de> for Named {
+    type Value = bool;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Named {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<bool, E> {
+        Ok(name == self.0)
+    }
+}
+
+/// [`Skip`] for a value inside that many containers of an array element: inside more
+/// than [`ARRAY_ELEMENT_LEVELS`] is an error, which leaves the line to [`long_line`].
+#[derive(Clone, Copy)]
+struct Nested(usize);
+
+impl<'de> DeserializeSeed<'de> for Nested {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nested {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let inner = self.inner::<A::Error>()?;
+        while access.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let inner = self.inner::<A::Error>()?;
+        while access.next_key_seed(Skip)?.is_some() {
+            access.next_value_seed(inner)?;
+        }
+        Ok(())
+    }
+}
+
+impl Nested {
+    /// The level below this container's.
+    fn inner<E: serde::de::Error>(self) -> Result<Nested, E> {
+        match self.0 < ARRAY_ELEMENT_LEVELS {
+            true => Ok(Nested(self.0 + 1)),
+            false => Err(E::custom("nested too deep to read an element alone")),
+        }
+    }
+}
+
 /// Parses a JSON value keeping only, of an object, its names (each with a null value):
 /// all that [`super::detect::resembles`] reads. Anything else is null.
 #[derive(Clone, Copy)]
@@ -924,5 +1271,143 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// Levels of containers in `value`.
+    fn levels(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(levels).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(levels).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Asserts that [`long_array_in`] says of `text`, read `chunk` bytes at a time
+    /// holding `held` of an element, what a `Value` parsed from it does: whether it is
+    /// an array and a JSON-RPC batch. It answers every valid array that does not nest
+    /// too deep (`Some`), and nothing else; returns its answer.
+    fn reads_array_alike(text: &str, chunk: usize, held: usize) -> Option<bool> {
+        let have = long_array_in(
+            Source::Bytes(text.as_bytes()),
+            0,
+            text.len() as u64,
+            chunk,
+            held,
+        )
+        .expect("bytes read");
+        let want = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(items)) => Some(&items)
+                .filter(|_| {
+                    have.is_some() || {
+                        let array = Value::Array(items.clone());
+                        levels(&array) <= ARRAY_ELEMENT_LEVELS
+                    }
+                })
+                .map(|items| mcp::is_batch(items)),
+            _ => None,
+        };
+        assert_eq!(have, want, "read {chunk} at a time, holding {held}: {text}");
+        have
+    }
+
+    #[test]
+    fn a_long_array_reads_as_a_value_does() {
+        let deep = |levels: usize| format!("[{}{}]", "[".repeat(levels), "]".repeat(levels));
+        let mut texts: Vec<String> = [
+            "[]",
+            " [ ] ",
+            "[1]",
+            "[1,2]",
+            "[123456789,-0.5e-3, 1E2 ,true,false,null]",
+            r#"["a","\u00e9\n",{}]"#,
+            r#"[{"jsonrpc":"2.0","id":1}]"#,
+            r#"[{"jsonrpc":"2.0"}, {"id":1,"jsonrpc":null}]"#,
+            r#"[{"json\u0072pc":"2.0"}]"#,
+            r#"[{"jsonrpc":1,"jsonrpc":2}]"#,
+            r#"[{"jsonrpc":1},2]"#,
+            r#"[{"jsonrpc":1},{"a":{"jsonrpc":1}}]"#,
+            r#"[{"a":{"jsonrpc":1}}]"#,
+            r#"[[{"jsonrpc":1}]]"#,
+            "[1]\r",
+            "\t[1]\t\r",
+            // Not arrays, or not valid.
+            "{}",
+            "1",
+            "",
+            "  ",
+            "[",
+            "[1",
+            "[1,",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[1]]",
+            "[1] x",
+            "[1]x",
+            "[01]",
+            "[-]",
+            "[1.]",
+            "[1e400]",
+            r#"["\ud800"]"#,
+            r#"["a]"#,
+            r#"[{"a":1}{}]"#,
+            r#"[{"a" 1}]"#,
+            "[tru]",
+            "[true",
+            "[nul",
+            "[1]\u{a0}",
+        ]
+        .map(String::from)
+        .to_vec();
+        // At and around the nesting limit: read alone, an element may nest one level
+        // more than inside the line.
+        texts.extend([98, 99, 100, 101, 125, 126, 127, 128].map(deep));
+        texts.push(format!("[{}]", "1".repeat(300)));
+        texts.push(format!("[\"{}\",{}]", "x".repeat(300), "2".repeat(40)));
+        // Arrays of every example, of made-up values, and cut short.
+        let docs = examples();
+        let mut values = docs.clone();
+        values.extend(made_up(200, &docs));
+        for (i, value) in values.iter().enumerate() {
+            let next = &values[(i * 7 + 3) % values.len()];
+            let text = serde_json::to_string(&[value, next]).unwrap();
+            let cut = (i * 31) % text.len();
+            if text.is_char_boundary(cut) {
+                texts.push(text[..cut].to_string());
+            }
+            texts.push(text);
+            if let Value::Array(_) = value {
+                texts.push(serde_json::to_string(value).unwrap());
+            }
+        }
+        // Batches of the examples' JSON-RPC messages, and one that is not quite.
+        let mut inner = Vec::new();
+        docs.iter().for_each(|doc| all_values(doc, &mut inner));
+        let messages: Vec<&Value> = inner
+            .into_iter()
+            .filter(|v| v.as_object().is_some_and(|m| m.contains_key("jsonrpc")))
+            .collect();
+        for pair in messages.chunks(2) {
+            texts.push(serde_json::to_string(pair).unwrap());
+            texts.push(serde_json::to_string(&[pair[0], &Value::Null]).unwrap());
+        }
+        let (mut arrays, mut batches) = (0, 0);
+        for text in &texts {
+            for (chunk, held) in [(1, 1), (2, 5), (3, 64), (7, 1 << 20), (1 << 20, 1 << 20)] {
+                let answer = reads_array_alike(text, chunk, held);
+                arrays += usize::from(answer.is_some());
+                batches += usize::from(answer == Some(true));
+            }
+        }
+        // Both answers come often, and so do lines that are not arrays.
+        assert!(
+            arrays > 1000 && batches > 50,
+            "{arrays} arrays, {batches} batches"
+        );
+        assert!(
+            arrays < texts.len() * 5 - 500,
+            "{arrays} of {} lines",
+            texts.len() * 5
+        );
     }
 }
