@@ -483,11 +483,17 @@ impl ScannedList {
         }
     }
 
-    /// Tallies the next element, scanned at least one deep.
+    /// Tallies the next element, scanned at least one deep. Its shallow reading does
+    /// not fail (the scan accepts exactly what serde_json parses, and each value that
+    /// reading parses is part of the element); were it to, the list would not be told
+    /// a transcript, which leaves it to the search's exact reading.
     pub(super) fn add(&mut self, element: Node<'_>) {
         match shallow_scanned(element) {
             Some(value) => self.tally.add(signal(&value)),
-            None => self.told = false,
+            None => {
+                debug_assert!(false, "bug: a scanned element its shallow reading refuses");
+                self.told = false;
+            }
         }
     }
 
