@@ -1310,6 +1310,72 @@ mod tests {
         have
     }
 
+    /// JSON text of values made of scalars (some that no `Value` holds), arrays and
+    /// objects whose names include `jsonrpc`, spelled plainly and escaped.
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop::sample::select(vec![
+            "1",
+            "23",
+            "-0.5e9",
+            "0",
+            "true",
+            "false",
+            "null",
+            "\"a\"",
+            "\"\\u00e9\"",
+            "1e400",
+            "\"\\ud800\"",
+            "12345678901234567890",
+        ])
+        .prop_map(String::from);
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            let name = prop::sample::select(vec![
+                "\"jsonrpc\"",
+                "\"a\"",
+                "\"json\\u0072pc\"",
+                "\"jsonrpc2\"",
+                "\"jsonrp\"",
+            ]);
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec((name, inner), 0..5).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(n, v)| format!("{n}:{v}"))
+                        .collect();
+                    format!("{{{}}}", members.join(" , "))
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        #[test]
+        fn any_line_reads_as_an_array_as_a_value_does(
+            elements in proptest::collection::vec(json_text(), 0..6),
+            spaced in proptest::bool::ANY,
+            // A change: none, the line cut short there, or a fragment put in there.
+            change in 0usize..3,
+            at in 0usize..400,
+            fragment in proptest::sample::select(vec!["]", ",", "x", " ", "{", "\"", "1", "[1]"]),
+            chunk in 1usize..9,
+            held in 1usize..48,
+        ) {
+            let sep = if spaced { " , " } else { "," };
+            let mut text = format!("[{}]", elements.join(sep));
+            let at = at.min(text.len());
+            match change {
+                1 => text.truncate(at),
+                2 => text.insert_str(at, fragment),
+                _ => {}
+            }
+            reads_array_alike(&text, chunk, held);
+        }
+    }
+
     #[test]
     fn a_long_array_reads_as_a_value_does() {
         let deep = |levels: usize| format!("[{}{}]", "[".repeat(levels), "]".repeat(levels));
@@ -1327,6 +1393,7 @@ mod tests {
             r#"[{"jsonrpc":1},2]"#,
             r#"[{"jsonrpc":1},{"a":{"jsonrpc":1}}]"#,
             r#"[{"a":{"jsonrpc":1}}]"#,
+            r#"[{"jsonrpc2":1}]"#,
             r#"[[{"jsonrpc":1}]]"#,
             "[1]\r",
             "\t[1]\t\r",
