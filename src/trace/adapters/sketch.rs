@@ -445,6 +445,12 @@ impl<'de> Visitor<'de> for Array {
 /// `jsonrpc` member.
 struct Element(bool);
 
+/// What skips a value inside an array element (a member, or an element of it): it may
+/// nest [`ARRAY_ELEMENT_LEVELS`] containers with the element's own.
+const ELEMENT_INSIDE: Skip = Skip {
+    levels: ARRAY_ELEMENT_LEVELS - 1,
+};
+
 impl<'de> serde::Deserialize<'de> for Element {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Element, D::Error> {
         struct Top;
@@ -480,14 +486,14 @@ impl<'de> serde::Deserialize<'de> for Element {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<bool, A::Error> {
-                while access.next_element_seed(Nested(1))?.is_some() {}
+                while access.next_element_seed(ELEMENT_INSIDE)?.is_some() {}
                 Ok(false)
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<bool, A::Error> {
                 let mut rpc = false;
                 while let Some(is_rpc) = access.next_key_seed(Named("jsonrpc"))? {
-                    access.next_value_seed(Nested(1))?;
+                    access.next_value_seed(ELEMENT_INSIDE)?;
                     rpc |= is_rpc;
                 }
                 Ok(rpc)
@@ -518,75 +524,6 @@ impl<'de> Visitor<'de> for Named {
 
     fn visit_str<E>(self, name: &str) -> Result<bool, E> {
         Ok(name == self.0)
-    }
-}
-
-/// [`Skip`] for a value inside that many containers of an array element: inside more
-/// than [`ARRAY_ELEMENT_LEVELS`] is an error, which leaves the line to [`long_line`].
-#[derive(Clone, Copy)]
-struct Nested(usize);
-
-impl<'de> DeserializeSeed<'de> for Nested {
-    type Value = ();
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Nested {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
-        let inner = self.inner::<A::Error>()?;
-        while access.next_element_seed(inner)?.is_some() {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
-        let inner = self.inner::<A::Error>()?;
-        while access.next_key_seed(Skip)?.is_some() {
-            access.next_value_seed(inner)?;
-        }
-        Ok(())
-    }
-}
-
-impl Nested {
-    /// The level below this container's.
-    fn inner<E: serde::de::Error>(self) -> Result<Nested, E> {
-        match self.0 < ARRAY_ELEMENT_LEVELS {
-            true => Ok(Nested(self.0 + 1)),
-            false => Err(E::custom("nested too deep to read an element alone")),
-        }
     }
 }
 
@@ -635,14 +572,14 @@ impl<'de> Visitor<'de> for TopKeys {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        while access.next_element_seed(Skip)?.is_some() {}
+        while access.next_element_seed(Skip::ANY)?.is_some() {}
         Ok(Value::Null)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            access.next_value_seed(Skip)?;
+            access.next_value_seed(Skip::ANY)?;
             map.insert(key, Value::Null);
         }
         Ok(Value::Object(map))
@@ -650,9 +587,25 @@ impl<'de> Visitor<'de> for TopKeys {
 }
 
 /// Parses a JSON value as a `Value` is parsed (numbers and strings read, not only
-/// skipped, so that it fails where a `Value` does) and keeps nothing of it.
+/// skipped, so that it fails where a `Value` does) and keeps nothing of it. Containers
+/// nested more than `levels` deep inside it are an error too ([`Skip::ANY`]: only
+/// serde_json's own limit).
 #[derive(Clone, Copy)]
-struct Skip;
+struct Skip {
+    levels: usize,
+}
+
+impl Skip {
+    const ANY: Skip = Skip { levels: usize::MAX };
+
+    /// What skips a value inside a container this skips.
+    fn inner<E: serde::de::Error>(self) -> Result<Skip, E> {
+        match self.levels.checked_sub(1) {
+            Some(levels) => Ok(Skip { levels }),
+            None => Err(E::custom("nested deeper than this reading goes")),
+        }
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for Skip {
     type Value = ();
@@ -694,13 +647,15 @@ impl<'de> Visitor<'de> for Skip {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
-        while access.next_element_seed(Skip)?.is_some() {}
+        let inner = self.inner::<A::Error>()?;
+        while access.next_element_seed(inner)?.is_some() {}
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
-        while access.next_key_seed(Skip)?.is_some() {
-            access.next_value_seed(Skip)?;
+        let inner = self.inner::<A::Error>()?;
+        while access.next_key_seed(Skip::ANY)?.is_some() {
+            access.next_value_seed(inner)?;
         }
         Ok(())
     }
