@@ -149,7 +149,7 @@ fn kept(sketch: Sketch) -> (Value, usize) {
 /// Parses `text` into a [`Sketch`]: an error exactly when `serde_json::from_str`
 /// into a `Value` gives one, of the same kind.
 pub(super) fn sketch_str(text: &str) -> serde_json::Result<Sketch> {
-    parse_str(SketchSeed { depth: 0 }, text)
+    parse_str(SketchSeed::TOP, text)
 }
 
 /// Parses `text`, one JSON value, with `seed`.
@@ -185,7 +185,7 @@ pub(super) enum LongLine<T> {
 /// Reads the line of `len` bytes at byte `offset` of `source` (its text, without its
 /// line ending) into a [`Sketch`], as [`sketch_str`] reads a line held in memory.
 pub(super) fn long_line(source: Source<'_>, offset: u64, len: u64) -> io::Result<LongLine<Sketch>> {
-    parse_long(source, offset, len, SketchSeed { depth: 0 })
+    parse_long(source, offset, len, SketchSeed::TOP)
 }
 
 /// Reads the line of `len` bytes at byte `offset` of `source` as [`keys_str`] reads
@@ -744,13 +744,23 @@ impl Read for LineBody<'_> {
     }
 }
 
-/// Parses one value into a [`Sketch`]; `depth` is the value's depth in the line.
+/// Parses one value into a [`Sketch`]; `depth` is the value's depth in the line, and
+/// `read` whether what holds it reads its value (the line's own value, an array's
+/// element, an object's member among [`KEPT_MEMBERS`]), or only whether the search
+/// finds something in it. A value not read keeps no string, and an array not read is
+/// only checked, not sketched, from where what the search finds in it is known.
 #[derive(Clone, Copy)]
 struct SketchSeed {
     depth: usize,
+    read: bool,
 }
 
 impl SketchSeed {
+    const TOP: SketchSeed = SketchSeed {
+        depth: 0,
+        read: true,
+    };
+
     fn leaf(value: Value) -> Sketch {
         Sketch {
             value,
@@ -759,9 +769,19 @@ impl SketchSeed {
         }
     }
 
-    fn child(self) -> SketchSeed {
+    /// The seed of an element of the array this seed reads.
+    fn element(self) -> SketchSeed {
         SketchSeed {
             depth: self.depth + 1,
+            read: true,
+        }
+    }
+
+    /// The seed of the member `name` of the object this seed reads.
+    fn member(self, name: &str) -> SketchSeed {
+        SketchSeed {
+            depth: self.depth + 1,
+            read: KEPT_MEMBERS.contains(&name),
         }
     }
 
@@ -805,7 +825,10 @@ impl<'de> Visitor<'de> for SketchSeed {
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Sketch, E> {
-        Ok(Self::leaf(Value::String(kept_string(value))))
+        Ok(Self::leaf(match self.read {
+            true => Value::String(kept_string(value)),
+            false => Value::Null,
+        }))
     }
 
     fn visit_unit<E>(self) -> Result<Sketch, E> {
@@ -824,12 +847,19 @@ impl<'de> Visitor<'de> for SketchSeed {
         let mut tally = ListTally::new(None);
         let mut found = false;
         let mut kept_items = Kept::default();
-        while let Some(item) = access.next_element_seed(self.child())? {
+        // An array whose value is not read says only whether the search finds something
+        // in it: nothing, below the search's depth; something, once an element holds
+        // something. The rest is only checked.
+        while self.read || (self.searched() && !found) {
+            let Some(item) = access.next_element_seed(self.element())? else {
+                break;
+            };
             let item_signal = signal(&item.value);
             tally.add(item_signal);
             found |= item.found;
             kept_items.add(item, item_signal);
         }
+        while access.next_element_seed(Skip::ANY)?.is_some() {}
         // The search takes a list whose elements look like a transcript's, else
         // searches each element.
         let found = self.searched() && (found || tally.format().is_some());
@@ -848,7 +878,7 @@ impl<'de> Visitor<'de> for SketchSeed {
         // given twice, the last value counts, as in a parsed object.
         let mut found = FxHashSet::<String>::default();
         while let Some(key) = access.next_key::<String>()? {
-            let child = access.next_value_seed(self.child())?;
+            let child = access.next_value_seed(self.member(&key))?;
             if child.found {
                 found.insert(key.clone());
             } else if !found.is_empty() {
@@ -1217,6 +1247,15 @@ mod tests {
             "\u{a0}{}",
             &"[".repeat(200),
             r#"{"a":1,}"#,
+            // After an element in which the search finds a transcript, the rest of an
+            // array whose value is not read is only checked, as strictly.
+            r#"{"runs":[{"messages":[{"role":"user","content":"hi"}]},1e400]}"#,
+            r#"{"runs":[{"messages":[{"role":"user","content":"hi"}]},{"a":"\ud800"}]}"#,
+            r#"{"runs":[{"messages":[{"role":"user","content":"hi"}]},[1,]]}"#,
+            &format!(
+                r#"{{"runs":[{{"messages":[{{"role":"user","content":"hi"}}]}},{}]}}"#,
+                "[".repeat(130)
+            ),
         ] {
             let whole = serde_json::from_str::<Value>(text).err();
             let sketched = sketch_str(text).err();
