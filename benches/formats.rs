@@ -2,13 +2,14 @@
 //! records as native JSONL, in the same run.
 //!
 //! Run with `cargo bench --bench formats` (add `-- --quick` for one timed run, and
-//! `-- --small` for inputs a tenth the size). It writes two inputs to the system's
+//! `-- --small` for inputs a tenth the size). It writes three inputs to the system's
 //! temporary directory and checks each from its file, as `tracegate check` does:
 //!
 //! - an MCP JSON-RPC log of 10^6 lines (requests and their replies, in enveloped
 //!   sessions of a few hundred lines each, interleaved);
 //! - an OpenAI Chat Completions run-array document of about 100 MB (a top-level array
-//!   of runs, each with its `messages`);
+//!   of runs, each with its `messages`), and the same runs minified on one line (about
+//!   50 MB, under the line limit: detection reads the whole line before it is checked);
 //!
 //! and, for each, the same records as native JSONL (what `convert` prints for it),
 //! split into traces by their `trace` field. For each it prints records/s, the ratio to
@@ -114,21 +115,42 @@ fn openai_runs(bytes: usize) -> Vec<u8> {
     out
 }
 
+/// [`openai_runs`] minified on one line, as `json.dump` writes a list of runs: the
+/// file's first line is the whole document, which detection reads before it is checked.
+fn openai_runs_one_line(bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes + 4096);
+    write_runs(&mut out, bytes, false).expect("writing to memory cannot fail");
+    out
+}
+
 /// Writes [`openai_runs`] to `sink` run by run, so a document larger than memory can
 /// be written; returns the bytes written.
 fn write_openai_runs(sink: &mut impl std::io::Write, bytes: usize) -> std::io::Result<usize> {
-    sink.write_all(b"[\n")?;
-    let mut written = 2;
+    write_runs(sink, bytes, true)
+}
+
+/// Writes a run array of about `bytes` bytes, each run on a line of its own between
+/// `[` and `]` when `lines`, else all on one line.
+fn write_runs(sink: &mut impl std::io::Write, bytes: usize, lines: bool) -> std::io::Result<usize> {
+    let (open, between, close): (&[u8], &str, &[u8]) = match lines {
+        true => (b"[\n", ",\n", b"\n]\n"),
+        false => (b"[", ",", b"]"),
+    };
+    sink.write_all(open)?;
+    let mut written = open.len();
     let mut run = 0;
     let mut out = String::new();
     while written < bytes {
         out.clear();
         if run > 0 {
-            out.push_str(",\n");
+            out.push_str(between);
+        }
+        if lines {
+            out.push_str("  ");
         }
         let _ = write!(
             out,
-            r#"  {{"id": "run-{run}", "model": "gpt-4o", "messages": [{{"role": "user", "content": "Create the six invoices of batch {run}."}}"#
+            r#"{{"id": "run-{run}", "model": "gpt-4o", "messages": [{{"role": "user", "content": "Create the six invoices of batch {run}."}}"#
         );
         for call in 0..6 {
             let _ = write!(
@@ -145,8 +167,8 @@ fn write_openai_runs(sink: &mut impl std::io::Write, bytes: usize) -> std::io::R
         written += out.len();
         run += 1;
     }
-    sink.write_all(b"\n]\n")?;
-    Ok(written + 3)
+    sink.write_all(close)?;
+    Ok(written + close.len())
 }
 
 /// The input's records as native JSONL, as `convert` prints them.
@@ -186,9 +208,11 @@ fn main() {
         "{:<22} {:>8} {:>9} {:>8} {:>12} {:>12} {:>8} {:>11} {:>11}",
         "workload", "MB", "records", "s", "records/s", "native r/s", "ratio", "peak", "native peak"
     );
-    let workloads: [(&str, Vec<u8>); 2] = [
+    let workloads: [(&str, Vec<u8>); 3] = [
         ("mcp log", mcp_log(1_000_000 / scale)),
         ("openai run array", openai_runs(100_000_000 / scale)),
+        // Under the 64 MiB line limit, so that detection reads the line.
+        ("openai one line", openai_runs_one_line(50_000_000 / scale)),
     ];
     for (name, input) in workloads {
         let path = write_file(&dir, &format!("{}.json", name.replace(' ', "_")), &input);
