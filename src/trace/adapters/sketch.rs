@@ -847,10 +847,14 @@ impl<'de> Visitor<'de> for SketchSeed {
         let mut tally = ListTally::new(None);
         let mut found = false;
         let mut kept_items = Kept::default();
-        // An array whose value is not read says only whether the search finds something
-        // in it: nothing, below the search's depth; something, once an element holds
-        // something. The rest is only checked.
-        while self.read || (self.searched() && !found) {
+        loop {
+            // An array whose value is not read says only whether the search finds
+            // something in it: nothing, below the search's depth; something, once an
+            // element holds something. The rest is only checked.
+            if !self.read && (found || !self.searched()) {
+                while access.next_element_seed(Skip::ANY)?.is_some() {}
+                break;
+            }
             let Some(item) = access.next_element_seed(self.element())? else {
                 break;
             };
@@ -859,7 +863,6 @@ impl<'de> Visitor<'de> for SketchSeed {
             found |= item.found;
             kept_items.add(item, item_signal);
         }
-        while access.next_element_seed(Skip::ANY)?.is_some() {}
         // The search takes a list whose elements look like a transcript's, else
         // searches each element.
         let found = self.searched() && (found || tally.format().is_some());
@@ -1290,14 +1293,12 @@ mod tests {
         )
         .expect("bytes read");
         let want = match serde_json::from_str::<Value>(text) {
-            Ok(Value::Array(items)) => Some(&items)
-                .filter(|_| {
-                    have.is_some() || {
-                        let array = Value::Array(items.clone());
-                        levels(&array) <= ARRAY_ELEMENT_LEVELS
-                    }
-                })
-                .map(|items| mcp::is_batch(items)),
+            // A valid array nested deeper may be left to the sketch.
+            Ok(array @ Value::Array(_))
+                if have.is_some() || levels(&array) <= ARRAY_ELEMENT_LEVELS =>
+            {
+                array.as_array().map(|items| mcp::is_batch(items))
+            }
             _ => None,
         };
         assert_eq!(have, want, "read {chunk} at a time, holding {held}: {text}");
