@@ -2051,6 +2051,70 @@ mod tests {
     }
 
     #[test]
+    fn a_document_nested_to_the_limit_streams_as_it_reads_whole() {
+        // serde_json's limit is 127 containers in all: a value the first pass checks
+        // on its own (an element, a member, a large run's message or member) counts
+        // the containers it is inside. Found when a file of 128 levels streamed from a
+        // path and was invalid read from memory.
+        let chat = chat_messages().join(", ");
+        let run = format!("{{\"id\": \"r\", \"messages\": [{chat}]}}");
+        // Runs larger than the first pass holds, read a piece at a time.
+        let messages = [chat.as_str(); 12].join(", ");
+        let large = format!("{{\"id\": \"big\", \"messages\": [{messages}, DEEP]}}");
+        let large_member =
+            format!("{{\"id\": \"big\", \"messages\": [{messages}], \"meta\": DEEP}}");
+        // Each shape with `DEEP` where the deep value goes, and a `--select` path.
+        let shapes = [
+            (format!("[{run}, DEEP]\n"), None),
+            (format!("{{\"runs\": [{run}, DEEP]}}"), None),
+            (format!("{{\"runs\": [{run}], \"meta\": DEEP}}"), None),
+            (
+                format!("{{\"a\": {{\"b\": {{\"runs\": [{run}], \"x\": DEEP}}}}}}"),
+                None,
+            ),
+            (format!("{{\"s1\": {run}, \"s2\": DEEP}}"), None),
+            (format!("[{run}, {large}]"), None),
+            (format!("[{run}, {large_member}]"), None),
+            (format!("{large}\n{run}\n"), None),
+            (
+                format!("{{\"data\": {{\"x\": DEEP, \"runs\": [{run}, {run}]}}}}"),
+                Some("data.runs[1]"),
+            ),
+            (
+                format!("{{\"data\": {{\"runs\": [DEEP, {run}]}}}}"),
+                Some("data.runs[1]"),
+            ),
+        ];
+        for (shape, select) in &shapes {
+            let options = InputOptions {
+                format: None,
+                select: select.map(|path| crate::trace::adapters::Selector::parse(path).unwrap()),
+            };
+            let mut invalid = Vec::new();
+            for levels in 118..=128 {
+                for deep in [
+                    format!("{}{}", "[".repeat(levels), "]".repeat(levels)),
+                    format!("{}1{}", "{\"d\": ".repeat(levels), "}".repeat(levels)),
+                ] {
+                    let text = shape.replace("DEEP", &deep);
+                    let dir = tempfile::tempdir().unwrap();
+                    let path = dir.path().join("deep.json");
+                    std::fs::write(&path, &text).unwrap();
+                    let streamed = everything(TraceInput::open(&path, &options, None).unwrap());
+                    let whole = everything(TraceInput::from_bytes(text.as_bytes(), &options, None));
+                    assert_eq!(streamed, whole, "{levels} levels: {shape}");
+                    invalid.push(whole.0.iter().any(|item| item.contains("recursion limit")));
+                }
+            }
+            // Both sides of the limit were read.
+            assert!(
+                invalid.contains(&true) && invalid.contains(&false),
+                "{invalid:?}: {shape}"
+            );
+        }
+    }
+
+    #[test]
     fn reading_stops_at_the_first_error_of_the_visitor() {
         let text = b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n";
         let input = TraceInput::native(&text[..], None);

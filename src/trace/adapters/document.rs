@@ -337,11 +337,6 @@ fn duplicate_objects(text: &str) -> Vec<String> {
     found
 }
 
-/// Whether `text` is one valid JSON value without a key twice, scanned without keeping
-/// anything of it ([`super::unique`]): a document whose every element passes is safe to
-/// stream element by element, as nothing later in it can turn it into an error.
-pub(super) use super::unique::valid_without_duplicates;
-
 /// `text` parsed, when it is valid JSON without a key twice, in one pass; `None`
 /// otherwise, and the slower reading that says what is wrong, and where, is left to
 /// the caller.

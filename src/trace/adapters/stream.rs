@@ -2011,7 +2011,7 @@ impl DocLines {
             offset: loc.offset,
             line: loc.line,
         };
-        match run::walk_object(&path, at, len, false)? {
+        match run::walk_object(&path, at, len, false, 0)? {
             Some(walked) if !element_like(&walked.shallow, self.format) => {}
             _ => return Ok(false),
         }
@@ -2188,7 +2188,7 @@ impl FirstDoc {
                 };
                 // The common line, a run, is not parsed to say so (nor held).
                 if format.is_none()
-                    && run::walk_object(path, at, len, true)?.is_some_and(|walked| walked.finds)
+                    && run::walk_object(path, at, len, true, 0)?.is_some_and(|walked| walked.finds)
                 {
                     return Ok(FirstDoc {
                         holds_transcript: true,

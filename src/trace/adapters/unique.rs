@@ -26,6 +26,12 @@ const LISTED: usize = 16;
 /// Whether `text` is one valid JSON value (with white space around it) in which no
 /// object has a key twice. Strings must be valid UTF-8; elsewhere only ASCII is valid.
 pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
+    valid_without_duplicates_inside(text, 0)
+}
+
+/// [`valid_without_duplicates`] of `text` found inside `above` containers of a larger
+/// text, which nests too deep where their levels and its own make 128.
+pub(super) fn valid_without_duplicates_inside(text: &[u8], above: usize) -> bool {
     thread_local! {
         // The scan's lists, kept for the next text: a call allocates nothing once they
         // have grown to the texts' size.
@@ -33,7 +39,7 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
     }
     TAPE.with(|tape| match tape.try_borrow_mut() {
         Ok(mut tape) => {
-            let valid = tape.scan_bytes(text, 0);
+            let valid = tape.scan_bytes(text, 0, above);
             // What an unusually wide or deep text grew is not kept.
             if tape.keys.capacity() > 1 << 10 || tape.decoded.capacity() > 1 << 16 {
                 *tape = Tape::default();
@@ -41,7 +47,7 @@ pub(super) fn valid_without_duplicates(text: &[u8]) -> bool {
             valid
         }
         // Never nested, but a new tape would do as well.
-        Err(_) => Tape::default().scan_bytes(text, 0),
+        Err(_) => Tape::default().scan_bytes(text, 0, above),
     })
 }
 
@@ -105,15 +111,27 @@ impl Tape {
     /// containers nested at most `depth` deep; the value it found, or `None` when
     /// `text` is not valid.
     pub(super) fn scan<'t>(&'t mut self, text: &'t str, depth: usize) -> Option<Node<'t>> {
-        if !self.scan_bytes(text.as_bytes(), depth) {
+        self.scan_inside(text, depth, 0)
+    }
+
+    /// [`Tape::scan`] of `text` found inside `above` containers of a larger text: it
+    /// nests too deep where their levels and its own make 128, as it would inside
+    /// that text. (`depth` counts from `text`'s own value.)
+    pub(super) fn scan_inside<'t>(
+        &'t mut self,
+        text: &'t str,
+        depth: usize,
+        above: usize,
+    ) -> Option<Node<'t>> {
+        if !self.scan_bytes(text.as_bytes(), depth, above) {
             return None;
         }
         Some(self.node(text))
     }
 
-    /// A scan of `text` into this tape, its lists emptied, noting the items of the
-    /// containers nested at most `depth` deep.
-    fn start<'t, 's>(&'s mut self, text: &'t [u8], depth: usize) -> Scan<'t, 's> {
+    /// A scan of `text`, found inside `above` containers, into this tape, its lists
+    /// emptied, noting the items of the containers nested at most `depth` deep.
+    fn start<'t, 's>(&'s mut self, text: &'t [u8], depth: usize, above: usize) -> Scan<'t, 's> {
         self.items.clear();
         self.keys.clear();
         self.decoded.clear();
@@ -121,6 +139,7 @@ impl Tape {
         Scan {
             text,
             at: 0,
+            above,
             tape: self,
         }
     }
@@ -130,7 +149,18 @@ impl Tape {
     /// valid or reaches the end of `text` (where a number, or the text, may go on).
     /// [`Tape::node`] then gives the value.
     pub(super) fn scan_prefix(&mut self, text: &[u8], depth: usize) -> Option<usize> {
-        let mut scan = self.start(text, depth);
+        self.scan_prefix_inside(text, depth, 0)
+    }
+
+    /// [`Tape::scan_prefix`] of a value found inside `above` containers, as
+    /// [`Tape::scan_inside`] scans one.
+    pub(super) fn scan_prefix_inside(
+        &mut self,
+        text: &[u8],
+        depth: usize,
+        above: usize,
+    ) -> Option<usize> {
+        let mut scan = self.start(text, depth, above);
         scan.value(0)?;
         let end = scan.at;
         if end >= text.len() {
@@ -151,8 +181,8 @@ impl Tape {
         }
     }
 
-    fn scan_bytes(&mut self, text: &[u8], depth: usize) -> bool {
-        let mut scan = self.start(text, depth);
+    fn scan_bytes(&mut self, text: &[u8], depth: usize, above: usize) -> bool {
+        let mut scan = self.start(text, depth, above);
         scan.space();
         let start = scan.at;
         let valid = scan.value(0).is_some();
@@ -240,6 +270,8 @@ struct Scan<'t, 's> {
     text: &'t [u8],
     /// The next byte to read.
     at: usize,
+    /// How many containers of a larger text the text is inside.
+    above: usize,
     tape: &'s mut Tape,
 }
 
@@ -410,7 +442,7 @@ impl<'t> Scan<'t, '_> {
     /// spaces after its opening; whether it is empty (then it is stepped over, up to
     /// `close`). `None` when it nests too deep.
     fn opened(&mut self, depth: usize, close: u8) -> Option<bool> {
-        if depth >= MAX_DEPTH {
+        if self.above + depth >= MAX_DEPTH {
             return None;
         }
         self.at += 1;

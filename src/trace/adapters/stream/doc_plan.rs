@@ -44,11 +44,11 @@ use serde_json::Value;
 use super::super::detect::{
     ListTally, ScannedList, Signal, object_signal, shallow_scanned, signal,
 };
-use super::super::document::{foreign_message, malformed, parse_unique, valid_without_duplicates};
+use super::super::document::{foreign_message, malformed, parse_unique};
 use super::super::search::{self, SEARCH_DEPTH, Search};
 use super::super::select::Step;
 use super::super::shared::{Map, str_of};
-use super::super::unique::Tape;
+use super::super::unique::{Tape, valid_without_duplicates_inside};
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
@@ -342,6 +342,7 @@ pub(in super::super) fn plan(
     let mut pass = Pass {
         path,
         scan: Scanner::new(input)?,
+        levels: 0,
         options,
         bytes: Vec::new(),
         tape: Tape::default(),
@@ -363,6 +364,9 @@ type Planned = (Vec<Step>, What, bool);
 struct Pass<'o> {
     path: &'o Path,
     scan: Scanner,
+    /// How many containers the scanner is inside: a value scanned alone nests too
+    /// deep where their levels and its own make 128, as it does inside the document.
+    levels: usize,
     options: &'o InputOptions,
     /// A buffer for keys, members and elements.
     bytes: Vec<u8>,
@@ -544,10 +548,10 @@ impl Pass<'_> {
         depth: usize,
         arrays: &mut Vec<(Vec<Step>, Tally)>,
     ) -> io::Result<Option<Map>> {
-        self.scan.advance(1);
+        self.enter();
         let mut skeleton = Map::new();
         let mut places = Vec::new();
-        if self.scan.eat(b'}')? {
+        if self.leaves(b'}')? {
             return Ok(Some(skeleton));
         }
         loop {
@@ -593,7 +597,7 @@ impl Pass<'_> {
                 len: self.scan.offset - offset,
             });
             skeleton.insert(key, value);
-            if self.scan.eat(b'}')? {
+            if self.leaves(b'}')? {
                 self.places.insert(path.to_vec(), places);
                 return Ok(Some(skeleton));
             }
@@ -870,7 +874,7 @@ impl Pass<'_> {
         for (level, step) in steps.iter().enumerate() {
             let open = match (self.scan.next_byte()?, step.in_object(), step.in_array()) {
                 (Some(b'{'), Some(wanted), _) => {
-                    self.scan.advance(1);
+                    self.enter();
                     let innermost = level + 1 == steps.len();
                     let mut seen = FxHashSet::default();
                     loop {
@@ -892,7 +896,7 @@ impl Pass<'_> {
                     Open::Object(seen)
                 }
                 (Some(b'['), _, Some(index)) => {
-                    self.scan.advance(1);
+                    self.enter();
                     for _ in 0..index {
                         if self.scan.next_byte()? == Some(b']')
                             || !self.check_member()?
@@ -925,7 +929,7 @@ impl Pass<'_> {
                 Open::Array => (b']', None),
             };
             loop {
-                if self.scan.eat(close)? {
+                if self.leaves(close)? {
                     break;
                 }
                 if !self.scan.eat(b',')? {
@@ -990,7 +994,7 @@ impl Pass<'_> {
         purpose: Purpose<'_>,
         mut members: Option<&mut Members>,
     ) -> io::Result<Option<Tally>> {
-        self.scan.advance(1);
+        self.enter();
         let close = if members.is_some() { b'}' } else { b']' };
         let mut keys = FxHashSet::default();
         let mut tally = Tally::new(self.options.format);
@@ -999,6 +1003,7 @@ impl Pass<'_> {
             match self.scan.next_byte()? {
                 Some(byte) if byte == close => {
                     self.scan.advance(1);
+                    self.levels -= 1;
                     if let Purpose::Search { depth } = purpose
                         && members.is_none()
                         && tally.unsearched
@@ -1040,7 +1045,7 @@ impl Pass<'_> {
             // a few KiB.)
             let in_place = self
                 .tape
-                .scan_prefix(buffered, depth)
+                .scan_prefix_inside(buffered, depth, self.levels)
                 .filter(|&end| end < LARGE_RUN);
             let (bytes, walked) = match in_place {
                 Some(end) => (&buffered[..end], None),
@@ -1074,7 +1079,7 @@ impl Pass<'_> {
                     };
                     let node = match in_place {
                         Some(_) => Some(self.tape.node(text)),
-                        None => self.tape.scan(text, depth),
+                        None => self.tape.scan_inside(text, depth, self.levels),
                     };
                     let Some(node) = node else {
                         return Ok(None);
@@ -1165,7 +1170,7 @@ impl Pass<'_> {
     fn large_element(&mut self, at: At, len: u64, lists: bool) -> io::Result<Large> {
         let len = usize::try_from(len).map_err(|_| super::scan::changed("an element too long"))?;
         if self.bytes.first() == Some(&b'{') {
-            return Ok(match walk_object(self.path, at, len, lists)? {
+            return Ok(match walk_object(self.path, at, len, lists, self.levels)? {
                 Some(walked) => Large::Walked(walked),
                 None => Large::Invalid,
             });
@@ -1194,12 +1199,28 @@ impl Pass<'_> {
         Ok(false)
     }
 
+    /// Steps into the container at the next byte.
+    fn enter(&mut self) {
+        self.scan.advance(1);
+        self.levels += 1;
+    }
+
+    /// Steps out of a container if `close` is the next byte; whether it is.
+    fn leaves(&mut self, close: u8) -> io::Result<bool> {
+        let closes = self.scan.eat(close)?;
+        self.levels -= usize::from(closes);
+        Ok(closes)
+    }
+
     /// The member value at the next byte, parsed; `None` when it is not valid JSON or
     /// has a key twice.
     fn member(&mut self) -> io::Result<Option<Value>> {
         self.bytes.clear();
         self.scan.skip_ws()?;
         self.scan.value(Some(&mut self.bytes))?;
+        if !valid_without_duplicates_inside(&self.bytes, self.levels) {
+            return Ok(None);
+        }
         Ok(std::str::from_utf8(&self.bytes).ok().and_then(parse_unique))
     }
 
@@ -1211,7 +1232,7 @@ impl Pass<'_> {
         }
         self.bytes.clear();
         self.scan.value(Some(&mut self.bytes))?;
-        Ok(valid_without_duplicates(&self.bytes))
+        Ok(valid_without_duplicates_inside(&self.bytes, self.levels))
     }
 }
 
@@ -1340,7 +1361,7 @@ mod tests {
                 offset: before.len() as u64,
                 line: 2,
             };
-            let walked = walk_object(&path, at, text.len(), true).expect("reads");
+            let walked = walk_object(&path, at, text.len(), true, 0).expect("reads");
             let mut tape = Tape::default();
             let scanned = tape.scan(text, 1).map(|node| shallow_scanned(node));
             match (walked, scanned) {

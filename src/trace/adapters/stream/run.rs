@@ -161,23 +161,31 @@ pub(super) struct Walked {
 /// without a key twice, as are the object's own names; the object's shallow reading is
 /// made of its names and the values of [`READ_MEMBERS`] (parsed; a list of those is
 /// held whole); with `lists`, each array member but a `tree` is tallied as
-/// [`finds_in_members`](super::doc_plan::finds_in_members) tallies it. `None` when it is not valid.
+/// [`finds_in_members`](super::doc_plan::finds_in_members) tallies it. `None` when it is not valid
+/// (nested too deep where its levels and the `above` containers it is inside make 128).
 pub(super) fn walk_object(
     path: &Path,
     at: At,
     len: usize,
     lists: bool,
+    above: usize,
 ) -> io::Result<Option<Walked>> {
     // Read no further than its end: a line that is not JSON may not end where it does.
     let mut scan = open_at(path, at, Some(len as u64))?;
-    match walk(&mut scan, at, len, lists) {
+    match walk(&mut scan, at, len, lists, above) {
         Err(err) if err.kind() == io::ErrorKind::InvalidData => Ok(None),
         walked => walked,
     }
 }
 
 /// [`walk_object`] of the object `scan` is at.
-fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Option<Walked>> {
+fn walk(
+    scan: &mut Scanner,
+    at: At,
+    len: usize,
+    lists: bool,
+    above: usize,
+) -> io::Result<Option<Walked>> {
     let (mut name, mut bytes) = (Vec::new(), Vec::new());
     let mut tape = Tape::default();
     let mut shallow = serde_json::Map::new();
@@ -205,7 +213,9 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
                     let Ok(text) = std::str::from_utf8(&bytes) else {
                         return Ok(None);
                     };
-                    let Some(element) = tape.scan(text, usize::from(tallied)) else {
+                    // Inside the object and its list.
+                    let Some(element) = tape.scan_inside(text, usize::from(tallied), above + 2)
+                    else {
                         return Ok(None);
                     };
                     if tallied {
@@ -223,7 +233,7 @@ fn walk(scan: &mut Scanner, at: At, len: usize, lists: bool) -> io::Result<Optio
                     return Ok(None);
                 };
                 // Noted down to its elements' members, for a list to be tallied.
-                let Some(member) = tape.scan(text, 2) else {
+                let Some(member) = tape.scan_inside(text, 2, above + 1) else {
                     return Ok(None);
                 };
                 if lists && !finds && key != "tree" && text.starts_with('[') {
