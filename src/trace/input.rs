@@ -2115,6 +2115,51 @@ mod tests {
     }
 
     #[test]
+    fn a_long_first_line_streams_as_it_reads_whole() {
+        // Over the 1 MiB detection holds, a line that is an array whose first element
+        // is no JSON-RPC message is taken for a document per line before it is read
+        // through; a line that then turns out not to be valid JSON is decided again.
+        let chat = chat_messages().join(",");
+        let runs: Vec<String> = (0..2400)
+            .map(|i| format!("{{\"id\":\"r{i}\",\"messages\":[{chat}]}}"))
+            .collect();
+        let (half, rest) = runs.split_at(1200);
+        let (half, rest) = (half.join(","), rest.join(","));
+        let array = format!("[{half},{rest}]");
+        assert!(array.len() > 1 << 20);
+        let rpc = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{}}}"#;
+        let deep = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        let texts = [
+            array.clone(),
+            format!("{array}\n"),
+            format!("\u{feff}{array}\n"),
+            format!("{array}\n{}\n", runs[0]),
+            format!("{array}\n{array}\n"),
+            array[..array.len() - 10].to_string(),
+            format!("{}\n{}\n", &array[..array.len() - 10], runs[0]),
+            format!("[{half},1e400,{rest}]"),
+            format!("[{half},\"\\ud800\",{rest}]"),
+            format!("[{half},{rest},]"),
+            format!("{array} x\n{}\n", runs[1]),
+            format!("[{half},{},{rest}]", deep(125)),
+            format!("[{half},{},{rest}]", deep(126)),
+            format!("[{half},{rpc},{rest}]"),
+            format!("[{rpc},{half}]\n{rpc}\n"),
+            format!("[1,{half}]"),
+        ];
+        for text in &texts {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("long.json");
+            std::fs::write(&path, text).unwrap();
+            let options = InputOptions::default();
+            let streamed = everything(TraceInput::open(&path, &options, None).unwrap());
+            let whole = everything(TraceInput::from_bytes(text.as_bytes(), &options, None));
+            let start = &text[text.len() - 100..];
+            assert_eq!(streamed, whole, "...{start}");
+        }
+    }
+
+    #[test]
     fn reading_stops_at_the_first_error_of_the_visitor() {
         let text = b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n";
         let input = TraceInput::native(&text[..], None);

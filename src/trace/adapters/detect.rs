@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::shared::{Map, str_of};
 use super::sketch::{
-    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_array, long_line, long_line_keys, sketch_str,
+    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_array, long_line, long_line_keys,
+    opens_no_batch, sketch_str,
 };
 use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
@@ -55,18 +56,65 @@ pub(super) fn sniff(
     options: &InputOptions,
     max_line_bytes: usize,
 ) -> io::Result<Layout> {
-    sniff_holding(source, options, max_line_bytes, LINE_BYTES_HELD)
+    match sniff_holding(
+        source,
+        options,
+        max_line_bytes,
+        LINE_BYTES_HELD,
+        Reach::Line,
+    )? {
+        Sniffed::Layout(layout) => Ok(layout),
+        Sniffed::DocumentLinesIfValid => unreachable!("bug: a line read whole is decided"),
+    }
 }
 
-/// [`sniff`], holding lines of at most `held` bytes in memory.
+/// What [`sniff_ahead`] decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sniffed {
+    Layout(Layout),
+    /// The first line is longer than [`LINE_BYTES_HELD`], an array whose first element
+    /// is no JSON-RPC message: [`Layout::DocumentLines`] if the line is valid JSON, as
+    /// reading it as a document then finds; else [`sniff`] decides, reading it whole.
+    DocumentLinesIfValid,
+}
+
+/// [`sniff`], but a long first line that is an array (a minified document, `[{…},…]`)
+/// is read only to the end of its first element when that says the line is no JSON-RPC
+/// batch, which leaves only whether it is valid JSON to decide: a document's reading
+/// checks that as it reads it, and the line is not parsed twice.
+pub(super) fn sniff_ahead(
+    source: Source<'_>,
+    options: &InputOptions,
+    max_line_bytes: usize,
+) -> io::Result<Sniffed> {
+    sniff_holding(
+        source,
+        options,
+        max_line_bytes,
+        LINE_BYTES_HELD,
+        Reach::FirstElement,
+    )
+}
+
+/// How much of a long first line that is an array detection reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Line,
+    /// As far as its first element, if that decides the layout of a valid line.
+    FirstElement,
+}
+
+/// [`sniff`] or [`sniff_ahead`] as `reach` says, holding lines of at most `held` bytes
+/// in memory.
 fn sniff_holding(
     source: Source<'_>,
     options: &InputOptions,
     max_line_bytes: usize,
     held: usize,
-) -> io::Result<Layout> {
+    reach: Reach,
+) -> io::Result<Sniffed> {
     if options.format == Some(Format::Native) {
-        return Ok(Layout::NativeLines);
+        return Ok(Sniffed::Layout(Layout::NativeLines));
     }
     let held = max_line_bytes.min(held);
     let mut reader = LineReader::with_max_line_bytes(source.reader()?, held);
@@ -78,7 +126,7 @@ fn sniff_holding(
         if let [Peeked::Broken { open: true }] = peeked.as_slice()
             && one_document(source)?
         {
-            return Ok(Layout::Document);
+            return Ok(Sniffed::Layout(Layout::Document));
         }
         let Some(line) = reader.next_line()? else {
             break;
@@ -88,6 +136,13 @@ fn sniff_holding(
                 Peeked::parsed(sketch_str(text), text.trim_start().bytes().next())
             }
             LineContent::TooLong if line.len <= max_line_bytes as u64 => {
+                // Whatever follows a first line that is a valid array, it decides.
+                if peeked.is_empty()
+                    && reach == Reach::FirstElement
+                    && opens_no_batch(source, line.offset, line.len)?
+                {
+                    return Ok(Sniffed::DocumentLinesIfValid);
+                }
                 if let Some(batch) = long_array(source, line.offset, line.len)? {
                     Peeked::Array { batch }
                 } else {
@@ -129,7 +184,7 @@ fn sniff_holding(
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
     };
-    Ok(match peeked.as_slice() {
+    Ok(Sniffed::Layout(match peeked.as_slice() {
         [] if explicit => Layout::Document,
         [] => Layout::NativeLines,
         [Peeked::Json(sketch), ..] => by_value(sketch),
@@ -149,7 +204,7 @@ fn sniff_holding(
         [Peeked::Unreadable] if explicit || starts_like_document(source)? => Layout::Document,
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
-    })
+    }))
 }
 
 /// Whether the file's first bytes look like a document that holds transcripts: an
@@ -742,20 +797,48 @@ mod tests {
     }
 
     /// Asserts that [`sniff`], holding lines of any length or streaming them,
-    /// decides as [`sniff_whole`] does for `bytes`; returns the layout.
-    fn sniffs_alike(bytes: &[u8], options: &InputOptions, max: usize) -> Layout {
+    /// decides as [`sniff_whole`] does for `bytes`, and [`sniff_ahead`] (holding a
+    /// byte, so that every line is long) too, or else says what that decides of a
+    /// valid first line; returns the layout, and whether `sniff_ahead` left it to the
+    /// line's reading.
+    fn sniffs_alike(bytes: &[u8], options: &InputOptions, max: usize) -> (Layout, bool) {
         let source = Source::Bytes(bytes);
         let want = sniff_whole(source, options, max).unwrap();
+        let shown = || String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]).into_owned();
         for held in [LINE_BYTES_HELD, 64, 1] {
-            let have = sniff_holding(source, options, max, held).unwrap();
+            let have = sniff_holding(source, options, max, held, Reach::Line).unwrap();
             assert_eq!(
                 have,
-                want,
+                Sniffed::Layout(want),
                 "held {held}, max {max}, {options:?}: {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(2000)])
+                shown()
             );
         }
-        want
+        let ahead = match sniff_holding(source, options, max, 1, Reach::FirstElement).unwrap() {
+            Sniffed::Layout(have) => {
+                assert_eq!(have, want, "ahead: {}", shown());
+                false
+            }
+            Sniffed::DocumentLinesIfValid => {
+                assert!(
+                    want == Layout::DocumentLines || !first_line_is_json(bytes, max),
+                    "ahead, {want:?}, {options:?}: {}",
+                    shown()
+                );
+                true
+            }
+        };
+        (want, ahead)
+    }
+
+    /// Whether the first line of `bytes` that is not blank is valid JSON, within `max`
+    /// bytes.
+    fn first_line_is_json(bytes: &[u8], max: usize) -> bool {
+        let mut reader = LineReader::with_max_line_bytes(bytes, max);
+        match reader.next_line().unwrap().map(|line| line.content) {
+            Some(LineContent::Text(text)) => serde_json::from_str::<Value>(text).is_ok(),
+            _ => false,
+        }
     }
 
     /// Texts of `value` laid out as files are, whole and broken.
@@ -816,20 +899,23 @@ mod tests {
         let options = all_options();
         let mut c = Choices(7);
         let mut layouts = std::collections::BTreeMap::new();
+        let mut ahead = 0;
         for (i, value) in values.iter().enumerate() {
             let next = &values[(i * 7 + 3) % values.len()];
             for bytes in files_of(value, next, &mut c) {
                 for options in &options {
                     for max in [DEFAULT_MAX_LINE_BYTES, 300] {
-                        let layout = sniffs_alike(&bytes, options, max);
+                        let (layout, left) = sniffs_alike(&bytes, options, max);
                         *layouts.entry(format!("{layout:?}")).or_insert(0) += 1;
+                        ahead += usize::from(left);
                     }
                 }
             }
         }
-        // Every layout is decided many times.
+        // Every layout is decided many times, and many from a first element alone.
         assert_eq!(layouts.len(), 4, "{layouts:?}");
         assert!(layouts.values().all(|&n| n > 500), "{layouts:?}");
+        assert!(ahead > 500, "{ahead}");
     }
 
     #[test]
@@ -843,9 +929,15 @@ mod tests {
         for path in &files {
             let bytes = std::fs::read(path).unwrap();
             for options in &options {
-                let want = sniffs_alike(&bytes, options, DEFAULT_MAX_LINE_BYTES);
-                let have = sniff_holding(Source::File(path), options, DEFAULT_MAX_LINE_BYTES, 1);
-                assert_eq!(have.unwrap(), want, "{}", path.display());
+                let (want, _) = sniffs_alike(&bytes, options, DEFAULT_MAX_LINE_BYTES);
+                let have = sniff_holding(
+                    Source::File(path),
+                    options,
+                    DEFAULT_MAX_LINE_BYTES,
+                    1,
+                    Reach::Line,
+                );
+                assert_eq!(have.unwrap(), Sniffed::Layout(want), "{}", path.display());
             }
         }
     }

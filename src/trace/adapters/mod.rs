@@ -51,7 +51,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use detect::sniff;
+use detect::{Sniffed, sniff, sniff_ahead};
 use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
@@ -581,8 +581,8 @@ pub(super) enum Source<'a> {
     Bytes(&'a [u8]),
 }
 
-impl Source<'_> {
-    fn reader(&self) -> io::Result<Box<dyn io::BufRead + '_>> {
+impl<'a> Source<'a> {
+    fn reader(&self) -> io::Result<Box<dyn io::BufRead + 'a>> {
         Ok(match self {
             Source::File(path) => Box::new(io::BufReader::new(std::fs::File::open(path)?)),
             Source::Bytes(bytes) => Box::new(*bytes),
@@ -591,7 +591,7 @@ impl Source<'_> {
 
     /// A reader of the input from byte `offset` on (a file is opened there, not read
     /// up to it).
-    fn reader_at(&self, offset: u64) -> io::Result<Box<dyn io::BufRead + '_>> {
+    fn reader_at(&self, offset: u64) -> io::Result<Box<dyn io::BufRead + 'a>> {
         Ok(match self {
             Source::File(path) => {
                 let mut file = std::fs::File::open(path)?;
@@ -612,7 +612,25 @@ fn open_source(
     max_line_bytes: usize,
     stream: bool,
 ) -> io::Result<Streamed> {
-    let layout = sniff(source, options, max_line_bytes)?;
+    // Whether a document's streamed reading was tried under the layout already.
+    let mut tried = false;
+    let layout = match source {
+        Source::File(path) if stream => match sniff_ahead(source, options, max_line_bytes)? {
+            Sniffed::Layout(layout) => layout,
+            // A minified document's reading checks that its line is valid JSON as it
+            // reads it: detection does not parse it first.
+            Sniffed::DocumentLinesIfValid => {
+                let layout = Layout::DocumentLines;
+                if let Some(stream) = document_stream(path, options, layout, max_line_bytes)? {
+                    return Ok(Streamed::Stream(stream));
+                }
+                let decided = sniff(source, options, max_line_bytes)?;
+                tried = decided == layout;
+                decided
+            }
+        },
+        _ => sniff(source, options, max_line_bytes)?,
+    };
     if layout == Layout::NativeLines {
         let detected = native_detected(source, options, max_line_bytes)?;
         return Ok(Streamed::Opened(Opened::Native(detected)));
@@ -629,12 +647,10 @@ fn open_source(
                 }
             }
             Layout::Document | Layout::DocumentLines => {
-                if let Some(stream) = stream::otlp::read(path, options, layout, max_line_bytes)? {
-                    return Ok(Streamed::Stream(Box::new(stream)));
-                }
-                if let Some(plan) = stream::doc_plan::plan(path, options, layout)? {
-                    let stream = Stream::document(path, plan, options.format)?;
-                    return Ok(Streamed::Stream(Box::new(stream)));
+                if !tried
+                    && let Some(stream) = document_stream(path, options, layout, max_line_bytes)?
+                {
+                    return Ok(Streamed::Stream(stream));
                 }
                 // Documents one per line, more than one: a line at a time.
                 if layout == Layout::DocumentLines {
@@ -656,6 +672,29 @@ fn open_source(
     Ok(Streamed::Opened(Opened::Read(read_docs(
         layout, &docs, options, problems,
     ))))
+}
+
+/// The file at `path`, laid out as `layout` (one document, or documents one per line),
+/// read as an OTLP export span by span or as a document transcript by transcript;
+/// `None` when it is to be read otherwise. Either reading checks the whole file before
+/// it hands anything on: `None` for a file that is not valid JSON.
+fn document_stream(
+    path: &Path,
+    options: &InputOptions,
+    layout: Layout,
+    max_line_bytes: usize,
+) -> io::Result<Option<Box<Stream>>> {
+    if let Some(stream) = stream::otlp::read(path, options, layout, max_line_bytes)? {
+        return Ok(Some(Box::new(stream)));
+    }
+    match stream::doc_plan::plan(path, options, layout)? {
+        Some(plan) => Ok(Some(Box::new(Stream::document(
+            path,
+            plan,
+            options.format,
+        )?))),
+        None => Ok(None),
+    }
 }
 
 /// Whether an input read as `options` say may stream: with the format detected and

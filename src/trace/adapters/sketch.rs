@@ -278,13 +278,7 @@ fn long_array_in(
     chunk: usize,
     held: usize,
 ) -> io::Result<Option<bool>> {
-    let mut window = Window {
-        input: source.reader_at(offset)?.take(len),
-        bytes: Vec::new(),
-        at: 0,
-        ended: false,
-        chunk,
-    };
+    let mut window = Window::at(source, offset, len, chunk)?;
     if window.next_byte()? != Some(b'[') {
         return Ok(None);
     }
@@ -327,6 +321,33 @@ fn long_array_in(
     Ok(Some(elements > 0 && batch))
 }
 
+/// Whether the line of `len` bytes at byte `offset` of `source` starts as a JSON
+/// array whose first element, whole within 4 MiB and nested at most 100 levels, is no
+/// JSON-RPC message (not an object with a `jsonrpc` member). Of such a line that is
+/// valid JSON, [`long_array`] says it is no batch; whether it is valid, this does not
+/// read on to know: it reads the first element, and what follows it.
+pub(super) fn opens_no_batch(source: Source<'_>, offset: u64, len: u64) -> io::Result<bool> {
+    opens_no_batch_in(source, offset, len, ARRAY_CHUNK, ARRAY_ELEMENT_HELD)
+}
+
+/// [`opens_no_batch`], reading `chunk` bytes at a time and holding at most `held` of
+/// the element.
+fn opens_no_batch_in(
+    source: Source<'_>,
+    offset: u64,
+    len: u64,
+    chunk: usize,
+    held: usize,
+) -> io::Result<bool> {
+    let mut window = Window::at(source, offset, len, chunk)?;
+    if window.next_byte()? != Some(b'[') {
+        return Ok(false);
+    }
+    window.at += 1;
+    Ok(matches!(window.element(held)?, Some(Ok(false)))
+        && matches!(window.next_byte()?, Some(b',' | b']')))
+}
+
 /// The part of a line being read that [`long_array`] holds.
 struct Window<'a> {
     input: io::Take<Box<dyn BufRead + 'a>>,
@@ -338,7 +359,19 @@ struct Window<'a> {
     chunk: usize,
 }
 
-impl Window<'_> {
+impl<'a> Window<'a> {
+    /// A window on the line of `len` bytes at byte `offset` of `source`, read `chunk`
+    /// bytes at a time.
+    fn at(source: Source<'a>, offset: u64, len: u64, chunk: usize) -> io::Result<Window<'a>> {
+        Ok(Window {
+            input: source.reader_at(offset)?.take(len),
+            bytes: Vec::new(),
+            at: 0,
+            ended: false,
+            chunk,
+        })
+    }
+
     /// Reads more of the line, dropping the bytes read already: about `chunk` bytes,
     /// or as many as are held, so that an element read again as its bytes come costs
     /// at most twice its length.
@@ -1302,7 +1335,31 @@ mod tests {
             _ => None,
         };
         assert_eq!(have, want, "read {chunk} at a time, holding {held}: {text}");
+        opens_alike(text, chunk, held);
         have
+    }
+
+    /// Asserts that [`opens_no_batch_in`] says of `text`, read `chunk` bytes at a time
+    /// holding `held` of its first element, only what [`long_array`] says of a valid
+    /// line (no batch), and says it of every valid array whose first element is no
+    /// JSON-RPC message when it holds the whole text and the array does not nest too
+    /// deep.
+    fn opens_alike(text: &str, chunk: usize, held: usize) {
+        let source = Source::Bytes(text.as_bytes());
+        let opens = opens_no_batch_in(source, 0, text.len() as u64, chunk, held).expect("read");
+        // Of a line that is not a valid array, reading it decides.
+        let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        let rpc = |item: &Value| item.as_object().is_some_and(|m| m.contains_key("jsonrpc"));
+        let no_batch = items.first().is_some_and(|first| !rpc(first));
+        if opens {
+            assert!(!mcp::is_batch(&items), "said to be no batch: {text}");
+        }
+        let complete = held >= text.len() && levels(&Value::Array(items)) <= ARRAY_ELEMENT_LEVELS;
+        if complete {
+            assert_eq!(opens, no_batch, "read {chunk} at a time: {text}");
+        }
     }
 
     /// JSON text of values made of scalars (some that no `Value` holds), arrays and
