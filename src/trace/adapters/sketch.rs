@@ -20,8 +20,13 @@ use super::shared::Map;
 use super::{Format, Source, otel, toolbench};
 
 /// The longest line detection holds in memory, in bytes (1 MiB): a longer one, up to
-/// the line limit, is parsed as it is read from the file.
-pub(super) const LINE_BYTES_HELD: usize = 1 << 20;
+/// the line limit, is parsed as it is read from the file. (2 KiB in tests and fuzzing,
+/// where every reading of a file then meets long lines.)
+pub(super) const LINE_BYTES_HELD: usize = if cfg!(any(test, fuzzing)) {
+    2048
+} else {
+    1 << 20
+};
 
 /// What detection knows of one JSON value.
 #[derive(Debug)]
