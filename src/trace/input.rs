@@ -2146,6 +2146,21 @@ mod tests {
             format!("[{half},{rpc},{rest}]"),
             format!("[{rpc},{half}]\n{rpc}\n"),
             format!("[1,{half}]"),
+            // Objects: a document if valid, holding a transcript, with no member that
+            // may make it an element.
+            format!("{{\"runs\":{array}}}"),
+            format!("{{\"runs\":{array}}}\n{}\n", runs[0]),
+            format!("{{\"runs\":{array},\"n\":1e400}}"),
+            format!("{{\"runs\":{array},\"n\":1}} x"),
+            format!("{{\"runs\":[{half},{},{rest}]}}", deep(125)),
+            format!("{{\"runs\":[{half},{},{rest}]}}", deep(124)),
+            format!("{{\"runs\":{array},\"kind\":\"call\",\"tool\":\"t\"}}"),
+            format!("{{\"runs\":{array},\"message\":[{rpc},{rpc}]}}"),
+            format!("{{\"runs\":{array},\"role\":\"user\",\"content\":\"hi\"}}"),
+            format!("{{\"type\":\"x\",\"runs\":{array}}}"),
+            format!("{{\"big\":{array}}}"),
+            format!("{{\"a\":[{half}],\"b\":[{rest}]}}"),
+            format!("{{\"n\":[{}]}}", vec!["1"; 600_000].join(",")),
         ];
         for text in &texts {
             let dir = tempfile::tempdir().unwrap();

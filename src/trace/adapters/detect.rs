@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::shared::{Map, str_of};
 use super::sketch::{
-    LINE_BYTES_HELD, LongLine, Sketch, keys_str, long_array, long_line, long_line_keys,
+    LINE_BYTES_HELD, LongLine, Sketch, first_name, keys_str, long_array, long_line, long_line_keys,
     opens_no_batch, sketch_str,
 };
 use super::unique::Node;
@@ -64,7 +64,7 @@ pub(super) fn sniff(
         Reach::Line,
     )? {
         Sniffed::Layout(layout) => Ok(layout),
-        Sniffed::DocumentLinesIfValid => unreachable!("bug: a line read whole is decided"),
+        Sniffed::DocumentLinesIf(_) => unreachable!("bug: a line read whole is decided"),
     }
 }
 
@@ -72,16 +72,54 @@ pub(super) fn sniff(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Sniffed {
     Layout(Layout),
-    /// The first line is longer than [`LINE_BYTES_HELD`], an array whose first element
-    /// is no JSON-RPC message: [`Layout::DocumentLines`] if the line is valid JSON, as
-    /// reading it as a document then finds; else [`sniff`] decides, reading it whole.
-    DocumentLinesIfValid,
+    /// The first line is longer than [`LINE_BYTES_HELD`] and, if it is what it starts
+    /// as, one document per line ([`Layout::DocumentLines`]), as the first pass of its
+    /// reading as one finds; else [`sniff`] decides, reading it whole.
+    DocumentLinesIf(Unread),
 }
 
-/// [`sniff`], but a long first line that is an array (a minified document, `[{…},…]`)
-/// is read only to the end of its first element when that says the line is no JSON-RPC
-/// batch, which leaves only whether it is valid JSON to decide: a document's reading
-/// checks that as it reads it, and the line is not parsed twice.
+/// What a long first line [`sniff_ahead`] did not read through must be for the file
+/// to be one document per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unread {
+    /// Valid JSON: it is an array whose first element is no JSON-RPC message.
+    Array,
+    /// Valid JSON that holds a transcript, no member of which may make it an element
+    /// ([`ELEMENT_KEYS`]): it is an object whose first member's name is none of them,
+    /// and no format or `--select` was given.
+    Object,
+}
+
+/// The names without which an object is no element of any format: [`signal`] says
+/// nothing of an object that has none of them (Native's `kind`; the envelopes', Gemini's
+/// and Responses' `type`; MCP's `jsonrpc`, `message` and `payload`; OTLP's levels and
+/// spans; ATIF's `step_id`; a chat message's `role`), and [`element_like`] then says no.
+pub(super) const ELEMENT_KEYS: &[&str] = &[
+    "kind",
+    "type",
+    "role",
+    "jsonrpc",
+    "message",
+    "payload",
+    "resourceSpans",
+    "scopeSpans",
+    "instrumentationLibrarySpans",
+    "traceId",
+    "step_id",
+];
+
+/// Whether an object with members of these names only is no element of any format.
+pub(super) fn names_no_element<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
+    names.all(|name| !ELEMENT_KEYS.contains(&name))
+}
+
+/// [`sniff`], but a long first line (a minified document) is not read through when its
+/// start already says what it is if it is what it starts as: an array whose first
+/// element is no JSON-RPC message (read that far) is no batch if it is valid JSON; an
+/// object whose first member's name is none of [`ELEMENT_KEYS`] (read that far), with
+/// no format or `--select` given, is a document if it is valid JSON, holds a
+/// transcript and has none of those names at all. A document's first pass finds all
+/// of that as it reads the line, which is then not parsed twice.
 pub(super) fn sniff_ahead(
     source: Source<'_>,
     options: &InputOptions,
@@ -116,6 +154,7 @@ fn sniff_holding(
     if options.format == Some(Format::Native) {
         return Ok(Sniffed::Layout(Layout::NativeLines));
     }
+    let explicit = options.format.is_some() || options.select.is_some();
     let held = max_line_bytes.min(held);
     let mut reader = LineReader::with_max_line_bytes(source.reader()?, held);
     let mut peeked = Vec::new();
@@ -136,12 +175,17 @@ fn sniff_holding(
                 Peeked::parsed(sketch_str(text), text.trim_start().bytes().next())
             }
             LineContent::TooLong if line.len <= max_line_bytes as u64 => {
-                // Whatever follows a first line that is a valid array, it decides.
-                if peeked.is_empty()
-                    && reach == Reach::FirstElement
-                    && opens_no_batch(source, line.offset, line.len)?
-                {
-                    return Ok(Sniffed::DocumentLinesIfValid);
+                // Whatever follows a first line that is valid JSON, it decides.
+                if peeked.is_empty() && reach == Reach::FirstElement {
+                    if opens_no_batch(source, line.offset, line.len)? {
+                        return Ok(Sniffed::DocumentLinesIf(Unread::Array));
+                    }
+                    if !explicit
+                        && first_name(source, line.offset, line.len)?
+                            .is_some_and(|name| names_no_element(std::iter::once(name.as_str())))
+                    {
+                        return Ok(Sniffed::DocumentLinesIf(Unread::Object));
+                    }
                 }
                 if let Some(batch) = long_array(source, line.offset, line.len)? {
                     Peeked::Array { batch }
@@ -157,7 +201,6 @@ fn sniff_holding(
             _ => Peeked::Unreadable,
         });
     }
-    let explicit = options.format.is_some() || options.select.is_some();
     let by_array = |batch: bool| match batch {
         // A JSON-RPC batch: the first of a log's messages.
         true if options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp) => {
@@ -819,10 +862,20 @@ mod tests {
                 assert_eq!(have, want, "ahead: {}", shown());
                 false
             }
-            Sniffed::DocumentLinesIfValid => {
+            Sniffed::DocumentLinesIf(unread) => {
+                // What the first pass checks of the line before it stands.
+                let holds = |value: &Value| match (unread, value) {
+                    (Unread::Array, Value::Array(_)) => true,
+                    (Unread::Object, Value::Object(map)) => {
+                        names_no_element(map.keys().map(String::as_str))
+                            && super::super::search::has_transcripts(value)
+                    }
+                    _ => false,
+                };
                 assert!(
-                    want == Layout::DocumentLines || !first_line_is_json(bytes, max),
-                    "ahead, {want:?}, {options:?}: {}",
+                    want == Layout::DocumentLines
+                        || first_line_json(bytes, max).is_none_or(|v| !holds(&v)),
+                    "ahead, {unread:?}, {want:?}, {options:?}: {}",
                     shown()
                 );
                 true
@@ -831,13 +884,13 @@ mod tests {
         (want, ahead)
     }
 
-    /// Whether the first line of `bytes` that is not blank is valid JSON, within `max`
+    /// The first line of `bytes` that is not blank, when it is valid JSON within `max`
     /// bytes.
-    fn first_line_is_json(bytes: &[u8], max: usize) -> bool {
+    fn first_line_json(bytes: &[u8], max: usize) -> Option<Value> {
         let mut reader = LineReader::with_max_line_bytes(bytes, max);
         match reader.next_line().unwrap().map(|line| line.content) {
-            Some(LineContent::Text(text)) => serde_json::from_str::<Value>(text).is_ok(),
-            _ => false,
+            Some(LineContent::Text(text)) => serde_json::from_str::<Value>(text).ok(),
+            _ => None,
         }
     }
 

@@ -51,7 +51,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use detect::{Sniffed, sniff, sniff_ahead};
+use detect::{Sniffed, Unread, sniff, sniff_ahead};
 use document::{Doc, document, read_docs, read_document, read_lines};
 use search::Found;
 pub use select::{Selector, SelectorError};
@@ -617,11 +617,21 @@ fn open_source(
     let layout = match source {
         Source::File(path) if stream => match sniff_ahead(source, options, max_line_bytes)? {
             Sniffed::Layout(layout) => layout,
-            // A minified document's reading checks that its line is valid JSON as it
-            // reads it: detection does not parse it first.
-            Sniffed::DocumentLinesIfValid => {
+            // A minified document's first pass finds what the rest of its line is as
+            // it reads it: detection does not parse it first.
+            Sniffed::DocumentLinesIf(unread) => {
                 let layout = Layout::DocumentLines;
-                if let Some(stream) = document_stream(path, options, layout, max_line_bytes)? {
+                let stream = match unread {
+                    Unread::Array => document_stream(path, options, layout, max_line_bytes)?,
+                    // (An OTLP export starts with `resourceSpans`: not read as one.)
+                    Unread::Object => match stream::doc_plan::plan(path, options, layout)? {
+                        Some(plan) if detect::names_no_element(plan.names()) => {
+                            Some(Box::new(Stream::document(path, plan, options.format)?))
+                        }
+                        _ => None,
+                    },
+                };
+                if let Some(stream) = stream {
                     return Ok(Streamed::Stream(stream));
                 }
                 let decided = sniff(source, options, max_line_bytes)?;

@@ -353,6 +353,25 @@ fn opens_no_batch_in(
         && matches!(window.next_byte()?, Some(b',' | b']')))
 }
 
+/// The most bytes of a first member's name [`first_name`] holds.
+const NAME_HELD: usize = 64 << 10;
+
+/// The name of the first member of the object the line of `len` bytes at byte `offset`
+/// of `source` starts with, as a `Value` reads it (escapes decoded); `None` when the
+/// line starts with no object, or with one that has no member or a name not read whole
+/// within 64 KiB. Reads no further than that name.
+pub(super) fn first_name(source: Source<'_>, offset: u64, len: u64) -> io::Result<Option<String>> {
+    let mut window = Window::at(source, offset, len, NAME_HELD)?;
+    if window.next_byte()? != Some(b'{') {
+        return Ok(None);
+    }
+    window.at += 1;
+    if window.next_byte()? != Some(b'"') {
+        return Ok(None);
+    }
+    Ok(window.value::<String>(NAME_HELD)?.and_then(Result::ok))
+}
+
 /// The part of a line being read that [`long_array`] holds.
 struct Window<'a> {
     input: io::Take<Box<dyn BufRead + 'a>>,
@@ -418,18 +437,29 @@ impl<'a> Window<'a> {
     /// bytes. `None` when it is not valid JSON, or not certainly as it would be read
     /// inside the line.
     fn element(&mut self, held: usize) -> io::Result<Option<Result<bool, TooLong>>> {
+        Ok(self
+            .value::<Element>(held)?
+            .map(|element| element.map(|Element(rpc)| rpc)))
+    }
+
+    /// Parses the value at the next byte as a `T`, as [`Window::element`] parses an
+    /// element.
+    fn value<T: serde::de::DeserializeOwned>(
+        &mut self,
+        held: usize,
+    ) -> io::Result<Option<Result<T, TooLong>>> {
         if self.next_byte()?.is_none() {
             return Ok(None);
         }
         loop {
             let bytes = &self.bytes[self.at..];
-            let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Element>();
+            let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<T>();
             match values.next() {
                 // A value that ends where the bytes held do may go on past them (a
                 // number cut short); one that ends before is whole.
-                Some(Ok(Element(rpc))) if values.byte_offset() < bytes.len() || self.ended => {
+                Some(Ok(value)) if values.byte_offset() < bytes.len() || self.ended => {
                     self.at += values.byte_offset();
-                    return Ok(Some(Ok(rpc)));
+                    return Ok(Some(Ok(value)));
                 }
                 Some(Ok(_)) => {}
                 Some(Err(err)) if err.is_eof() => {}

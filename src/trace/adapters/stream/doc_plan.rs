@@ -83,6 +83,15 @@ pub(in super::super) struct DocPlan {
     /// Whether a problem of the whole document comes at its end (a `--select` path
     /// that selects nothing, or no transcript): the findings of its records wait.
     pub(super) late: bool,
+    /// The names of the document's members, when it is an object.
+    names: Vec<String>,
+}
+
+impl DocPlan {
+    /// The names of the document's members, when it is an object (none for an array).
+    pub(in super::super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
 }
 
 /// What the streamed array's elements are.
@@ -343,6 +352,7 @@ pub(in super::super) fn plan(
         path,
         scan: Scanner::new(input)?,
         levels: 0,
+        names: Vec::new(),
         options,
         bytes: Vec::new(),
         tape: Tape::default(),
@@ -367,6 +377,8 @@ struct Pass<'o> {
     /// How many containers the scanner is inside: a value scanned alone nests too
     /// deep where their levels and its own make 128, as it does inside the document.
     levels: usize,
+    /// The names of the members of the document, when it is an object read whole.
+    names: Vec<String>,
     options: &'o InputOptions,
     /// A buffer for keys, members and elements.
     bytes: Vec<u8>,
@@ -445,6 +457,7 @@ impl Pass<'_> {
             prefix,
             whole,
             late,
+            names: std::mem::take(&mut self.names),
         }))
     }
 
@@ -598,6 +611,9 @@ impl Pass<'_> {
             });
             skeleton.insert(key, value);
             if self.leaves(b'}')? {
+                if self.levels == 0 {
+                    self.names = places.iter().map(|place| place.key.clone()).collect();
+                }
                 self.places.insert(path.to_vec(), places);
                 return Ok(Some(skeleton));
             }
