@@ -283,11 +283,9 @@ fn long_array_in(
     chunk: usize,
     held: usize,
 ) -> io::Result<Option<bool>> {
-    let mut window = Window::at(source, offset, len, chunk)?;
-    if window.next_byte()? != Some(b'[') {
+    let Some(mut window) = Window::opening(source, offset, len, chunk, b'[')? else {
         return Ok(None);
-    }
-    window.at += 1;
+    };
     let (mut elements, mut batch) = (0usize, true);
     if window.next_byte()? == Some(b']') {
         window.at += 1;
@@ -344,11 +342,9 @@ fn opens_no_batch_in(
     chunk: usize,
     held: usize,
 ) -> io::Result<bool> {
-    let mut window = Window::at(source, offset, len, chunk)?;
-    if window.next_byte()? != Some(b'[') {
+    let Some(mut window) = Window::opening(source, offset, len, chunk, b'[')? else {
         return Ok(false);
-    }
-    window.at += 1;
+    };
     Ok(matches!(window.element(held)?, Some(Ok(false)))
         && matches!(window.next_byte()?, Some(b',' | b']')))
 }
@@ -361,11 +357,9 @@ const NAME_HELD: usize = 64 << 10;
 /// line starts with no object, or with one that has no member or a name not read whole
 /// within 64 KiB. Reads no further than that name.
 pub(super) fn first_name(source: Source<'_>, offset: u64, len: u64) -> io::Result<Option<String>> {
-    let mut window = Window::at(source, offset, len, NAME_HELD)?;
-    if window.next_byte()? != Some(b'{') {
+    let Some(mut window) = Window::opening(source, offset, len, NAME_HELD, b'{')? else {
         return Ok(None);
-    }
-    window.at += 1;
+    };
     if window.next_byte()? != Some(b'"') {
         return Ok(None);
     }
@@ -385,15 +379,27 @@ struct Window<'a> {
 
 impl<'a> Window<'a> {
     /// A window on the line of `len` bytes at byte `offset` of `source`, read `chunk`
-    /// bytes at a time.
-    fn at(source: Source<'a>, offset: u64, len: u64, chunk: usize) -> io::Result<Window<'a>> {
-        Ok(Window {
+    /// bytes at a time, past the `open` its text starts with (after white space);
+    /// `None` when it does not start with it.
+    fn opening(
+        source: Source<'a>,
+        offset: u64,
+        len: u64,
+        chunk: usize,
+        open: u8,
+    ) -> io::Result<Option<Window<'a>>> {
+        let mut window = Window {
             input: source.reader_at(offset)?.take(len),
             bytes: Vec::new(),
             at: 0,
             ended: false,
             chunk,
-        })
+        };
+        if window.next_byte()? != Some(open) {
+            return Ok(None);
+        }
+        window.at += 1;
+        Ok(Some(window))
     }
 
     /// Reads more of the line, dropping the bytes read already: about `chunk` bytes,
