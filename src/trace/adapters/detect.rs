@@ -130,16 +130,17 @@ pub(super) fn sniff_ahead(
         options,
         max_line_bytes,
         LINE_BYTES_HELD,
-        Reach::FirstElement,
+        Reach::Start,
     )
 }
 
-/// How much of a long first line that is an array detection reads.
+/// How much of a long first line detection reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reach {
     Line,
-    /// As far as its first element, if that decides the layout of a valid line.
-    FirstElement,
+    /// As far as an array's first element or an object's first member name, if that
+    /// decides the layout of a line that is what it starts as.
+    Start,
 }
 
 /// [`sniff`] or [`sniff_ahead`] as `reach` says, holding lines of at most `held` bytes
@@ -176,7 +177,7 @@ fn sniff_holding(
             }
             LineContent::TooLong if line.len <= max_line_bytes as u64 => {
                 // Whatever follows a first line that is valid JSON, it decides.
-                if peeked.is_empty() && reach == Reach::FirstElement {
+                if peeked.is_empty() && reach == Reach::Start {
                     if opens_no_batch(source, line.offset, line.len)? {
                         return Ok(Sniffed::DocumentLinesIf(Unread::Array));
                     }
@@ -857,7 +858,7 @@ mod tests {
                 shown()
             );
         }
-        let ahead = match sniff_holding(source, options, max, 1, Reach::FirstElement).unwrap() {
+        let ahead = match sniff_holding(source, options, max, 1, Reach::Start).unwrap() {
             Sniffed::Layout(have) => {
                 assert_eq!(have, want, "ahead: {}", shown());
                 false
@@ -969,6 +970,43 @@ mod tests {
         assert_eq!(layouts.len(), 4, "{layouts:?}");
         assert!(layouts.values().all(|&n| n > 500), "{layouts:?}");
         assert!(ahead > 500, "{ahead}");
+    }
+
+    #[test]
+    fn an_object_without_an_element_name_says_nothing_of_its_format() {
+        use super::super::sketch::corpus::made_up;
+        fn objects<'v>(value: &'v Value, into: &mut Vec<&'v Map>) {
+            match value {
+                Value::Object(map) => {
+                    into.push(map);
+                    map.values().for_each(|v| objects(v, into));
+                }
+                Value::Array(items) => items.iter().for_each(|v| objects(v, into)),
+                _ => {}
+            }
+        }
+        let docs = examples();
+        let mut values = docs.clone();
+        values.extend(made_up(400, &docs));
+        // Envelopes of JSON-RPC messages, and batches, under each name.
+        let rpc = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        for name in ["message", "payload"] {
+            values.push(serde_json::json!({"session_id": "s", name: rpc}));
+            values.push(serde_json::json!({"session_id": "s", name: [rpc, rpc]}));
+        }
+        let mut all = Vec::new();
+        values.iter().for_each(|value| objects(value, &mut all));
+        let (mut without, mut elements) = (0, 0);
+        for map in all {
+            if names_no_element(map.keys().map(String::as_str)) {
+                without += 1;
+                assert_eq!(object_signal(map), Signal::None, "{map:?}");
+            } else if object_signal(map) != Signal::None {
+                elements += 1;
+            }
+        }
+        // Both kinds were met, many times.
+        assert!(without > 1000 && elements > 1000, "{without} {elements}");
     }
 
     #[test]

@@ -1016,20 +1016,18 @@ impl Pass<'_> {
         let mut tally = Tally::new(self.options.format);
         let mut index = 0;
         loop {
-            match self.scan.next_byte()? {
-                Some(byte) if byte == close => {
-                    self.scan.advance(1);
-                    self.levels -= 1;
-                    if let Purpose::Search { depth } = purpose
-                        && members.is_none()
-                        && tally.unsearched
-                        && !tally.finds
-                        && tally.list.format().is_none()
-                    {
-                        tally.finds = self.search_again(path, pointer, depth)?;
-                    }
-                    return Ok(Some(tally));
+            if self.leaves(close)? {
+                if let Purpose::Search { depth } = purpose
+                    && members.is_none()
+                    && tally.unsearched
+                    && !tally.finds
+                    && tally.list.format().is_none()
+                {
+                    tally.finds = self.search_again(path, pointer, depth)?;
                 }
+                return Ok(Some(tally));
+            }
+            match self.scan.next_byte()? {
                 Some(b',') if index > 0 => {
                     self.scan.advance(1);
                     self.scan.skip_ws()?;
