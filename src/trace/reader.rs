@@ -1,7 +1,8 @@
 //! A streaming line reader for JSONL traces.
 //!
 //! Traces can be far bigger than memory, so lines are read one at a time through
-//! [`BufRead::fill_buf`] into one reused buffer, each with the position a diagnostic
+//! [`BufRead::fill_buf`]: lent from the reader's own buffer when a line is whole in
+//! it (most are), else copied into one reused buffer, each with the position a diagnostic
 //! needs (1-based line number, byte offset and length). A line longer than the limit is
 //! skipped up to its newline without being buffered, so memory stays bounded whatever
 //! the input. Blank lines are not records and are skipped, but still counted.
@@ -25,8 +26,12 @@ const FRAMING_BYTES: usize = BOM.len() + 1;
 pub struct LineReader<R> {
     inner: R,
     max_line_bytes: usize,
-    /// The current line's bytes, reused across lines.
+    /// The current line's bytes, reused across lines, when it is not lent from the
+    /// inner reader's own buffer.
     buf: Vec<u8>,
+    /// Bytes of the inner reader's buffer lent as the current line (its newline
+    /// included), consumed when the next line is read.
+    lent: usize,
     /// Lines started so far, blank ones included.
     lines: u64,
     /// Byte offset of the next unread byte.
@@ -83,6 +88,46 @@ struct Scanned {
     len: u64,
     too_long: bool,
     blank: bool,
+    /// Whether the line is lent from the inner reader's buffer, not copied.
+    lent: bool,
+}
+
+impl Scanned {
+    /// The `number`th line, of `total` bytes without its newline from offset `start`,
+    /// whose last byte is `last` and whose first bytes are `kept` (all of them when
+    /// it is within the limit of `max` bytes and its framing).
+    fn of(
+        kept: &[u8],
+        total: u64,
+        last: Option<u8>,
+        start: u64,
+        number: u64,
+        max: usize,
+    ) -> Scanned {
+        let skip = if start == 0 && kept.starts_with(BOM) {
+            BOM.len()
+        } else {
+            0
+        };
+        let cr = u64::from(last == Some(b'\r') && total > skip as u64);
+        let len = total - skip as u64 - cr;
+        let too_long = len > max as u64;
+        // A skipped over-long line is reported even if it is all whitespace: its bytes
+        // were not kept, and such a line is not worth a second pass.
+        let blank = !too_long
+            && kept[skip..skip + len as usize]
+                .iter()
+                .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'));
+        Scanned {
+            number,
+            start,
+            skip,
+            len,
+            too_long,
+            blank,
+            lent: false,
+        }
+    }
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -97,6 +142,7 @@ impl<R: BufRead> LineReader<R> {
             inner,
             max_line_bytes: max,
             buf: Vec::new(),
+            lent: 0,
             lines: 0,
             offset: 0,
         }
@@ -110,20 +156,32 @@ impl<R: BufRead> LineReader<R> {
     /// Next non-blank line. `Ok(None)` at end of input. Lines that are empty or only
     /// whitespace are skipped (they are not records).
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
-        // The scan returns plain data so that the loop holds no borrow of the buffer.
+        // The scans return plain data so that the loop holds no borrow of a buffer.
         let line = loop {
-            match self.scan_line()? {
-                None => return Ok(None),
-                Some(line) if line.blank => continue,
-                Some(line) => break line,
+            self.inner.consume(std::mem::take(&mut self.lent));
+            let line = match self.lend_line()? {
+                Some(line) => line,
+                None => match self.scan_line()? {
+                    None => return Ok(None),
+                    Some(line) => line,
+                },
+            };
+            if !line.blank {
+                break line;
             }
         };
         let content = if line.too_long {
             LineContent::TooLong
         } else {
-            // Within the limit the whole line is buffered.
+            // Within the limit the whole line is at hand: lent, or buffered.
             let end = line.skip + line.len as usize;
-            match std::str::from_utf8(&self.buf[line.skip..end]) {
+            let bytes = match line.lent {
+                true => self.inner.fill_buf()?.get(line.skip..end).ok_or_else(|| {
+                    io::Error::other("the input's buffer changed while a line was read")
+                })?,
+                false => &self.buf[line.skip..end],
+            };
+            match std::str::from_utf8(bytes) {
                 Ok(text) => LineContent::Text(text),
                 Err(err) => LineContent::InvalidUtf8 {
                     valid_up_to: err.valid_up_to(),
@@ -135,6 +193,33 @@ impl<R: BufRead> LineReader<R> {
             offset: line.start + line.skip as u64,
             len: line.len,
             content,
+        }))
+    }
+
+    /// The next line, blank or not, when all of it and its newline are in the inner
+    /// reader's buffer: lent from there, not copied (most lines are). `None` when the
+    /// line must be read by [`LineReader::scan_line`].
+    fn lend_line(&mut self) -> io::Result<Option<Scanned>> {
+        let available = loop {
+            match self.inner.fill_buf() {
+                Ok(available) => break available,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            }
+        };
+        // A line over the limit is lent too: its bytes are not copied, only measured.
+        let Some(total) = find_newline(available) else {
+            return Ok(None);
+        };
+        let bytes = &available[..total];
+        let start = self.offset;
+        self.lent = total + 1;
+        self.offset += total as u64 + 1;
+        self.lines += 1;
+        let (last, number, max) = (bytes.last().copied(), self.lines, self.max_line_bytes);
+        Ok(Some(Scanned {
+            lent: true,
+            ..Scanned::of(bytes, total as u64, last, start, number, max)
         }))
     }
 
@@ -181,29 +266,14 @@ impl<R: BufRead> LineReader<R> {
         let start = self.offset;
         self.offset += total + u64::from(newline);
         self.lines += 1;
-
-        let skip = if start == 0 && self.buf.starts_with(BOM) {
-            BOM.len()
-        } else {
-            0
-        };
-        let cr = u64::from(last == Some(b'\r') && total > skip as u64);
-        let len = total - skip as u64 - cr;
-        let too_long = len > self.max_line_bytes as u64;
-        // A skipped over-long line is reported even if it is all whitespace: its bytes
-        // were not kept, and such a line is not worth a second pass.
-        let blank = !too_long
-            && self.buf[skip..skip + len as usize]
-                .iter()
-                .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'));
-        Ok(Some(Scanned {
-            number: self.lines,
+        Ok(Some(Scanned::of(
+            &self.buf,
+            total,
+            last,
             start,
-            skip,
-            len,
-            too_long,
-            blank,
-        }))
+            self.lines,
+            self.max_line_bytes,
+        )))
     }
 }
 
