@@ -125,7 +125,8 @@ struct Request {
     id: Value,
     direction: Option<Direction>,
     tool: String,
-    method: String,
+    /// A `tools/call` request's is the name itself, copied from no line.
+    method: Cow<'static, str>,
     call_id: String,
     site: Site,
 }
@@ -601,22 +602,23 @@ struct Parts<'t> {
 
 /// A request's id and its text (the `call_id`), as `id_text` gives it, when the id is
 /// a string or an integer.
-fn id_of(raw: &str) -> Option<(Value, String)> {
+fn id_of(raw: &str) -> Option<(Value, Cow<'_, str>)> {
     // The usual ids, a short natural number or a string without escapes, are read
-    // without the parser: their values and texts are what it would give.
+    // without the parser: their values and texts are what it would give, the text
+    // borrowed (a reply's is not kept).
     let bytes = raw.as_bytes();
     if (1..=18).contains(&bytes.len()) && bytes.iter().all(u8::is_ascii_digit) {
         let n: u64 = raw.parse().ok()?;
-        return Some((Value::from(n), raw.to_string()));
+        return Some((Value::from(n), Cow::Borrowed(raw)));
     }
     if let Some(text) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
         if !text.contains('\\') {
-            return Some((Value::String(text.to_string()), text.to_string()));
+            return Some((Value::String(text.to_string()), Cow::Borrowed(text)));
         }
     }
     let id: Value = serde_json::from_str(raw).ok()?;
     let text = id_text(&id)?;
-    Some((id, text))
+    Some((id, Cow::Owned(text)))
 }
 
 /// Reads the two messages nearly every log is made of from their scanned text (valid
@@ -685,8 +687,8 @@ fn fast_message(
                 id,
                 direction: context.direction,
                 tool: tool.into_owned(),
-                method: "tools/call".to_string(),
-                call_id,
+                method: Cow::Borrowed("tools/call"),
+                call_id: call_id.into_owned(),
                 site: context.site.clone(),
             });
         }
@@ -755,18 +757,19 @@ fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
         return false;
     };
     let key = if failed { "error" } else { "output" };
-    let mut text = String::new();
+    // The parts' texts, one per line: the usual single part is not copied.
+    let mut text: Option<Cow<'_, str>> = None;
     if let Some(content) = content.filter(|c| c.text().starts_with('[')) {
-        let mut first = true;
         let mut known = true;
         let scanned = content.elements(|part| match part_text(part) {
-            Ok(Some(part)) => {
-                if !first {
+            Ok(Some(part)) => match &mut text {
+                None => text = Some(part),
+                Some(text) => {
+                    let text = text.to_mut();
                     text.push('\n');
+                    text.push_str(&part);
                 }
-                first = false;
-                text.push_str(&part);
-            }
+            },
             Ok(None) => {}
             Err(Unknown) => known = false,
         });
@@ -776,7 +779,7 @@ fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
     }
     record.raw("status", if failed { r#""error""# } else { r#""ok""# });
     record.raw(key, structured);
-    if !text.is_empty() {
+    if let Some(text) = text.filter(|text| !text.is_empty()) {
         record.string(super::shared::text_key(key), &text);
     }
     record.raw("result", result.text());
@@ -993,7 +996,7 @@ fn request(
         id,
         direction: context.direction,
         tool,
-        method: method.to_string(),
+        method: Cow::Owned(method.to_string()),
         call_id,
         site: context.site.clone(),
     });
@@ -1110,7 +1113,7 @@ fn reply(
     if let Some(request) = request {
         put(&mut record, "tool", request.tool);
         put(&mut record, "call_id", request.call_id);
-        put(&mut record, "method", request.method);
+        put(&mut record, "method", request.method.into_owned());
     }
 
     let reason = reply_problem(map, invalid, reason, is_tool_call);
