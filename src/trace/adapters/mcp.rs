@@ -732,7 +732,8 @@ fn fast_message(
         (None, None) => {}
     }
     // The record is the line's last use of its session's name.
-    out.built_in(context.session.take(), &context.site, record);
+    let site = std::mem::replace(&mut context.site, Site::new(0, String::new()));
+    out.built_in(context.session.take(), site, record);
     true
 }
 

@@ -328,6 +328,12 @@ pub(crate) struct Site {
 }
 
 impl Site {
+    /// Its pinned location, taken: moved out of the site when nothing else holds it
+    /// (the site of a record made from a line's text, say), copied otherwise.
+    pub fn take_pinned(&mut self) -> Option<Location> {
+        self.pinned.take().map(std::sync::Arc::unwrap_or_clone)
+    }
+
     /// The site at `pointer` in document `doc`.
     pub fn new(doc: usize, pointer: String) -> Site {
         Site {
@@ -508,9 +514,9 @@ impl Out {
     }
 
     /// A record of the sub-trace `trace`, built as JSON text.
-    pub fn built_in(&mut self, trace: Option<String>, site: &Site, fields: Built) {
+    pub fn built_in(&mut self, trace: Option<String>, site: Site, fields: Built) {
         self.items.push(Emitted {
-            site: site.clone(),
+            site,
             trace,
             what: Emit::Record(Made::Built(Box::new(fields))),
         });

@@ -863,9 +863,9 @@ pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
 const RUN_MESSAGES_AT_ONCE: usize = if cfg!(any(test, fuzzing)) { 3 } else { 1024 };
 
 /// Where `site`, of a run read from its text, was pinned (every such site is).
-fn pinned(site: &Site) -> Location {
-    match &site.pinned {
-        Some(loc) => Location::clone(loc),
+fn pinned(site: &mut Site) -> Location {
+    match site.take_pinned() {
+        Some(loc) => loc,
         None => {
             debug_assert!(false, "bug: a site of a run read from its text not pinned");
             Location::default()
@@ -1599,15 +1599,16 @@ impl Stream {
             self.finisher.item_problem(problem);
         }
         for item in out.items.drain(..) {
-            self.finisher
-                .emitted(&self.transcript, item, |site| match (&site.pinned, doc) {
-                    (Some(loc), _) => Location::clone(loc),
+            self.finisher.emitted(&self.transcript, item, |site| {
+                match (site.take_pinned(), doc) {
+                    (Some(loc), _) => loc,
                     (None, Some((doc, index))) => locate(doc, index, site),
                     (None, None) => {
                         debug_assert!(false, "bug: a site of a line gone, not pinned");
                         Location::default()
                     }
-                });
+                }
+            });
         }
     }
 }
@@ -1920,10 +1921,12 @@ fn read_exports(exports: &Exports, end: bool, finisher: &mut Finisher) {
     }
     for (at, item) in out.items.into_iter().enumerate() {
         let name = end.then(|| item.trace.clone().unwrap_or_default());
-        finisher.emitted("", item, |site| match (&site.pinned, docs.get(&site.doc)) {
-            (Some(loc), _) => Location::clone(loc),
-            (None, Some(doc)) => doc.location(&site.pointer),
-            (None, None) => Location::default(),
+        finisher.emitted("", item, |site| {
+            match (site.take_pinned(), docs.get(&site.doc)) {
+                (Some(loc), _) => loc,
+                (None, Some(doc)) => doc.location(&site.pointer),
+                (None, None) => Location::default(),
+            }
         });
         if let Some(name) = name
             && last.get(&name) == Some(&at)
@@ -2350,8 +2353,13 @@ impl Finisher {
 
     /// An item an adapter emitted for the transcript named `transcript`, located by
     /// `locate`.
-    fn emitted(&mut self, transcript: &str, mut item: Emitted, locate: impl Fn(&Site) -> Location) {
-        let loc = locate(&item.site);
+    fn emitted(
+        &mut self,
+        transcript: &str,
+        mut item: Emitted,
+        locate: impl FnOnce(&mut Site) -> Location,
+    ) {
+        let loc = locate(&mut item.site);
         self.drain_early(Some(loc.offset));
         if self.count_only {
             match item.what {

@@ -647,8 +647,8 @@ impl Runs {
                     let site = Site::new(*doc, message.base.clone());
                     lines.element(&Element { value, site }, &mut out);
                     for item in out.items {
-                        finisher.emitted(name, item, |site| match &site.pinned {
-                            Some(loc) => Location::clone(loc),
+                        finisher.emitted(name, item, |site| match site.take_pinned() {
+                            Some(loc) => loc,
                             None => locate(&message, *doc, site),
                         });
                     }
