@@ -445,12 +445,14 @@ impl SessionEnds {
         }
     }
 
-    /// In a first pass: whether a document read so far has a record of `session`.
-    fn has_records(&self, session: Option<&str>) -> bool {
-        match session {
-            Some(name) => self.last.contains_key(name),
-            None => self.unnamed.is_some(),
-        }
+    /// In a first pass: when a document read so far has a record of `session`, notes
+    /// that document `index` may have one too, and says so.
+    fn note_known(&mut self, index: usize, session: Option<&str>) -> bool {
+        let last = match session {
+            Some(name) => self.last.get_mut(name),
+            None => self.unnamed.as_mut(),
+        };
+        last.map(|last| *last = index).is_some()
     }
 
     /// In a first pass: notes that document `index` has a record of `session` (or may
@@ -1380,17 +1382,17 @@ impl Stream {
                     // A first pass needs only the session of the common line's records;
                     // of a session known to have records, only where the line is.
                     if ends.survey {
-                        let placed = match mcp::quick_session(text)
-                            .filter(|session| ends.has_records(*session))
-                        {
-                            Some(session) => Some(session.map(Cow::Borrowed)),
-                            None => match mcp.line_session(text) {
-                                mcp::LineSession::Records(session) => Some(session),
-                                mcp::LineSession::Unknown => None,
+                        let placed = match mcp::quick_session(text) {
+                            Some(session) if ends.note_known(index, session) => true,
+                            _ => match mcp.line_session(text) {
+                                mcp::LineSession::Records(session) => {
+                                    ends.note(index, session.as_deref());
+                                    true
+                                }
+                                mcp::LineSession::Unknown => false,
                             },
                         };
-                        if let Some(session) = placed {
-                            ends.note(index, session.as_deref());
+                        if placed {
                             self.next_doc += 1;
                             self.offset = line.offset;
                             return Ok(true);
@@ -2382,6 +2384,15 @@ impl Finisher {
                         element.push(name.clone());
                     }
                 }
+                // The usual record, of a trace seen before and handed on at once: its
+                // name is looked up once.
+                if self.decided
+                    && let Some(seq) = self.names.get_mut(&name)
+                {
+                    *seq += 1;
+                    let this = *seq - 1;
+                    return self.record_as(name, fields, loc, this);
+                }
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);
                     match &self.first {
@@ -2465,7 +2476,7 @@ impl Finisher {
         }
     }
 
-    fn record(&mut self, name: String, mut fields: super::Made, loc: Location) {
+    fn record(&mut self, name: String, fields: super::Made, loc: Location) {
         let this = match self.names.get_mut(&name) {
             Some(seq) => {
                 *seq += 1;
@@ -2476,6 +2487,11 @@ impl Finisher {
                 0
             }
         };
+        self.record_as(name, fields, loc, this);
+    }
+
+    /// [`Finisher::record`], the `this`th record of its trace.
+    fn record_as(&mut self, name: String, mut fields: super::Made, loc: Location, this: u64) {
         if self.many {
             fields.insert("trace", Value::String(name));
         }
