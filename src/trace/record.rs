@@ -263,6 +263,19 @@ pub struct Built {
     named: u64,
 }
 
+/// The canonical fields of a call or a result an adapter built ([`Built`]), as values:
+/// its `kind`, `status` (or none), `tool` and `call_id`, each what its member's JSON
+/// says, with no `role` or `text` member. A record made with them
+/// ([`Record::known`]) takes them as they are, reading nothing again and copying
+/// neither its tool nor its call id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Known {
+    pub kind: Kind,
+    pub status: Option<Status>,
+    pub tool: String,
+    pub call_id: String,
+}
+
 impl Built {
     /// An empty object, with room for about `bytes` bytes of values.
     pub fn with_capacity(bytes: usize) -> Built {
@@ -491,6 +504,28 @@ impl<'a> Record<'a> {
             fields,
             inherited_args: None,
         })
+    }
+
+    /// The record of `fields`, whose canonical fields are `known`: what [`Record::new`]
+    /// makes of them, without reading them.
+    pub(crate) fn known(fields: Fields<'a>, loc: Location, known: Known) -> Record<'a> {
+        let record = Record {
+            loc,
+            kind: Some(known.kind),
+            tool: Some(Cow::Owned(known.tool)),
+            call_id: Some(Cow::Owned(known.call_id)),
+            status: known.status,
+            fields,
+            inherited_args: None,
+        };
+        debug_assert!(
+            Record::new(record.fields.clone(), record.loc.clone()).is_ok_and(|read| {
+                (read.kind, read.status, &read.tool, &read.call_id)
+                    == (record.kind, record.status, &record.tool, &record.call_id)
+            }),
+            "bug: the known fields of a record are not what it holds"
+        );
+        record
     }
 
     /// Whether the record has a top-level field `key` (present, even if `null`).

@@ -49,7 +49,8 @@ use super::shared::{Map, describe, fields, id_text, put, put_content, str_of};
 use super::unique::{Node, Tape};
 use super::{Element, Out, Site};
 use crate::trace::json_index::value_end;
-use crate::trace::record::{Built, RawJson, raw_string};
+use crate::trace::record::{Built, Known, RawJson, raw_string};
+use crate::trace::{Kind, Status};
 use crate::trace::{Location, Pointer};
 
 /// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
@@ -657,6 +658,8 @@ fn fast_message(
     };
     // A reply's record holds its `result` twice (as itself and as the output in it).
     let mut record = Built::with_capacity(2 * message.text().len() + 64);
+    // The record's canonical fields, as values: it is made without reading them again.
+    let known;
     match parts.method.map(|method| method.text()) {
         Some(method) => {
             if method != r#""tools/call""# {
@@ -683,12 +686,19 @@ fn fast_message(
                 record.raw("args", args);
             }
             record.raw("method", method);
+            let (tool, call_id) = (tool.into_owned(), call_id.into_owned());
+            known = Known {
+                kind: Kind::Call,
+                status: None,
+                tool: tool.clone(),
+                call_id: call_id.clone(),
+            };
             session_of(sessions, &context.session).open.push(Request {
                 id,
                 direction: context.direction,
-                tool: tool.into_owned(),
+                tool,
                 method: Cow::Borrowed("tools/call"),
-                call_id: call_id.into_owned(),
+                call_id,
                 site: context.site.clone(),
             });
         }
@@ -712,18 +722,26 @@ fn fast_message(
                 return false;
             };
             record.raw("kind", r#""result""#);
-            if session.open[index].method == "tools/call" {
-                if !tool_result(result, &mut record) {
-                    return false;
+            let status = if session.open[index].method == "tools/call" {
+                match tool_result(result, &mut record) {
+                    Some(status) => status,
+                    None => return false,
                 }
             } else {
                 record.raw("status", r#""ok""#);
                 record.raw("output", result.text());
-            }
+                Status::Ok
+            };
             let request = session.open.remove(index);
             record.string("tool", &request.tool);
             record.string("call_id", &request.call_id);
             record.string("method", &request.method);
+            known = Known {
+                kind: Kind::Result,
+                status: Some(status),
+                tool: request.tool,
+                call_id: request.call_id,
+            };
         }
     }
     match (plain_time, &context.time) {
@@ -733,15 +751,15 @@ fn fast_message(
     }
     // The record is the line's last use of its session's name.
     let site = std::mem::replace(&mut context.site, Site::new(0, String::new()));
-    out.built_in(context.session.take(), site, record);
+    out.built_in(context.session.take(), site, record, known);
     true
 }
 
 /// The status, output (or error) and `result` of a `tools/call` reply's `result`, as
 /// [`reply`] and [`tool_output`] give them, when it is an object with
-/// `structuredContent` and an `isError` that is a boolean or absent; `false`, having
-/// set nothing, otherwise.
-fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
+/// `structuredContent` and an `isError` that is a boolean or absent, with the status;
+/// `None`, having set nothing, otherwise.
+fn tool_result(result: Node<'_>, record: &mut Built) -> Option<Status> {
     let (mut is_error, mut structured, mut content) = (None, None, None);
     let object = result.members(|key, value| match key {
         "isError" => is_error = Some(value.text()),
@@ -752,11 +770,9 @@ fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
     let failed = match is_error {
         None | Some("false") => false,
         Some("true") => true,
-        Some(_) => return false,
+        Some(_) => return None,
     };
-    let Some(structured) = structured.filter(|_| object) else {
-        return false;
-    };
+    let structured = structured.filter(|_| object)?;
     let key = if failed { "error" } else { "output" };
     // The parts' texts, one per line: the usual single part is not copied.
     let mut text: Option<Cow<'_, str>> = None;
@@ -775,7 +791,7 @@ fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
             Err(Unknown) => known = false,
         });
         if !scanned || !known {
-            return false;
+            return None;
         }
     }
     record.raw("status", if failed { r#""error""# } else { r#""ok""# });
@@ -784,7 +800,7 @@ fn tool_result(result: Node<'_>, record: &mut Built) -> bool {
         record.string(super::shared::text_key(key), &text);
     }
     record.raw("result", result.text());
-    true
+    Some(if failed { Status::Error } else { Status::Ok })
 }
 
 /// A content part whose members were not noted, or whose names have escapes: only a

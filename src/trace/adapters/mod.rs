@@ -66,6 +66,7 @@ pub(crate) use stream::{Handed, SURVEY_AFTER};
 
 use crate::trace::json_index::child_pointer;
 use crate::trace::record::Built;
+use crate::trace::record::Known;
 use crate::trace::{Fields, Location, Pointer, Record};
 
 /// A trace format tracegate reads.
@@ -373,6 +374,8 @@ struct Emitted {
     /// A trace within the transcript (an MCP session, an OpenTelemetry trace id).
     trace: Option<String>,
     what: Emit,
+    /// A built record's canonical fields, when the adapter gave them as values.
+    known: Option<Known>,
 }
 
 #[derive(Debug)]
@@ -510,15 +513,18 @@ impl Out {
             site: site.clone(),
             trace,
             what: Emit::Record(fields),
+            known: None,
         });
     }
 
-    /// A record of the sub-trace `trace`, built as JSON text.
-    pub fn built_in(&mut self, trace: Option<String>, site: Site, fields: Built) {
+    /// A record of the sub-trace `trace`, built as JSON text, whose canonical fields
+    /// are `known`.
+    pub fn built_in(&mut self, trace: Option<String>, site: Site, fields: Built, known: Known) {
         self.items.push(Emitted {
             site,
             trace,
             what: Emit::Record(Made::Built(Box::new(fields))),
+            known: Some(known),
         });
     }
 
@@ -546,6 +552,7 @@ impl Out {
             site: site.clone(),
             trace: None,
             what: Emit::Problem(message.into()),
+            known: None,
         });
     }
 }

@@ -141,6 +141,7 @@ use super::{
 };
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::{Line, LineContent, LineReader};
+use crate::trace::record::Known;
 use crate::trace::spool::Spool;
 use crate::trace::{Location, Pointer, Record};
 use doc_plan::{DocPlan, Place, What};
@@ -2260,7 +2261,7 @@ struct Finisher {
 
 enum Pending {
     Problem(Problem),
-    Record(String, super::Made, Location),
+    Record(String, super::Made, Location, Option<Known>),
     TraceEnd(String),
 }
 
@@ -2391,7 +2392,7 @@ impl Finisher {
                 {
                     *seq += 1;
                     let this = *seq - 1;
-                    return self.record_as(name, fields, loc, this);
+                    return self.record_as(name, fields, loc, item.known, this);
                 }
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);
@@ -2405,8 +2406,8 @@ impl Finisher {
                     }
                 }
                 match self.hold() {
-                    Some(pending) => pending.push(Pending::Record(name, fields, loc)),
-                    None => self.record(name, fields, loc),
+                    Some(pending) => pending.push(Pending::Record(name, fields, loc, item.known)),
+                    None => self.record(name, fields, loc, item.known),
                 }
             }
         }
@@ -2448,7 +2449,7 @@ impl Finisher {
                 Pending::Problem(problem) => {
                     self.ready.push_back(Handed::Entry(Entry::Problem(problem)))
                 }
-                Pending::Record(name, fields, loc) => self.record(name, fields, loc),
+                Pending::Record(name, fields, loc, known) => self.record(name, fields, loc, known),
                 Pending::TraceEnd(name) => self.retire(name),
             }
         }
@@ -2476,7 +2477,7 @@ impl Finisher {
         }
     }
 
-    fn record(&mut self, name: String, fields: super::Made, loc: Location) {
+    fn record(&mut self, name: String, fields: super::Made, loc: Location, known: Option<Known>) {
         let this = match self.names.get_mut(&name) {
             Some(seq) => {
                 *seq += 1;
@@ -2487,18 +2488,29 @@ impl Finisher {
                 0
             }
         };
-        self.record_as(name, fields, loc, this);
+        self.record_as(name, fields, loc, known, this);
     }
 
-    /// [`Finisher::record`], the `this`th record of its trace.
-    fn record_as(&mut self, name: String, mut fields: super::Made, loc: Location, this: u64) {
+    /// [`Finisher::record`], the `this`th record of its trace, whose canonical fields
+    /// are `known` if the adapter knew them.
+    fn record_as(
+        &mut self,
+        name: String,
+        mut fields: super::Made,
+        loc: Location,
+        known: Option<Known>,
+        this: u64,
+    ) {
         if self.many {
             fields.insert("trace", Value::String(name));
         }
         fields.insert("seq", Value::from(this));
-        let entry = match Record::new(fields.into_fields(), loc.clone()) {
-            Ok(record) => Entry::Record(record),
-            Err(err) => Entry::Problem(malformed(loc, err.to_string())),
+        let entry = match known {
+            Some(known) => Entry::Record(Record::known(fields.into_fields(), loc, known)),
+            None => match Record::new(fields.into_fields(), loc.clone()) {
+                Ok(record) => Entry::Record(record),
+                Err(err) => Entry::Problem(malformed(loc, err.to_string())),
+            },
         };
         self.ready.push_back(Handed::Entry(entry));
     }
