@@ -749,8 +749,8 @@ fn fast_message(
         (None, Some(time)) => record.value("time", time),
         (None, None) => {}
     }
-    // The record is the line's last use of its session's name.
-    let site = std::mem::replace(&mut context.site, Site::new(0, String::new()));
+    // The record is the line's last use of its site and its session's name.
+    let site = std::mem::take(&mut context.site);
     out.built_in(context.session.take(), site, record, known);
     true
 }

@@ -316,7 +316,7 @@ pub(crate) enum Streamed {
 }
 
 /// A place in the input: a document (the file, or one line) and a JSON pointer in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Site {
     /// The document's index among the documents read.
     pub doc: usize,
