@@ -258,9 +258,6 @@ pub struct Built {
     text: String,
     /// Each member's name and where its value is in `text`, in the order set.
     members: Vec<(Cow<'static, str>, Range<usize>)>,
-    /// A bit for each name set ([`name_bit`]): a name whose bit is clear is not set
-    /// yet, and is added without searching the members.
-    named: u64,
 }
 
 /// The canonical fields of a call or a result an adapter built ([`Built`]), as values:
@@ -283,7 +280,6 @@ impl Built {
             text: String::with_capacity(bytes),
             // Room for a result's dozen members: a record is made once and read once.
             members: Vec::with_capacity(12),
-            named: 0,
         }
     }
 
@@ -293,7 +289,6 @@ impl Built {
         Built {
             text: String::new(),
             members: Vec::with_capacity(members),
-            named: 0,
         }
     }
 
@@ -333,19 +328,14 @@ impl Built {
 
     fn set(&mut self, key: Cow<'static, str>, start: usize) {
         let range = start..self.text.len();
-        let bit = name_bit(&key);
-        if self.named & bit != 0 {
-            if let Some((_, old)) = self
-                .members
-                .iter_mut()
-                .find(|(name, _)| same_name(name, &key))
-            {
-                *old = range;
-                return;
-            }
+        match self
+            .members
+            .iter_mut()
+            .find(|(name, _)| same_name(name, &key))
+        {
+            Some((_, old)) => *old = range,
+            None => self.members.push((key, range)),
         }
-        self.named |= bit;
-        self.members.push((key, range));
     }
 
     /// The raw JSON of member `key`.
@@ -372,17 +362,6 @@ impl Built {
             })
             .collect()
     }
-}
-
-/// One of 64 bits for a member name, from its length and its first and last bytes:
-/// the names of a record mostly have bits of their own, so setting one seldom
-/// searches the others.
-fn name_bit(name: &str) -> u64 {
-    let bytes = name.as_bytes();
-    let (first, last) = (bytes.first(), bytes.last());
-    let mix =
-        bytes.len() * 5 + first.map_or(0, |&b| b as usize) + last.map_or(0, |&b| b as usize) * 3;
-    1 << (mix & 63)
 }
 
 /// Whether two member names are the same: lengths first, then byte by byte, for

@@ -50,8 +50,7 @@ use super::unique::{Node, Tape};
 use super::{Element, Out, Site};
 use crate::trace::json_index::value_end;
 use crate::trace::record::{Built, Known, RawJson, raw_string};
-use crate::trace::{Kind, Status};
-use crate::trace::{Location, Pointer};
+use crate::trace::{Kind, Location, Pointer, Status};
 
 /// Whether `map` is a JSON-RPC message or an envelope holding one (or a batch).
 pub fn is_message(map: &Map) -> bool {

@@ -65,8 +65,7 @@ pub use stream::Stream;
 pub(crate) use stream::{Handed, SURVEY_AFTER};
 
 use crate::trace::json_index::child_pointer;
-use crate::trace::record::Built;
-use crate::trace::record::Known;
+use crate::trace::record::{Built, Known};
 use crate::trace::{Fields, Location, Pointer, Record};
 
 /// A trace format tracegate reads.

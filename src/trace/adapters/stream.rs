@@ -459,15 +459,14 @@ impl SessionEnds {
     /// In a first pass: notes that document `index` has a record of `session` (or may
     /// have, for a session known to have records).
     fn note(&mut self, index: usize, session: Option<&str>) {
-        let Some(name) = session else {
-            self.unnamed = Some(index);
+        if self.note_known(index, session) {
             return;
-        };
-        match self.last.get_mut(name) {
-            Some(last) => *last = index,
-            None => {
+        }
+        match session {
+            Some(name) => {
                 self.last.insert(name.to_string(), index);
             }
+            None => self.unnamed = Some(index),
         }
     }
 
@@ -2385,15 +2384,6 @@ impl Finisher {
                         element.push(name.clone());
                     }
                 }
-                // The usual record, of a trace seen before and handed on at once: its
-                // name is looked up once.
-                if self.decided
-                    && let Some(seq) = self.names.get_mut(&name)
-                {
-                    *seq += 1;
-                    let this = *seq - 1;
-                    return self.record_as(name, fields, loc, item.known, this);
-                }
                 if !self.names.contains_key(&name) {
                     self.names.insert(name.clone(), 0);
                     match &self.first {
@@ -2477,7 +2467,15 @@ impl Finisher {
         }
     }
 
-    fn record(&mut self, name: String, fields: super::Made, loc: Location, known: Option<Known>) {
+    /// Hands on a record of the trace `name`, whose canonical fields are `known` if the
+    /// adapter knew them.
+    fn record(
+        &mut self,
+        name: String,
+        mut fields: super::Made,
+        loc: Location,
+        known: Option<Known>,
+    ) {
         let this = match self.names.get_mut(&name) {
             Some(seq) => {
                 *seq += 1;
@@ -2488,19 +2486,6 @@ impl Finisher {
                 0
             }
         };
-        self.record_as(name, fields, loc, known, this);
-    }
-
-    /// [`Finisher::record`], the `this`th record of its trace, whose canonical fields
-    /// are `known` if the adapter knew them.
-    fn record_as(
-        &mut self,
-        name: String,
-        mut fields: super::Made,
-        loc: Location,
-        known: Option<Known>,
-        this: u64,
-    ) {
         if self.many {
             fields.insert("trace", Value::String(name));
         }
