@@ -240,6 +240,32 @@ fn openai_runs(bytes: usize, runs: usize) -> Input {
     input
 }
 
+/// The runs of [`openai_runs`] as a Chat Completions request records them: each with
+/// the definition of its tool and a `metadata` object before its messages.
+fn openai_runs_with_tools(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            if s == 0 {
+                out.push_str("[\n");
+            }
+            let _ = write!(
+                out,
+                "  {{\"id\": \"run-{s}\", \"model\": \"gpt-4o\", \"tools\": [{{\"type\": \"function\", \"function\": {{\"name\": \"create_record\", \"description\": \"Create an invoice record.\", \"parameters\": {{\"type\": \"object\", \"properties\": {{\"request_id\": {{\"type\": \"string\"}}, \"title\": {{\"type\": \"string\"}}}}, \"required\": [\"request_id\"]}}}}}}], \"metadata\": {{\"batch\": {s}, \"tags\": [\"invoices\"]}}, \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            out.push_str(", ");
+            openai_op(out, s, n, ", ");
+        },
+        |out, _| out.push_str("]}"),
+        ",\n",
+    );
+    input.text.push_str("\n]\n");
+    input
+}
+
 /// The runs of [`openai_runs`], one JSON document per line.
 fn openai_run_lines(bytes: usize, runs: usize) -> Input {
     let mut input = openai_runs_laid_out(bytes, runs, ("", ""), "\n");
@@ -674,6 +700,11 @@ fn main() {
         (
             "openai one large run",
             |b| openai_runs(b, 1),
+            detected.clone(),
+        ),
+        (
+            "openai one large run with tools",
+            |b| openai_runs_with_tools(b, 1),
             detected.clone(),
         ),
         (

@@ -1442,12 +1442,129 @@ mod tests {
         streams_as_read_whole(&one_session, 1);
     }
 
+    /// `run` (a [`plain_run`] or [`anthropic_run`]) with `members` added before its
+    /// list.
+    fn with_members(run: &str, members: &str) -> String {
+        run.replacen(", \"messages\":", &format!(", {members}, \"messages\":"), 1)
+    }
+
+    #[test]
+    fn large_runs_with_members_that_hold_no_transcript_stream_as_they_read_whole() {
+        let tools = r#""tools": [{"type": "function", "function": {"name": "create", "parameters": {"type": "object", "properties": {"request_id": {"type": "string"}}}}}]"#;
+        let metadata = r#""metadata": {"user": "u-1", "tags": ["a", "b"], "limits": {"calls": 9}}"#;
+        // Members the search finds a transcript in: the run holds two, read whole.
+        let history = r#""history": [{"role": "user", "content": "earlier"}]"#;
+        let nested = r#""previous": {"messages": [{"role": "user", "content": "before"}]}"#;
+        // A list that is a transcript only with `--format` (one message in four).
+        let examples =
+            r#""examples": [{"a": 1}, {"b": 2}, {"c": 3}, {"role": "user", "content": "x"}]"#;
+        // A container where a name is looked for (the run's `id`, made an object
+        // below), and a member too large to be held (it can only be the list; so can
+        // the messages: read whole).
+        let id = r#""run_id": "r-7""#;
+        let large = format!(
+            r#""notes": [{}]"#,
+            (0..adapters::LARGE_RUN / 2)
+                .map(|n| format!("{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(large.len() >= adapters::LARGE_RUN);
+        for members in [
+            tools.to_string(),
+            metadata.to_string(),
+            format!("{tools}, {metadata}"),
+            history.to_string(),
+            nested.to_string(),
+            examples.to_string(),
+            id.to_string(),
+            large,
+            r#""tools": [], "meta": {}"#.to_string(),
+        ] {
+            let mut plain = with_members(&plain_run("a", 60, "hi"), &members);
+            let mut anthropic = with_members(&anthropic_run("b", 40), &members);
+            if members == id {
+                plain = plain.replacen(r#""id": "a""#, r#""id": {"x": "a"}"#, 1);
+                anthropic = anthropic.replacen(r#""id": "b""#, r#""id": ["b"]"#, 1);
+            }
+            assert!(anthropic.len() >= adapters::LARGE_RUN);
+            for (runs, traces) in [
+                (vec![plain.clone()], 1),
+                (vec![anthropic.clone()], 1),
+                (vec![plain.clone(), plain_run("c", 2, "hi")], 2),
+                (vec![anthropic.clone(), plain.clone()], 2),
+            ] {
+                // Each run with a member that holds a transcript holds two.
+                let holds = members.contains("history") || members.contains("previous");
+                let traces = traces
+                    + runs
+                        .iter()
+                        .filter(|run| holds && run.contains(&members))
+                        .count();
+                let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+                streams_as_read_whole(&array, traces);
+                let object = format!("{{\"version\": 1, \"runs\": {array}}}");
+                streams_as_read_whole(&object, traces);
+                streams_as_read_whole(&document_lines(&runs), traces);
+                for format in [Format::OpenAi, Format::Anthropic] {
+                    reads_alike(&array, Some(format));
+                }
+            }
+        }
+        // Members that make the run something else to the search: an ATIF trajectory,
+        // whose steps it reads instead of the messages, an OpenTelemetry export, a
+        // ToolBench tree; a message and a JSON-RPC message in an envelope's place (the
+        // runs are read as an MCP log's lines).
+        let steps = r#""schema_version": "ATIF-v1.6", "steps": [{"x": 1}]"#;
+        let message = r#""message": {"role": "user", "content": "hi"}, "payload": {"jsonrpc": "2.0", "id": 1, "method": "ping"}"#;
+        let export = r#""resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "create"}}]}]}]}]"#;
+        let tree = r#""node_type": "Action", "children": []"#;
+        for members in [steps, message, export, tree] {
+            let runs = [
+                with_members(&plain_run("a", 60, "hi"), members),
+                plain_run("c", 2, "hi"),
+            ];
+            let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+            for text in [array.clone(), document_lines(&runs)] {
+                reads_alike(&text, None);
+                reads_alike(&text, Some(Format::OpenAi));
+            }
+        }
+    }
+
+    /// Reads `text` from a file and whole from memory, with `--format`'s `format`, and
+    /// asserts both give the same, however it is read.
+    #[track_caller]
+    fn reads_alike(text: &str, format: Option<Format>) {
+        let options = InputOptions {
+            format,
+            select: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.json");
+        std::fs::write(&path, text).unwrap();
+        let streamed = TraceInput::open(&path, &options, None).unwrap();
+        let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+        assert_eq!(
+            everything(streamed),
+            everything(whole),
+            "{format:?}: {text}"
+        );
+    }
+
     #[test]
     fn a_large_plain_run_is_handed_on_before_it_is_read_through() {
         let (a, b) = (plain_run("a", 400, "hi"), plain_run("b", 1, "hi"));
+        // Beside a list of tool definitions and an object, which hold no transcript.
+        let members = r#""tools": [{"type": "function", "function": {"name": "create"}}], "meta": {"k": [1]}"#;
+        let (c, d) = (with_members(&a, members), anthropic_run("d", 400));
+        let d = with_members(&d, members);
         for (text, trace) in [
             (format!("[{a}, {b}]"), "/0/messages (id a)"),
-            (document_lines(&[a, b]), "line 1 /messages (id a)"),
+            (document_lines(&[a, b.clone()]), "line 1 /messages (id a)"),
+            (format!("[{c}, {b}]"), "/0/messages (id a)"),
+            (document_lines(&[c, b.clone()]), "line 1 /messages (id a)"),
+            (format!("[{d}, {b}]"), "/0/messages (id d)"),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("runs.json");

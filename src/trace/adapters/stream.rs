@@ -43,7 +43,8 @@
 //!   is parsed and searched. A run of a MiB or more is not held: the first pass and
 //!   the scanner only measure it, and read it again from the file a piece at a time
 //!   (one member's value, or one element of a list, at a time). One that is an object
-//!   of scalar members and one list of chat messages (OpenAI, Anthropic, Gemini CLI), as
+//!   of one list of chat messages (OpenAI, Anthropic, Gemini CLI) beside scalar members
+//!   and small members that hold no transcript (a `tools` list, a `metadata` object), as
 //!   the tally of its messages' formats finds it, is read a few messages at a time
 //!   ([`run::OpenRun`]): plain OpenAI messages from their text, once a first reading that
 //!   keeps nothing has found every one plain (after a record is handed on, the run could

@@ -5,7 +5,9 @@
 //! elements of a document only measure it, [`super::Elements`]; a line of a file of
 //! documents is the line reader's): it is read again from its place in the file, in
 //! passes that each keep one message at a time. The first finds its members
-//! ([`shape`]): scalars, which may name it, and one list. The next checks the list's
+//! ([`shape`]): scalars, which may name it, one list, and members under
+//! [`super::LARGE_RUN`] bytes in which the run's search finds no transcript (a `tools`
+//! list, a `metadata` object), each parsed alone and passed over. The next checks the list's
 //! messages as the search of the run's value would find them: plain OpenAI messages
 //! ([`check_plain`]), or the format the tally of their formats says ([`list_format`]),
 //! each message scanned alone, which also finds whether it is valid without a key
@@ -79,21 +81,25 @@ pub(super) fn line_content(bytes: &[u8]) -> LineContent<'_> {
 }
 
 /// What a large run that can be read a message at a time is made of: an object of
-/// scalar members and one list.
+/// one list beside scalar members and members that hold no transcript.
 pub(super) struct Shape {
-    /// Its scalar members, which may name it.
+    /// Its scalar members, which may name it (a container names nothing).
     parent: Map,
     /// The name of its list, and where the list is.
     key: String,
     list: At,
 }
 
-/// The members of the run at `at` in `path`, read without keeping its list: `None`
-/// when the search of the run's value would find any other shape than one array
-/// member (not `steps`, `resourceSpans` or `children`, which it reads as other
-/// formats) beside scalars, or when a name has an escape or comes twice, which the
-/// reading of its value then says.
-fn shape(path: &Path, at: At) -> io::Result<Option<Shape>> {
+/// The members of the run at `at` in `path`, `depth` levels down in its document,
+/// read without keeping its list: `None` when the search of the run's value (with
+/// `--format`'s `format`) would find any other shape than one array member beside
+/// scalars and members it finds no transcript in (a `tools` list, a `metadata`
+/// object), or when a name has an escape or comes twice, which the reading of its
+/// value then says. A member under [`super::LARGE_RUN`] bytes is parsed and searched
+/// as the run's search would search it; a larger one can only be the list. The
+/// members that make the run itself something else to the search (`steps`,
+/// `resourceSpans`, `children`) are never the list nor passed over.
+fn shape(path: &Path, at: At, format: Option<Format>, depth: usize) -> io::Result<Option<Shape>> {
     let mut scan = open_at(path, at, None)?;
     if !scan.eat(b'{')? {
         return Ok(None);
@@ -115,18 +121,29 @@ fn shape(path: &Path, at: At) -> io::Result<Option<Shape>> {
             return Err(changed("expected `:`"));
         }
         match scan.next_byte()? {
-            Some(b'[')
-                if list.is_none()
-                    && !matches!(key.as_str(), "steps" | "resourceSpans" | "children") =>
-            {
+            Some(b'[' | b'{') if matches!(key.as_str(), "steps" | "resourceSpans" | "children") => {
+                return Ok(None);
+            }
+            Some(open @ (b'[' | b'{')) => {
                 let at = At {
                     offset: scan.offset,
                     line: scan.line,
                 };
-                scan.value(None)?;
-                list = Some((key, at));
+                value.clear();
+                let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
+                // Held whole, it is passed over when the search finds nothing in it.
+                let passed = len == value.len() as u64
+                    && match serde_json::from_slice::<Value>(&value) {
+                        Ok(member) => !search::finds(&member, format, depth + 1),
+                        Err(_) => return Ok(None),
+                    };
+                if !passed {
+                    match open == b'[' && list.is_none() {
+                        true => list = Some((key, at)),
+                        false => return Ok(None),
+                    }
+                }
             }
-            Some(b'[' | b'{') => return Ok(None),
             _ => {
                 value.clear();
                 scan.value(Some(&mut value))?;
@@ -482,7 +499,8 @@ impl Runs {
     /// Opens the large run `element` (document `index`, at `base`) of the file being
     /// read, to be read a few messages at a time ([`Runs::read_open`]), when it is an
     /// object whose one list holds chat messages (OpenAI, Anthropic, Gemini CLI) beside
-    /// scalar members, which the search of the run would find, as the tally of its
+    /// scalar members and members that hold no transcript ([`shape`]), which the search
+    /// of the run would find, as the tally of its
     /// messages' formats says, and adapt as one transcript; `false`, having read
     /// nothing, for any other run. A first pass only counts its trace.
     pub(super) fn open_large(
@@ -500,7 +518,7 @@ impl Runs {
             offset: element.offset,
             line: element.line,
         };
-        let Some(Shape { parent, key, list }) = shape(&path, at)? else {
+        let Some(Shape { parent, key, list }) = shape(&path, at, self.format, self.depth)? else {
             return Ok(false);
         };
         let pointer = child_pointer(base, &key);
