@@ -708,6 +708,14 @@ fn main() {
             detected.clone(),
         ),
         (
+            "openai one large run --select",
+            |b| openai_runs_with_tools(b, 1),
+            InputOptions {
+                format: None,
+                select: select("[*].messages"),
+            },
+        ),
+        (
             "openai two large runs",
             |b| openai_runs(b, 2),
             detected.clone(),

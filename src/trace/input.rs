@@ -1507,8 +1507,15 @@ mod tests {
                 streams_as_read_whole(&object, traces);
                 streams_as_read_whole(&document_lines(&runs), traces);
                 for format in [Format::OpenAi, Format::Anthropic] {
-                    reads_alike(&array, Some(format));
+                    reads_alike(&array, Some(format), None);
                 }
+                // As `--select` paths find them: each run or a member of it (read a
+                // few messages at a time), or deeper (read whole).
+                for path in SELECT_RUNS {
+                    reads_alike(&array, None, Some(path));
+                    reads_alike(&object, None, Some(&format!("runs{path}")));
+                }
+                reads_alike(&array, Some(Format::OpenAi), Some("[*].messages"));
             }
         }
         // Members that make the run something else to the search: an ATIF trajectory,
@@ -1526,19 +1533,35 @@ mod tests {
             ];
             let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
             for text in [array.clone(), document_lines(&runs)] {
-                reads_alike(&text, None);
-                reads_alike(&text, Some(Format::OpenAi));
+                reads_alike(&text, None, None);
+                reads_alike(&text, Some(Format::OpenAi), None);
+            }
+            for path in SELECT_RUNS {
+                reads_alike(&array, None, Some(path));
             }
         }
     }
 
-    /// Reads `text` from a file and whole from memory, with `--format`'s `format`, and
-    /// asserts both give the same, however it is read.
+    /// `--select` paths of each run of an array: what they select in a run is read a
+    /// few messages at a time when it is the run or its list, else whole.
+    const SELECT_RUNS: [&str; 8] = [
+        "[*]",
+        "[*].messages",
+        "/*/messages",
+        "[*].tools",
+        "[*].missing",
+        "[*].id",
+        "[*].messages[0]",
+        "[*][\"messages\"]",
+    ];
+
+    /// Reads `text` from a file and whole from memory, with `--format`'s `format` and
+    /// `--select`'s `select`, and asserts both give the same, however it is read.
     #[track_caller]
-    fn reads_alike(text: &str, format: Option<Format>) {
+    fn reads_alike(text: &str, format: Option<Format>, select: Option<&str>) {
         let options = InputOptions {
             format,
-            select: None,
+            select: select.map(|path| Selector::parse(path).unwrap()),
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trace.json");
@@ -1548,7 +1571,7 @@ mod tests {
         assert_eq!(
             everything(streamed),
             everything(whole),
-            "{format:?}: {text}"
+            "{format:?} {select:?}: {text}"
         );
     }
 
@@ -1559,17 +1582,42 @@ mod tests {
         let members = r#""tools": [{"type": "function", "function": {"name": "create"}}], "meta": {"k": [1]}"#;
         let (c, d) = (with_members(&a, members), anthropic_run("d", 400));
         let d = with_members(&d, members);
-        for (text, trace) in [
-            (format!("[{a}, {b}]"), "/0/messages (id a)"),
-            (document_lines(&[a, b.clone()]), "line 1 /messages (id a)"),
-            (format!("[{c}, {b}]"), "/0/messages (id a)"),
-            (document_lines(&[c, b.clone()]), "line 1 /messages (id a)"),
-            (format!("[{d}, {b}]"), "/0/messages (id d)"),
+        let select = |path: &str| InputOptions {
+            format: None,
+            select: Some(Selector::parse(path).unwrap()),
+        };
+        let detect = InputOptions::default();
+        for (text, trace, options) in [
+            (format!("[{a}, {b}]"), "/0/messages (id a)", &detect),
+            (
+                document_lines(&[a.clone(), b.clone()]),
+                "line 1 /messages (id a)",
+                &detect,
+            ),
+            (format!("[{c}, {b}]"), "/0/messages (id a)", &detect),
+            (
+                document_lines(&[c.clone(), b.clone()]),
+                "line 1 /messages (id a)",
+                &detect,
+            ),
+            (format!("[{d}, {b}]"), "/0/messages (id d)", &detect),
+            // As a `--select` path finds them: the runs, or their lists.
+            (format!("[{c}, {b}]"), "/0/messages (id a)", &select("[*]")),
+            (
+                format!("[{c}, {b}]"),
+                "/0/messages (id a)",
+                &select("[*].messages"),
+            ),
+            (
+                format!("{{\"runs\": [{d}, {b}]}}"),
+                "/runs/0/messages (id d)",
+                &select("runs[*].messages"),
+            ),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("runs.json");
             std::fs::write(&path, &text).unwrap();
-            let input = TraceInput::open(&path, &InputOptions::default(), None).unwrap();
+            let input = TraceInput::open(&path, options, None).unwrap();
             let Body::Stream(mut stream) = input.body else {
                 panic!("not streamed");
             };

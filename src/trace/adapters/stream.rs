@@ -44,7 +44,8 @@
 //!   the scanner only measure it, and read it again from the file a piece at a time
 //!   (one member's value, or one element of a list, at a time). One that is an object
 //!   of one list of chat messages (OpenAI, Anthropic, Gemini CLI) beside scalar members
-//!   and small members that hold no transcript (a `tools` list, a `metadata` object), as
+//!   and small members that hold no transcript (a `tools` list, a `metadata` object; with
+//!   `--select`, the run or the member of it the rest of the path selects), as
 //!   the tally of its messages' formats finds it, is read a few messages at a time
 //!   ([`run::OpenRun`]): plain OpenAI messages from their text, once a first reading that
 //!   keeps nothing has found every one plain (after a record is handed on, the run could
@@ -1714,7 +1715,9 @@ impl Runs {
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
         // `--format openai` reads a plain run as the search finds it.
-        matches!(self.format, None | Some(Format::OpenAi)) && self.may_stream()
+        matches!(self.format, None | Some(Format::OpenAi))
+            && self.select.is_none()
+            && self.may_stream()
     }
 
     /// Whether a run of `len` bytes is read a few messages at a time, if it can be.
@@ -1722,10 +1725,12 @@ impl Runs {
         self.may_stream() && len >= LARGE_RUN
     }
 
-    /// Whether a large run may be read a few messages at a time ([`run::OpenRun`]): the
-    /// search of a run reaches its list when the list is no deeper than it looks.
+    /// Whether a large run may be read a few messages at a time ([`run::OpenRun`]), if
+    /// its shape allows ([`Runs::open_large`]; with `--select`, when the rest of the
+    /// path selects the run or one member of it): the search of a run reaches its list
+    /// when the list is no deeper than it looks.
     fn may_stream(&self) -> bool {
-        self.file.is_some() && self.select.is_none() && self.depth < search::SEARCH_DEPTH
+        self.file.is_some() && self.depth < search::SEARCH_DEPTH
     }
 
     /// Reads run `index`, `element` at `base`, from its text when it is plain, as

@@ -327,6 +327,21 @@ pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> boo
     read && finds
 }
 
+/// What the rest of a `--select` path selects in a large object read a piece at a time,
+/// told from the lists it tallied: whether it selects anything, and whether the search
+/// of what it selects finds a transcript; `None` when they do not tell (the object is
+/// then parsed, and selected in). The empty rest selects the object, searched as a
+/// document: it finds a transcript when one of its lists is one. A key selects that
+/// member, nothing when there is none; a list that is a transcript is one.
+fn selects_in(rest: &Selector, walked: &Walked) -> Option<(bool, bool)> {
+    match rest.steps()? {
+        [] if walked.finds => Some((true, true)),
+        [Step::Key(key)] if walked.finding.contains(key) => Some((true, true)),
+        [Step::Key(key)] if walked.shallow.get(key).is_none() => Some((false, false)),
+        _ => None,
+    }
+}
+
 /// What the first pass found of a large element ([`Pass::large_element`]).
 enum Large {
     /// An object, read a piece at a time.
@@ -1070,9 +1085,12 @@ impl Pass<'_> {
                         true => {
                             let at = At { offset, line };
                             // Its lists are tallied while that may still decide.
-                            let lists = !matches!(purpose, Purpose::Check)
-                                && self.options.format.is_none()
-                                && !tally.finds;
+                            let lists = self.options.format.is_none()
+                                && match purpose {
+                                    Purpose::Check => false,
+                                    Purpose::Search { .. } => !tally.finds,
+                                    Purpose::Select(_) => !(tally.finds && tally.selected),
+                                };
                             match self.large_element(at, len, lists)? {
                                 Large::Walked(walked) => Some(walked),
                                 Large::Held => None,
@@ -1136,6 +1154,16 @@ impl Pass<'_> {
                     // A run whose list says it is a transcript (the common run, however
                     // large) is not parsed to say so.
                     tally.finds = true;
+                    None
+                } else if let Purpose::Select(rest) = purpose
+                    && self.options.format.is_none()
+                    && let Some(walked) = &walked
+                    && let Some((selected, finds)) = selects_in(rest, walked)
+                {
+                    // Nor is a large run the rest of a `--select` path selects in, when
+                    // its lists say what that finds.
+                    tally.selected |= selected;
+                    tally.finds |= finds;
                     None
                 } else {
                     let Some(whole) = whole_text(&walked)? else {

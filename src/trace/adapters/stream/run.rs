@@ -13,7 +13,9 @@
 //! each message scanned alone, which also finds whether it is valid without a key
 //! twice. Only then is a record handed on, read by a last pass a few messages at a
 //! time ([`Runs::read_open`]): once one is, the run can no longer be read from its
-//! value instead. A run of any other shape is read whole, as a smaller one is.
+//! value instead. With `--select` `…[*]rest`, the same when the rest selects the run
+//! ([`Pick::Selected`]) or one member of it, which is then the list ([`Pick::Member`]).
+//! A run of any other shape is read whole, as a smaller one is.
 
 use std::io::{self, Read as _, Seek as _};
 use std::path::Path;
@@ -29,9 +31,10 @@ use super::{
 };
 use crate::trace::Location;
 use crate::trace::adapters::detect::{
-    ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
+    ELEMENT_KEYS, ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
 };
 use crate::trace::adapters::document::{foreign_message, malformed};
+use crate::trace::adapters::select::Step;
 use crate::trace::adapters::shared::{Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Format, Out, Site, openai, search};
@@ -90,16 +93,36 @@ pub(super) struct Shape {
     list: At,
 }
 
-/// The members of the run at `at` in `path`, `depth` levels down in its document,
-/// read without keeping its list: `None` when the search of the run's value (with
-/// `--format`'s `format`) would find any other shape than one array member beside
-/// scalars and members it finds no transcript in (a `tools` list, a `metadata`
-/// object), or when a name has an escape or comes twice, which the reading of its
-/// value then says. A member under [`super::LARGE_RUN`] bytes is parsed and searched
-/// as the run's search would search it; a larger one can only be the list. The
-/// members that make the run itself something else to the search (`steps`,
-/// `resourceSpans`, `children`) are never the list nor passed over.
-fn shape(path: &Path, at: At, format: Option<Format>, depth: usize) -> io::Result<Option<Shape>> {
+/// Which member of a large run holds its transcript.
+#[derive(Clone, Copy)]
+pub(super) enum Pick<'a> {
+    /// The list the search of the run finds, the run `depth` levels down in its
+    /// document.
+    Search { depth: usize },
+    /// The list the search finds in a run that a `--select` path (`runs[*]`) selects:
+    /// searched as a document is, so it must not be one message to the search either.
+    Selected,
+    /// The member a `--select` path's last key (`runs[*].messages`) selects: the list,
+    /// whatever the other members hold.
+    Member(&'a str),
+}
+
+/// The members of the run at `at` in `path`, read without keeping its list: `None`
+/// when the search of the run's value (with `--format`'s `format`) would find any
+/// other shape than one array member beside scalars and members it finds no transcript
+/// in (a `tools` list, a `metadata` object), or when a name has an escape or comes
+/// twice, which the reading of its value then says. A member under
+/// [`super::LARGE_RUN`] bytes is parsed and searched as the run's search would search
+/// it; a larger one can only be the list. The members that make the run itself
+/// something else to the search (`steps`, `resourceSpans`, `children`) are never the
+/// list nor passed over; nor, for a run searched as a document ([`Pick::Selected`]), is
+/// any member that could make it one message ([`ELEMENT_KEYS`]). With
+/// [`Pick::Member`], the list is that member, and `None` when it is not an array.
+fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Option<Shape>> {
+    let depth = match pick {
+        Pick::Search { depth } => depth,
+        Pick::Selected | Pick::Member(_) => 0,
+    };
     let mut scan = open_at(path, at, None)?;
     if !scan.eat(b'{')? {
         return Ok(None);
@@ -120,35 +143,63 @@ fn shape(path: &Path, at: At, format: Option<Format>, depth: usize) -> io::Resul
         if !scan.eat(b':')? {
             return Err(changed("expected `:`"));
         }
-        match scan.next_byte()? {
-            Some(b'[' | b'{') if matches!(key.as_str(), "steps" | "resourceSpans" | "children") => {
-                return Ok(None);
-            }
-            Some(open @ (b'[' | b'{')) => {
-                let at = At {
-                    offset: scan.offset,
-                    line: scan.line,
-                };
-                value.clear();
-                let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
-                // Held whole, it is passed over when the search finds nothing in it.
-                let passed = len == value.len() as u64
-                    && match serde_json::from_slice::<Value>(&value) {
-                        Ok(member) => !search::finds(&member, format, depth + 1),
-                        Err(_) => return Ok(None),
+        if matches!(pick, Pick::Selected) && ELEMENT_KEYS.contains(&key.as_str()) {
+            return Ok(None);
+        }
+        let next = scan.next_byte()?;
+        if let Pick::Member(member) = pick {
+            match (key == member, next) {
+                (true, Some(b'[')) => {
+                    let at = At {
+                        offset: scan.offset,
+                        line: scan.line,
                     };
-                if !passed {
-                    match open == b'[' && list.is_none() {
-                        true => list = Some((key, at)),
-                        false => return Ok(None),
+                    list = Some((key, at));
+                    scan.value(None)?;
+                }
+                (true, _) => return Ok(None),
+                (false, Some(b'[' | b'{')) => scan.value(None)?,
+                (false, _) => {
+                    value.clear();
+                    scan.value(Some(&mut value))?;
+                    if let Ok(value) = serde_json::from_slice(&value) {
+                        parent.insert(key, value);
                     }
                 }
             }
-            _ => {
-                value.clear();
-                scan.value(Some(&mut value))?;
-                if let Ok(value) = serde_json::from_slice(&value) {
-                    parent.insert(key, value);
+        } else {
+            match next {
+                Some(b'[' | b'{')
+                    if matches!(key.as_str(), "steps" | "resourceSpans" | "children") =>
+                {
+                    return Ok(None);
+                }
+                Some(open @ (b'[' | b'{')) => {
+                    let at = At {
+                        offset: scan.offset,
+                        line: scan.line,
+                    };
+                    value.clear();
+                    let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
+                    // Held whole, it is passed over when the search finds nothing in it.
+                    let passed = len == value.len() as u64
+                        && match serde_json::from_slice::<Value>(&value) {
+                            Ok(member) => !search::finds(&member, format, depth + 1),
+                            Err(_) => return Ok(None),
+                        };
+                    if !passed {
+                        match open == b'[' && list.is_none() {
+                            true => list = Some((key, at)),
+                            false => return Ok(None),
+                        }
+                    }
+                }
+                _ => {
+                    value.clear();
+                    scan.value(Some(&mut value))?;
+                    if let Ok(value) = serde_json::from_slice(&value) {
+                        parent.insert(key, value);
+                    }
                 }
             }
         }
@@ -166,11 +217,12 @@ fn shape(path: &Path, at: At, format: Option<Format>, depth: usize) -> io::Resul
 /// What the first pass needs of a large object, found without holding it: it is valid
 /// without a key twice, and this is its length, its [`shallow_scanned`] reading, and
 /// whether [`finds_in_members`](super::doc_plan::finds_in_members) would find a transcript in one of its lists (when its
-/// lists were tallied).
+/// lists were tallied), and the names of those lists.
 pub(super) struct Walked {
     pub(super) len: usize,
     pub(super) shallow: Value,
     pub(super) finds: bool,
+    pub(super) finding: Vec<String>,
 }
 
 /// Reads the object of `len` bytes at `at` in `path` a piece at a time, holding one
@@ -206,7 +258,7 @@ fn walk(
     let (mut name, mut bytes) = (Vec::new(), Vec::new());
     let mut tape = Tape::default();
     let mut shallow = serde_json::Map::new();
-    let mut finds = false;
+    let mut finding = Vec::new();
     if !scan.eat(b'{')? {
         return Ok(None);
     }
@@ -221,7 +273,7 @@ fn walk(
             let read = READ_MEMBERS.contains(&key.as_str());
             if scan.next_byte()? == Some(b'[') && !read {
                 scan.advance(1);
-                let tallied = lists && !finds && key != "tree";
+                let tallied = lists && key != "tree";
                 let mut list = ScannedList::new();
                 let mut count = 0;
                 while at_element(scan, count)? {
@@ -240,7 +292,9 @@ fn walk(
                     }
                     count += 1;
                 }
-                finds |= tallied && list.finds();
+                if tallied && list.finds() {
+                    finding.push(key.clone());
+                }
                 shallow.insert(key, Value::Null);
             } else {
                 bytes.clear();
@@ -253,10 +307,12 @@ fn walk(
                 let Some(member) = tape.scan_inside(text, 2, above + 1) else {
                     return Ok(None);
                 };
-                if lists && !finds && key != "tree" && text.starts_with('[') {
+                if lists && key != "tree" && text.starts_with('[') {
                     let mut list = ScannedList::new();
                     member.elements(|element| list.add(element));
-                    finds = list.finds();
+                    if list.finds() {
+                        finding.push(key.clone());
+                    }
                 }
                 let value = match read {
                     true => match serde_json::from_slice(&bytes) {
@@ -288,7 +344,8 @@ fn walk(
     Ok(Some(Walked {
         len,
         shallow,
-        finds,
+        finds: !finding.is_empty(),
+        finding,
     }))
 }
 
@@ -500,9 +557,9 @@ impl Runs {
     /// read, to be read a few messages at a time ([`Runs::read_open`]), when it is an
     /// object whose one list holds chat messages (OpenAI, Anthropic, Gemini CLI) beside
     /// scalar members and members that hold no transcript ([`shape`]), which the search
-    /// of the run would find, as the tally of its
-    /// messages' formats says, and adapt as one transcript; `false`, having read
-    /// nothing, for any other run. A first pass only counts its trace.
+    /// of the run would find (or the rest of a `--select` path selects, [`Pick`]), as
+    /// the tally of its messages' formats says, and adapt as one transcript; `false`,
+    /// having read nothing, for any other run. A first pass only counts its trace.
     pub(super) fn open_large(
         &mut self,
         index: usize,
@@ -518,11 +575,27 @@ impl Runs {
             offset: element.offset,
             line: element.line,
         };
-        let Some(Shape { parent, key, list }) = shape(&path, at, self.format, self.depth)? else {
+        // With `--select` `…[*]`, what the rest of the path selects in the run: the run
+        // itself, or one member.
+        let selected = match &self.select {
+            None => None,
+            Some((_, rest)) => match rest.steps() {
+                Some([]) => Some(None),
+                Some([Step::Key(key)]) => Some(Some(key.clone())),
+                _ => return Ok(false),
+            },
+        };
+        let pick = match &selected {
+            None => Pick::Search { depth: self.depth },
+            Some(None) => Pick::Selected,
+            Some(Some(key)) => Pick::Member(key),
+        };
+        let Some(Shape { parent, key, list }) = shape(&path, at, self.format, pick)? else {
             return Ok(false);
         };
         let pointer = child_pointer(base, &key);
-        let plain = match self.may_be_plain() {
+        // `--format openai` reads a plain run as the search finds it.
+        let plain = match matches!(self.format, None | Some(Format::OpenAi)) {
             true => check_plain(&path, list, &pointer)?,
             false => None,
         };
@@ -559,6 +632,7 @@ impl Runs {
         };
         let name = search::name(&self.prefix, &pointer, Some(&parent));
         self.found_format(detected, format);
+        self.selected |= selected.is_some();
         if finisher.count_only {
             // All a first pass needs: whether it has a trace, and its name.
             let recorded = match recorded {
