@@ -235,51 +235,38 @@ fn openai_object(bytes: usize) -> Input {
 /// An OpenAI run-array document: a top-level array of `runs` runs, each
 /// `{"id", "messages"}`.
 fn openai_runs(bytes: usize, runs: usize) -> Input {
-    let mut input = openai_runs_laid_out(bytes, runs, ("[\n", "  "), ",\n");
+    let mut input = openai_runs_laid_out(bytes, runs, ("[\n", "  "), ",\n", "");
     input.text.push_str("\n]\n");
     input
 }
 
-/// The runs of [`openai_runs`] as a Chat Completions request records them: each with
-/// the definition of its tool and a `metadata` object before its messages.
+/// What a Chat Completions request records beside its messages: the definition of its
+/// tool and a `metadata` object.
+const REQUEST_MEMBERS: &str = r#""model": "gpt-4o", "tools": [{"type": "function", "function": {"name": "create_record", "description": "Create an invoice record.", "parameters": {"type": "object", "properties": {"request_id": {"type": "string"}, "title": {"type": "string"}}, "required": ["request_id"]}}}], "metadata": {"tags": ["invoices"]}, "#;
+
+/// The runs of [`openai_runs`] as a Chat Completions request records them, with
+/// [`REQUEST_MEMBERS`] before their messages.
 fn openai_runs_with_tools(bytes: usize, runs: usize) -> Input {
-    let mut input = transcripts(
-        bytes,
-        runs,
-        |out, s| {
-            if s == 0 {
-                out.push_str("[\n");
-            }
-            let _ = write!(
-                out,
-                "  {{\"id\": \"run-{s}\", \"model\": \"gpt-4o\", \"tools\": [{{\"type\": \"function\", \"function\": {{\"name\": \"create_record\", \"description\": \"Create an invoice record.\", \"parameters\": {{\"type\": \"object\", \"properties\": {{\"request_id\": {{\"type\": \"string\"}}, \"title\": {{\"type\": \"string\"}}}}, \"required\": [\"request_id\"]}}}}}}], \"metadata\": {{\"batch\": {s}, \"tags\": [\"invoices\"]}}, \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
-            );
-        },
-        |out, s, n| {
-            out.push_str(", ");
-            openai_op(out, s, n, ", ");
-        },
-        |out, _| out.push_str("]}"),
-        ",\n",
-    );
+    let mut input = openai_runs_laid_out(bytes, runs, ("[\n", "  "), ",\n", REQUEST_MEMBERS);
     input.text.push_str("\n]\n");
     input
 }
 
 /// The runs of [`openai_runs`], one JSON document per line.
 fn openai_run_lines(bytes: usize, runs: usize) -> Input {
-    let mut input = openai_runs_laid_out(bytes, runs, ("", ""), "\n");
+    let mut input = openai_runs_laid_out(bytes, runs, ("", ""), "\n", "");
     input.text.push('\n');
     input
 }
 
 /// `runs` OpenAI runs, `between` between them, the first after `start` and each after
-/// `indent`.
+/// `indent`, `members` before each one's messages.
 fn openai_runs_laid_out(
     bytes: usize,
     runs: usize,
     (start, indent): (&str, &str),
     between: &str,
+    members: &str,
 ) -> Input {
     transcripts(
         bytes,
@@ -290,7 +277,7 @@ fn openai_runs_laid_out(
             }
             let _ = write!(
                 out,
-                "{indent}{{\"id\": \"run-{s}\", \"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+                "{indent}{{\"id\": \"run-{s}\", {members}\"messages\": [{{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
             );
         },
         |out, s, n| {

@@ -15,8 +15,9 @@ use tracegate::trace::input::{Item, TraceInput};
 
 /// The `--select` paths a second choice in the first byte picks from (after none):
 /// keys only, keys then `[*]`, an object, indexes on the way or at the end, each
-/// member of an object, the whole document.
-const SELECT: [&str; 10] = [
+/// member of an object, the whole document, each run of a document's runs or their
+/// lists.
+const SELECT: [&str; 12] = [
     "data.messages",
     "messages",
     "data.runs",
@@ -27,6 +28,8 @@ const SELECT: [&str; 10] = [
     "data[0].runs[*]",
     "data[*].messages",
     "$",
+    "runs[*]",
+    "[*].messages",
 ];
 
 /// Every item of `input` as text, and what was recognized once it was read.
