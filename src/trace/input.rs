@@ -1540,6 +1540,21 @@ mod tests {
                 reads_alike(&array, None, Some(path));
             }
         }
+        // A large run of small members and no list holds no transcript, which a line
+        // of a file of documents says of itself.
+        let members: Vec<String> = (0..12)
+            .map(|i| format!(r#""m{i}": {{"text": "{}"}}"#, "x".repeat(250)))
+            .collect();
+        let listless = format!(r#"{{"id": "x", {}}}"#, members.join(", "));
+        assert!(listless.len() >= adapters::LARGE_RUN);
+        let runs = [plain_run("a", 2, "hi"), listless];
+        let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+        for text in [array.clone(), document_lines(&runs)] {
+            reads_alike(&text, None, None);
+        }
+        for path in SELECT_RUNS {
+            reads_alike(&array, None, Some(path));
+        }
     }
 
     /// `--select` paths of each run of an array: what they select in a run is read a

@@ -93,6 +93,16 @@ pub(super) struct Shape {
     list: At,
 }
 
+/// What [`shape`] found of a large run.
+pub(super) enum Picked {
+    /// Its list, to be read a few messages at a time.
+    List(Shape),
+    /// Nothing a `--select` path selects: the run has no such member.
+    Nothing,
+    /// Another shape: the run is read whole.
+    Whole,
+}
+
 /// Which member of a large run holds its transcript.
 #[derive(Clone, Copy)]
 pub(super) enum Pick<'a> {
@@ -107,28 +117,30 @@ pub(super) enum Pick<'a> {
     Member(&'a str),
 }
 
-/// The members of the run at `at` in `path`, read without keeping its list: `None`
-/// when the search of the run's value (with `--format`'s `format`) would find any
-/// other shape than one array member beside scalars and members it finds no transcript
-/// in (a `tools` list, a `metadata` object), or when a name has an escape or comes
-/// twice, which the reading of its value then says. A member under
-/// [`super::LARGE_RUN`] bytes is parsed and searched as the run's search would search
-/// it; a larger one can only be the list. The members that make the run itself
-/// something else to the search (`steps`, `resourceSpans`, `children`) are never the
-/// list nor passed over; nor, for a run searched as a document ([`Pick::Selected`]), is
-/// any member that could make it one message ([`ELEMENT_KEYS`]). With
-/// [`Pick::Member`], the list is that member, and `None` when it is not an array.
-fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Option<Shape>> {
+/// The members of the run at `at` in `path`, read without keeping its list; the run is
+/// read whole ([`Picked::Whole`]) when the search of the run's value (with `--format`'s
+/// `format`) would find any other shape than one array member beside scalars and
+/// members it finds no transcript in (a `tools` list, a `metadata` object), or when a
+/// name has an escape or comes twice, which the reading of its value then says. A
+/// member under [`super::LARGE_RUN`] bytes is parsed and searched as the run's search
+/// would search it; a larger one can only be the list. The members that make the run
+/// itself something else to the search (`steps`, `resourceSpans`, `children`) are never
+/// the list nor passed over; nor, for a run searched as a document
+/// ([`Pick::Selected`]), is any member that could make it one message
+/// ([`ELEMENT_KEYS`]). With [`Pick::Member`], the list is that member, and the run is
+/// read whole when it is not an array; a run without it gives no list
+/// ([`Picked::Nothing`]): the path selects nothing there.
+fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
     let depth = match pick {
         Pick::Search { depth } => depth,
         Pick::Selected | Pick::Member(_) => 0,
     };
     let mut scan = open_at(path, at, None)?;
     if !scan.eat(b'{')? {
-        return Ok(None);
+        return Ok(Picked::Whole);
     }
     if scan.eat(b'}')? {
-        return Ok(None);
+        return Ok(Picked::Whole);
     }
     let (mut name, mut value) = (Vec::new(), Vec::new());
     let mut names = FxHashSet::default();
@@ -138,13 +150,13 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
             .key(&mut name)?
             .ok_or_else(|| changed("expected a key"))?;
         if name.contains(&b'\\') || !names.insert(key.clone()) {
-            return Ok(None);
+            return Ok(Picked::Whole);
         }
         if !scan.eat(b':')? {
             return Err(changed("expected `:`"));
         }
         if matches!(pick, Pick::Selected) && ELEMENT_KEYS.contains(&key.as_str()) {
-            return Ok(None);
+            return Ok(Picked::Whole);
         }
         let next = scan.next_byte()?;
         if let Pick::Member(member) = pick {
@@ -157,7 +169,7 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
                     list = Some((key, at));
                     scan.value(None)?;
                 }
-                (true, _) => return Ok(None),
+                (true, _) => return Ok(Picked::Whole),
                 (false, Some(b'[' | b'{')) => scan.value(None)?,
                 (false, _) => {
                     value.clear();
@@ -172,7 +184,7 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
                 Some(b'[' | b'{')
                     if matches!(key.as_str(), "steps" | "resourceSpans" | "children") =>
                 {
-                    return Ok(None);
+                    return Ok(Picked::Whole);
                 }
                 Some(open @ (b'[' | b'{')) => {
                     let at = At {
@@ -185,12 +197,12 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
                     let passed = len == value.len() as u64
                         && match serde_json::from_slice::<Value>(&value) {
                             Ok(member) => !search::finds(&member, format, depth + 1),
-                            Err(_) => return Ok(None),
+                            Err(_) => return Ok(Picked::Whole),
                         };
                     if !passed {
                         match open == b'[' && list.is_none() {
                             true => list = Some((key, at)),
-                            false => return Ok(None),
+                            false => return Ok(Picked::Whole),
                         }
                     }
                 }
@@ -211,7 +223,11 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
         }
         return Err(changed("expected `,` or `}`"));
     }
-    Ok(list.map(|(key, list)| Shape { parent, key, list }))
+    Ok(match list {
+        Some((key, list)) => Picked::List(Shape { parent, key, list }),
+        None if matches!(pick, Pick::Member(_)) => Picked::Nothing,
+        None => Picked::Whole,
+    })
 }
 
 /// What the first pass needs of a large object, found without holding it: it is valid
@@ -590,8 +606,14 @@ impl Runs {
             Some(None) => Pick::Selected,
             Some(Some(key)) => Pick::Member(key),
         };
-        let Some(Shape { parent, key, list }) = shape(&path, at, self.format, pick)? else {
-            return Ok(false);
+        let Shape { parent, key, list } = match shape(&path, at, self.format, pick)? {
+            Picked::List(shape) => shape,
+            Picked::Whole => return Ok(false),
+            Picked::Nothing => {
+                // As the run's value says: nothing selected, nothing read.
+                self.end_traces(base, finisher);
+                return Ok(true);
+            }
         };
         let pointer = child_pointer(base, &key);
         // `--format openai` reads a plain run as the search finds it.
