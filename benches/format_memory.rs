@@ -654,6 +654,11 @@ fn main() {
     ));
     std::fs::create_dir_all(&dir).expect("the temporary directory can be made");
     let select = |path: &str| Some(Selector::parse(path).expect("the selector parses"));
+    // Each run's message list, in an array of runs.
+    let each_list = InputOptions {
+        format: None,
+        select: select("[*].messages"),
+    };
     let detected = InputOptions::default();
     let forced = |format| InputOptions {
         format: Some(format),
@@ -697,10 +702,7 @@ fn main() {
         (
             "openai one large run --select",
             |b| openai_runs_with_tools(b, 1),
-            InputOptions {
-                format: None,
-                select: select("[*].messages"),
-            },
+            each_list.clone(),
         ),
         (
             "openai two large runs",
@@ -720,10 +722,7 @@ fn main() {
         (
             "openai runs --select",
             |b| openai_runs(b, 1000),
-            InputOptions {
-                format: None,
-                select: select("[*].messages"),
-            },
+            each_list.clone(),
         ),
         (
             "openai runs --format",

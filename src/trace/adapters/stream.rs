@@ -1714,10 +1714,13 @@ impl Runs {
 
     /// Whether a run may be read as a plain one ([`Runs::read_plain`]).
     fn may_be_plain(&self) -> bool {
-        // `--format openai` reads a plain run as the search finds it.
+        self.plain_format() && self.select.is_none() && self.may_stream()
+    }
+
+    /// Whether plain OpenAI messages are read in this format: `--format openai` reads a
+    /// plain run as the search finds it.
+    fn plain_format(&self) -> bool {
         matches!(self.format, None | Some(Format::OpenAi))
-            && self.select.is_none()
-            && self.may_stream()
     }
 
     /// Whether a run of `len` bytes is read a few messages at a time, if it can be.

@@ -52,7 +52,7 @@ use super::super::unique::{Tape, valid_without_duplicates_inside};
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
-use super::run::{At, Walked, read_at, walk_object};
+use super::run::{At, Pick, Walked, read_at, walk_object};
 use super::scan::Scanner;
 use super::{Elements, LARGE_RUN};
 use crate::trace::Location;
@@ -334,10 +334,10 @@ pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> boo
 /// document: it finds a transcript when one of its lists is one. A key selects that
 /// member, nothing when there is none; a list that is a transcript is one.
 fn selects_in(rest: &Selector, walked: &Walked) -> Option<(bool, bool)> {
-    match rest.steps()? {
-        [] if walked.finds => Some((true, true)),
-        [Step::Key(key)] if walked.finding.contains(key) => Some((true, true)),
-        [Step::Key(key)] if walked.shallow.get(key).is_none() => Some((false, false)),
+    match Pick::selected(rest)? {
+        Pick::Selected if walked.finds => Some((true, true)),
+        Pick::Member(key) if walked.finding.iter().any(|list| list == key) => Some((true, true)),
+        Pick::Member(key) if walked.shallow.get(key).is_none() => Some((false, false)),
         _ => None,
     }
 }

@@ -37,7 +37,7 @@ use crate::trace::adapters::document::{foreign_message, malformed};
 use crate::trace::adapters::select::Step;
 use crate::trace::adapters::shared::{Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
-use crate::trace::adapters::{Element, Format, Out, Site, openai, search};
+use crate::trace::adapters::{Element, Format, Out, Selector, Site, openai, search};
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::LineContent;
 
@@ -117,6 +117,18 @@ pub(super) enum Pick<'a> {
     Member(&'a str),
 }
 
+impl Pick<'_> {
+    /// What the `rest` of a `--select` path `…[*]rest` selects in each run, when a large
+    /// run can be read a few messages at a time for it: the run itself, or one member.
+    pub(super) fn selected(rest: &Selector) -> Option<Pick<'_>> {
+        match rest.steps()? {
+            [] => Some(Pick::Selected),
+            [Step::Key(key)] => Some(Pick::Member(key)),
+            _ => None,
+        }
+    }
+}
+
 /// The members of the run at `at` in `path`, read without keeping its list; the run is
 /// read whole ([`Picked::Whole`]) when the search of the run's value (with `--format`'s
 /// `format`) would find any other shape than one array member beside scalars and
@@ -146,7 +158,7 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
     let mut names = FxHashSet::default();
     let (mut list, mut parent) = (None, Map::new());
     loop {
-        let key = scan
+        let mut key = scan
             .key(&mut name)?
             .ok_or_else(|| changed("expected a key"))?;
         if name.contains(&b'\\') || !names.insert(key.clone()) {
@@ -159,61 +171,52 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
             return Ok(Picked::Whole);
         }
         let next = scan.next_byte()?;
-        if let Pick::Member(member) = pick {
-            match (key == member, next) {
-                (true, Some(b'[')) => {
-                    let at = At {
-                        offset: scan.offset,
-                        line: scan.line,
-                    };
-                    list = Some((key, at));
-                    scan.value(None)?;
-                }
-                (true, _) => return Ok(Picked::Whole),
-                (false, Some(b'[' | b'{')) => scan.value(None)?,
-                (false, _) => {
-                    value.clear();
-                    scan.value(Some(&mut value))?;
-                    if let Ok(value) = serde_json::from_slice(&value) {
-                        parent.insert(key, value);
-                    }
-                }
-            }
-        } else {
-            match next {
-                Some(b'[' | b'{')
-                    if matches!(key.as_str(), "steps" | "resourceSpans" | "children") =>
-                {
+        let at = At {
+            offset: scan.offset,
+            line: scan.line,
+        };
+        let container = matches!(next, Some(b'[' | b'{'));
+        let is_list = match pick {
+            Pick::Member(member) if key == member => {
+                if next != Some(b'[') {
                     return Ok(Picked::Whole);
                 }
-                Some(open @ (b'[' | b'{')) => {
-                    let at = At {
-                        offset: scan.offset,
-                        line: scan.line,
-                    };
-                    value.clear();
-                    let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
-                    // Held whole, it is passed over when the search finds nothing in it.
-                    let passed = len == value.len() as u64
-                        && match serde_json::from_slice::<Value>(&value) {
-                            Ok(member) => !search::finds(&member, format, depth + 1),
-                            Err(_) => return Ok(Picked::Whole),
-                        };
-                    if !passed {
-                        match open == b'[' && list.is_none() {
-                            true => list = Some((key, at)),
-                            false => return Ok(Picked::Whole),
-                        }
-                    }
-                }
-                _ => {
-                    value.clear();
-                    scan.value(Some(&mut value))?;
-                    if let Ok(value) = serde_json::from_slice(&value) {
-                        parent.insert(key, value);
-                    }
-                }
+                scan.value(None)?;
+                true
             }
+            _ if !container => {
+                value.clear();
+                scan.value(Some(&mut value))?;
+                if let Ok(value) = serde_json::from_slice(&value) {
+                    parent.insert(std::mem::take(&mut key), value);
+                }
+                false
+            }
+            // Not what the path selects: never searched.
+            Pick::Member(_) => {
+                scan.value(None)?;
+                false
+            }
+            _ if matches!(key.as_str(), "steps" | "resourceSpans" | "children") => {
+                return Ok(Picked::Whole);
+            }
+            Pick::Search { .. } | Pick::Selected => {
+                value.clear();
+                let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
+                // Held whole, it is passed over when the search finds nothing in it.
+                let passed = len == value.len() as u64
+                    && match serde_json::from_slice::<Value>(&value) {
+                        Ok(member) => !search::finds(&member, format, depth + 1),
+                        Err(_) => return Ok(Picked::Whole),
+                    };
+                if !passed && (next != Some(b'[') || list.is_some()) {
+                    return Ok(Picked::Whole);
+                }
+                !passed
+            }
+        };
+        if is_list {
+            list = Some((key, at));
         }
         if scan.eat(b',')? {
             continue;
@@ -591,20 +594,12 @@ impl Runs {
             offset: element.offset,
             line: element.line,
         };
-        // With `--select` `…[*]`, what the rest of the path selects in the run: the run
-        // itself, or one member.
-        let selected = match &self.select {
-            None => None,
-            Some((_, rest)) => match rest.steps() {
-                Some([]) => Some(None),
-                Some([Step::Key(key)]) => Some(Some(key.clone())),
-                _ => return Ok(false),
-            },
-        };
-        let pick = match &selected {
+        let pick = match &self.select {
             None => Pick::Search { depth: self.depth },
-            Some(None) => Pick::Selected,
-            Some(Some(key)) => Pick::Member(key),
+            Some((_, rest)) => match Pick::selected(rest) {
+                Some(pick) => pick,
+                None => return Ok(false),
+            },
         };
         let Shape { parent, key, list } = match shape(&path, at, self.format, pick)? {
             Picked::List(shape) => shape,
@@ -616,8 +611,7 @@ impl Runs {
             }
         };
         let pointer = child_pointer(base, &key);
-        // `--format openai` reads a plain run as the search finds it.
-        let plain = match matches!(self.format, None | Some(Format::OpenAi)) {
+        let plain = match self.plain_format() {
             true => check_plain(&path, list, &pointer)?,
             false => None,
         };
@@ -654,7 +648,7 @@ impl Runs {
         };
         let name = search::name(&self.prefix, &pointer, Some(&parent));
         self.found_format(detected, format);
-        self.selected |= selected.is_some();
+        self.selected |= self.select.is_some();
         if finisher.count_only {
             // All a first pass needs: whether it has a trace, and its name.
             let recorded = match recorded {
