@@ -705,6 +705,11 @@ fn main() {
             each_list.clone(),
         ),
         (
+            "openai one large run --format",
+            |b| openai_runs_with_tools(b, 1),
+            forced(Format::OpenAi),
+        ),
+        (
             "openai two large runs",
             |b| openai_runs(b, 2),
             detected.clone(),
@@ -718,6 +723,11 @@ fn main() {
             "anthropic one large run",
             |b| anthropic_runs(b, 1),
             detected.clone(),
+        ),
+        (
+            "anthropic one large run --format",
+            |b| anthropic_runs(b, 1),
+            forced(Format::Anthropic),
         ),
         (
             "openai runs --select",

@@ -1602,8 +1602,23 @@ mod tests {
             select: Some(Selector::parse(path).unwrap()),
         };
         let detect = InputOptions::default();
+        let format = |format: Format| InputOptions {
+            format: Some(format),
+            select: None,
+        };
         for (text, trace, options) in [
             (format!("[{a}, {b}]"), "/0/messages (id a)", &detect),
+            // With the format given.
+            (
+                format!("[{c}, {b}]"),
+                "/0/messages (id a)",
+                &format(Format::OpenAi),
+            ),
+            (
+                document_lines(&[d.clone(), b.clone()]),
+                "line 1 /messages (id d)",
+                &format(Format::Anthropic),
+            ),
             (
                 document_lines(&[a.clone(), b.clone()]),
                 "line 1 /messages (id a)",

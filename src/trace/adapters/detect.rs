@@ -566,18 +566,19 @@ impl ListTally {
     }
 }
 
-/// A list tallied without `--format` from each element's scan ([`shallow_scanned`]),
-/// as the transcript search tallies it from their shallow readings: whether it is a
-/// transcript, unless an element cannot be read that way (then it does not tell).
+/// A list tallied from each element's scan ([`shallow_scanned`]), as the transcript
+/// search tallies it from their shallow readings (with `--format`'s format, when
+/// given): whether it is a transcript, unless an element cannot be read that way (then
+/// it does not tell).
 pub(super) struct ScannedList {
     tally: ListTally,
     told: bool,
 }
 
 impl ScannedList {
-    pub(super) fn new() -> ScannedList {
+    pub(super) fn new(format: Option<Format>) -> ScannedList {
         ScannedList {
-            tally: ListTally::new(None),
+            tally: ListTally::new(format),
             told: true,
         }
     }

@@ -10,6 +10,16 @@ use super::shared::{self, Map, str_of};
 use super::{Element, Format, Selector, Site, otel, toolbench};
 use crate::trace::json_index::child_pointer;
 
+/// Whether the search of an object, with `--format`'s `format`, finds a transcript
+/// when one of its array members is one: it searches its members, or stops at it
+/// having found one (an OTLP export, an ATIF trajectory, a ToolBench search tree with
+/// no format given), but for a ToolBench search tree with another format given, in
+/// which it finds nothing. Told from whether the object has a `children` member (a
+/// tree has).
+pub(super) fn finds_with_a_list(format: Option<Format>, children: bool) -> bool {
+    format.is_none_or(|format| format == Format::ToolBench) || !children
+}
+
 /// A transcript found in the input.
 pub(super) struct Found<'v> {
     pub(super) format: Format,

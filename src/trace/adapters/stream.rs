@@ -2001,10 +2001,10 @@ impl DocLines {
 
     /// Reads document `index`, the line at `loc` of [`LARGE_RUN`] bytes or more, which
     /// the line reader measured but did not keep, from the file a message at a time
-    /// when it is a run that can be so read ([`Runs::open_large`]), as
-    /// [`DocLines::read_plain`] would find it from its text: an object, not one
-    /// message, checked a piece at a time ([`run::walk_object`]). `false`, having read
-    /// nothing, for any other line.
+    /// when it is a run that can be so read ([`Runs::open_large`], which reads a run
+    /// with any `--format`), as the search of its document would find it: an object,
+    /// not one message, checked a piece at a time ([`run::walk_object`]). `false`,
+    /// having read nothing, for any other line.
     fn read_large(
         &mut self,
         index: usize,
@@ -2018,14 +2018,14 @@ impl DocLines {
         let Some(path) = self.plain.file.clone() else {
             return Ok(false);
         };
-        if !self.reads_runs() || !self.plain.is_large(len) {
+        if !self.reads_large_runs() || !self.plain.is_large(len) {
             return Ok(false);
         }
         let at = run::At {
             offset: loc.offset,
             line: loc.line,
         };
-        match run::walk_object(&path, at, len, false, 0)? {
+        match run::walk_object(&path, at, len, run::Lists::Skipped, 0)? {
             Some(walked) if !element_like(&walked.shallow, self.format) => {}
             _ => return Ok(false),
         }
@@ -2037,9 +2037,13 @@ impl DocLines {
     /// `--format` other than OpenAI's, and not while lines that hold no transcript
     /// wait for the first that does.
     fn reads_runs(&self) -> bool {
-        self.select.is_none()
-            && matches!(self.format, None | Some(Format::OpenAi))
-            && (self.found || self.held.is_empty())
+        self.reads_large_runs() && matches!(self.format, None | Some(Format::OpenAi))
+    }
+
+    /// Whether a large line may be read as a run from the file: without `--select`, and
+    /// not while lines that hold no transcript wait for the first that does.
+    fn reads_large_runs(&self) -> bool {
+        self.select.is_none() && (self.found || self.held.is_empty())
     }
 
     /// Reads document `index`, the line at `loc` of `len` bytes, whose text is given
@@ -2201,8 +2205,8 @@ impl FirstDoc {
                     line: line.number,
                 };
                 // The common line, a run, is not parsed to say so (nor held).
-                if format.is_none()
-                    && run::walk_object(path, at, len, true, 0)?.is_some_and(|walked| walked.finds)
+                if run::walk_object(path, at, len, run::Lists::Tallied(format), 0)?
+                    .is_some_and(|walked| walked.finds)
                 {
                     return Ok(FirstDoc {
                         holds_transcript: true,
@@ -2214,8 +2218,8 @@ impl FirstDoc {
             }
             // The common line, a run, is not parsed to say so.
             holds_transcript = match line.content {
-                LineContent::Text(text) if format.is_none() => {
-                    doc_plan::finds_in_members(&mut Tape::default(), text, 0)
+                LineContent::Text(text) => {
+                    doc_plan::finds_in_members(&mut Tape::default(), text, 0, format)
                 }
                 _ => false,
             };

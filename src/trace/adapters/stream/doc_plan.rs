@@ -52,7 +52,7 @@ use super::super::unique::{Tape, valid_without_duplicates_inside};
 use super::super::{
     Format, InputOptions, Layout, Problem, Selector, codex, otel, responses, toolbench,
 };
-use super::run::{At, Pick, Walked, read_at, walk_object};
+use super::run::{At, Lists, Pick, Walked, read_at, walk_object};
 use super::scan::Scanner;
 use super::{Elements, LARGE_RUN};
 use crate::trace::Location;
@@ -300,31 +300,36 @@ impl Tally {
 }
 
 /// Whether the search of `text`, an element (already checked: valid, no key twice)
-/// searched as a run at `depth`, finds a transcript in one of its array members: a
-/// list that [`ListTally`] takes for a transcript from the shallow reading of each
-/// of its elements, which is what that search decides it from. Told from a scan of the
-/// element, without parsing it; `false` when that does not tell (the element is then
-/// parsed and searched). Only without `--format`, for which every object the search
-/// stops at before its members holds a transcript (at the top level, a document that
-/// is one message is one, or else its members are searched).
-pub(super) fn finds_in_members(tape: &mut Tape, text: &str, depth: usize) -> bool {
+/// searched as a run at `depth` with `--format`'s `format`, finds a transcript in one
+/// of its array members: a list that [`ListTally`] takes for a transcript from the
+/// shallow reading of each of its elements, which is what that search decides it from
+/// ([`search::finds_with_a_list`] says when an object's search finds one then). Told
+/// from a scan of the element, without parsing it; `false` when that does not tell
+/// (the element is then parsed and searched).
+pub(super) fn finds_in_members(
+    tape: &mut Tape,
+    text: &str,
+    depth: usize,
+    format: Option<Format>,
+) -> bool {
     if depth >= SEARCH_DEPTH {
         return false;
     }
     let Some(run) = tape.scan(text, 3) else {
         return false;
     };
-    let mut finds = false;
+    let (mut finds, mut children) = (false, false);
     let read = run.members(|key, member| {
+        children |= key == "children";
         // A ToolBench answer's `tree` may be skipped by the search.
         if finds || key == "tree" || !member.text().starts_with('[') {
             return;
         }
-        let mut list = ScannedList::new();
+        let mut list = ScannedList::new(format);
         let all = member.elements(|element| list.add(element));
         finds = all && list.finds();
     });
-    read && finds
+    read && finds && search::finds_with_a_list(format, children)
 }
 
 /// What the rest of a `--select` path selects in a large object read a piece at a time,
@@ -1085,12 +1090,15 @@ impl Pass<'_> {
                         true => {
                             let at = At { offset, line };
                             // Its lists are tallied while that may still decide.
-                            let lists = self.options.format.is_none()
-                                && match purpose {
-                                    Purpose::Check => false,
-                                    Purpose::Search { .. } => !tally.finds,
-                                    Purpose::Select(_) => !(tally.finds && tally.selected),
-                                };
+                            let lists = match purpose {
+                                Purpose::Check => false,
+                                Purpose::Search { .. } => !tally.finds,
+                                Purpose::Select(_) => !(tally.finds && tally.selected),
+                            };
+                            let lists = match lists {
+                                true => Lists::Tallied(self.options.format),
+                                false => Lists::Skipped,
+                            };
                             match self.large_element(at, len, lists)? {
                                 Large::Walked(walked) => Some(walked),
                                 Large::Held => None,
@@ -1145,10 +1153,9 @@ impl Pass<'_> {
                 let whole = if !tally.wants_whole(signal, purpose) {
                     None
                 } else if let Purpose::Search { depth } = purpose
-                    && self.options.format.is_none()
                     && match &walked {
                         Some(walked) => depth < SEARCH_DEPTH && walked.finds,
-                        None => finds_in_members(&mut self.tape, text, depth),
+                        None => finds_in_members(&mut self.tape, text, depth, self.options.format),
                     }
                 {
                     // A run whose list says it is a transcript (the common run, however
@@ -1156,7 +1163,6 @@ impl Pass<'_> {
                     tally.finds = true;
                     None
                 } else if let Purpose::Select(rest) = purpose
-                    && self.options.format.is_none()
                     && let Some(walked) = &walked
                     && let Some((selected, finds)) = selects_in(rest, walked)
                 {
@@ -1209,7 +1215,7 @@ impl Pass<'_> {
     /// scan went past keeping only its start, again from the file: an object a piece at
     /// a time ([`walk_object`]), tallying its lists when `lists` says to; anything else
     /// whole, into [`Pass::bytes`].
-    fn large_element(&mut self, at: At, len: u64, lists: bool) -> io::Result<Large> {
+    fn large_element(&mut self, at: At, len: u64, lists: Lists) -> io::Result<Large> {
         let len = usize::try_from(len).map_err(|_| super::scan::changed("an element too long"))?;
         if self.bytes.first() == Some(&b'{') {
             return Ok(match walk_object(self.path, at, len, lists, self.levels)? {
@@ -1365,6 +1371,8 @@ mod tests {
             r#"{"id": "r", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}]}"#,
             "{\n  \"id\": 1,\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"a\"}\n  ]\n}",
             r#"{"tree": [{"role": "user", "content": "a"}], "n": null}"#,
+            r#"{"node_type": "Action", "children": [], "messages": [{"role": "user", "content": "a"}]}"#,
+            r#"{"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "a"}]}]}"#,
             r#"{"content": [{"role": "user", "content": "a"}], "kind": "x"}"#,
             r#"{"type": {"a": [1, 2]}, "role": "user", "steps": [1, {"b": 2}]}"#,
             r#"{"xs": [1, 2], "ys": [{"role": "user", "content": "a"}]}"#,
@@ -1403,24 +1411,38 @@ mod tests {
                 offset: before.len() as u64,
                 line: 2,
             };
-            let walked = walk_object(&path, at, text.len(), true, 0).expect("reads");
-            let mut tape = Tape::default();
-            let scanned = tape.scan(text, 1).map(|node| shallow_scanned(node));
-            match (walked, scanned) {
-                (Some(walked), Some(Some(shallow))) => {
-                    assert_eq!(walked.shallow, shallow, "{text}");
-                    let finds = finds_in_members(&mut Tape::default(), text, 1);
-                    assert_eq!(walked.finds, finds, "{text}");
-                    assert_eq!(walked.len, text.len());
+            // Its lists tallied with each `--format`, and not tallied.
+            let tallied = formats().map(|format| (Lists::Tallied(format), format));
+            for (lists, format) in tallied.chain([(Lists::Skipped, None)]) {
+                let walked = walk_object(&path, at, text.len(), lists, 0).expect("reads");
+                let mut tape = Tape::default();
+                let scanned = tape.scan(text, 1).map(|node| shallow_scanned(node));
+                match (walked, scanned) {
+                    (Some(walked), Some(Some(shallow))) => {
+                        assert_eq!(walked.shallow, shallow, "{text}");
+                        let finds = match lists {
+                            Lists::Tallied(_) => {
+                                finds_in_members(&mut Tape::default(), text, 1, format)
+                            }
+                            Lists::Skipped => false,
+                        };
+                        assert_eq!(walked.finds, finds, "{text}, {format:?}");
+                        assert_eq!(walked.len, text.len());
+                    }
+                    (None, None) => {}
+                    (walked, scanned) => panic!(
+                        "{text}: read a piece at a time {}, scanned {}",
+                        walked.is_some(),
+                        scanned.is_some()
+                    ),
                 }
-                (None, None) => {}
-                (walked, scanned) => panic!(
-                    "{text}: read a piece at a time {}, scanned {}",
-                    walked.is_some(),
-                    scanned.is_some()
-                ),
             }
         }
+    }
+
+    /// No `--format`, and each.
+    fn formats() -> impl Iterator<Item = Option<Format>> {
+        std::iter::once(None).chain(Format::ALL.map(Some))
     }
 
     /// How the document `text`, written to a file, streams.
@@ -1676,7 +1698,7 @@ mod tests {
         // Every object of every repository document, at its depth: when the scan says
         // the search finds a transcript in it, the search of its value does.
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut told = 0;
+        let mut told = std::collections::HashMap::new();
         for dir in ["traces", "tests/fixtures"] {
             let mut stack = vec![root.join(dir)];
             while let Some(dir) = stack.pop() {
@@ -1696,32 +1718,70 @@ mod tests {
                     objects(&document, 0, &mut all);
                     for (value, depth) in all {
                         let text = value.to_string();
-                        if !finds_in_members(&mut Tape::default(), &text, depth) {
-                            continue;
+                        for format in formats() {
+                            if !finds_in_members(&mut Tape::default(), &text, depth, format) {
+                                continue;
+                            }
+                            *told.entry(format).or_insert(0) += 1;
+                            assert!(
+                                search::finds(value, format, depth),
+                                "{} at depth {depth}, {format:?}",
+                                path.display()
+                            );
                         }
-                        told += 1;
-                        assert!(
-                            search::finds(value, None, depth),
-                            "{} at depth {depth}",
-                            path.display()
-                        );
                     }
                 }
             }
         }
-        assert!(told > 25, "{told} objects told from their scan");
+        // Without a format, and with each chat format.
+        for (format, least) in [
+            (None, 25),
+            (Some(Format::OpenAi), 10),
+            (Some(Format::Anthropic), 10),
+            (Some(Format::Responses), 10),
+        ] {
+            assert!(
+                told[&format] > least,
+                "{told:?} objects told from their scan"
+            );
+        }
         // What the scan does not tell: a list that is no transcript, a `tree` a
         // ToolBench answer may skip, elements that are not objects, too deep.
         let plain = r#"{"id": 1, "messages": [{"role": "user", "content": "a"}]}"#;
-        assert!(finds_in_members(&mut Tape::default(), plain, 1));
-        assert!(!finds_in_members(&mut Tape::default(), plain, SEARCH_DEPTH));
+        assert!(finds_in_members(&mut Tape::default(), plain, 1, None));
+        assert!(!finds_in_members(
+            &mut Tape::default(),
+            plain,
+            SEARCH_DEPTH,
+            None
+        ));
         for text in [
             r#"{"id": 1, "tags": [1, 2]}"#,
             r#"{"tree": [{"role": "user", "content": "a"}]}"#,
             r#"{"messages": ["a", "b"]}"#,
             r#"{"messages": [{"x": 1}, {"y": 2}, {"role": "user", "content": "a"}]}"#,
         ] {
-            assert!(!finds_in_members(&mut Tape::default(), text, 1), "{text}");
+            assert!(
+                !finds_in_members(&mut Tape::default(), text, 1, None),
+                "{text}"
+            );
+        }
+        // A list of another format than the one given is none; a ToolBench search
+        // tree is searched only by its format's search (or with none given), and
+        // found whole.
+        assert!(!finds_in_members(
+            &mut Tape::default(),
+            plain,
+            1,
+            Some(Format::Mcp)
+        ));
+        let tree = r#"{"node_type": "Action", "children": [], "messages": [{"role": "user", "content": "a"}]}"#;
+        let value: Value = serde_json::from_str(tree).unwrap();
+        assert!(!search::finds(&value, Some(Format::OpenAi), 1));
+        for format in formats() {
+            let finds = finds_in_members(&mut Tape::default(), tree, 1, format);
+            assert!(!finds || search::finds(&value, format, 1), "{format:?}");
+            assert_eq!(finds, format.is_none(), "{format:?}");
         }
     }
 }

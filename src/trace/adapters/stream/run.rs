@@ -235,8 +235,9 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
 
 /// What the first pass needs of a large object, found without holding it: it is valid
 /// without a key twice, and this is its length, its [`shallow_scanned`] reading, and
-/// whether [`finds_in_members`](super::doc_plan::finds_in_members) would find a transcript in one of its lists (when its
-/// lists were tallied), and the names of those lists.
+/// whether [`finds_in_members`](super::doc_plan::finds_in_members) would find a
+/// transcript in one of its lists (when its lists were tallied), and the names of the
+/// lists that are transcripts.
 pub(super) struct Walked {
     pub(super) len: usize,
     pub(super) shallow: Value,
@@ -244,18 +245,26 @@ pub(super) struct Walked {
     pub(super) finding: Vec<String>,
 }
 
+/// Whether [`walk_object`] tallies an object's lists, and with which `--format`.
+#[derive(Clone, Copy)]
+pub(super) enum Lists {
+    Skipped,
+    Tallied(Option<Format>),
+}
+
 /// Reads the object of `len` bytes at `at` in `path` a piece at a time, holding one
 /// member's value, or one element of an array member, at a time: each is checked valid
 /// without a key twice, as are the object's own names; the object's shallow reading is
 /// made of its names and the values of [`READ_MEMBERS`] (parsed; a list of those is
-/// held whole); with `lists`, each array member but a `tree` is tallied as
-/// [`finds_in_members`](super::doc_plan::finds_in_members) tallies it. `None` when it is not valid
-/// (nested too deep where its levels and the `above` containers it is inside make 128).
+/// held whole); with [`Lists::Tallied`], each array member but a `tree` is tallied as
+/// [`finds_in_members`](super::doc_plan::finds_in_members) tallies it. `None` when it
+/// is not valid (nested too deep where its levels and the `above` containers it is
+/// inside make 128).
 pub(super) fn walk_object(
     path: &Path,
     at: At,
     len: usize,
-    lists: bool,
+    lists: Lists,
     above: usize,
 ) -> io::Result<Option<Walked>> {
     // Read no further than its end: a line that is not JSON may not end where it does.
@@ -271,9 +280,13 @@ fn walk(
     scan: &mut Scanner,
     at: At,
     len: usize,
-    lists: bool,
+    lists: Lists,
     above: usize,
 ) -> io::Result<Option<Walked>> {
+    let tallied = |key: &str| match lists {
+        Lists::Tallied(format) if key != "tree" => Some(ScannedList::new(format)),
+        _ => None,
+    };
     let (mut name, mut bytes) = (Vec::new(), Vec::new());
     let mut tape = Tape::default();
     let mut shallow = serde_json::Map::new();
@@ -292,8 +305,7 @@ fn walk(
             let read = READ_MEMBERS.contains(&key.as_str());
             if scan.next_byte()? == Some(b'[') && !read {
                 scan.advance(1);
-                let tallied = lists && key != "tree";
-                let mut list = ScannedList::new();
+                let mut list = tallied(&key);
                 let mut count = 0;
                 while at_element(scan, count)? {
                     bytes.clear();
@@ -302,16 +314,17 @@ fn walk(
                         return Ok(None);
                     };
                     // Inside the object and its list.
-                    let Some(element) = tape.scan_inside(text, usize::from(tallied), above + 2)
+                    let Some(element) =
+                        tape.scan_inside(text, usize::from(list.is_some()), above + 2)
                     else {
                         return Ok(None);
                     };
-                    if tallied {
+                    if let Some(list) = &mut list {
                         list.add(element);
                     }
                     count += 1;
                 }
-                if tallied && list.finds() {
+                if list.is_some_and(|list| list.finds()) {
                     finding.push(key.clone());
                 }
                 shallow.insert(key, Value::Null);
@@ -326,8 +339,9 @@ fn walk(
                 let Some(member) = tape.scan_inside(text, 2, above + 1) else {
                     return Ok(None);
                 };
-                if lists && key != "tree" && text.starts_with('[') {
-                    let mut list = ScannedList::new();
+                if text.starts_with('[')
+                    && let Some(mut list) = tallied(&key)
+                {
                     member.elements(|element| list.add(element));
                     if list.finds() {
                         finding.push(key.clone());
@@ -359,11 +373,18 @@ fn walk(
     if scan.offset != end {
         return Ok(None);
     }
+    let finds = match lists {
+        Lists::Tallied(format) => {
+            !finding.is_empty()
+                && search::finds_with_a_list(format, shallow.contains_key("children"))
+        }
+        Lists::Skipped => false,
+    };
     let shallow = Value::Object(shallow);
     Ok(Some(Walked {
         len,
         shallow,
-        finds: !finding.is_empty(),
+        finds,
         finding,
     }))
 }
