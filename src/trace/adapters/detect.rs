@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::document::LIST_KEYS;
 use super::shared::{Map, str_of};
 use super::sketch::{
-    LINE_BYTES_HELD, LongLine, Sketch, first_name, keys_str, long_array, long_line, long_line_keys,
-    opens_no_batch, sketch_str,
+    LINE_BYTES_HELD, LongLine, Sketch, first_byte, first_name, keys_str, long_array, long_line,
+    long_line_keys, opens_no_batch, sketch_str,
 };
 use super::unique::Node;
 use super::{Format, InputOptions, Layout, Source, claude_code, codex, gemini, mcp, otel};
@@ -82,11 +82,14 @@ pub(super) enum Sniffed {
 /// to be one document per line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Unread {
-    /// Valid JSON: it is an array whose first element is no JSON-RPC message.
-    Array,
-    /// Valid JSON that holds a transcript, no member of which may make it an element
-    /// ([`ELEMENT_KEYS`]): it is an object whose first member's name is none of them,
-    /// and no format or `--select` was given.
+    /// Valid JSON: with the options given, a document whatever it holds. It is an
+    /// array whose first element is no JSON-RPC message, or any array when `--select`
+    /// or a format other than MCP's is given (only MCP's reading takes a batch for a
+    /// message), or an object when `--select` is given.
+    Valid,
+    /// Valid JSON that holds a transcript (of `--format`'s format, when given), no
+    /// member of which may make it an element ([`ELEMENT_KEYS`]): it is an object whose
+    /// first member's name is none of them, and `--select` was not given.
     Object,
 }
 
@@ -114,12 +117,14 @@ pub(super) fn names_no_element<'a>(mut names: impl Iterator<Item = &'a str>) -> 
 }
 
 /// [`sniff`], but a long first line (a minified document) is not read through when its
-/// start already says what it is if it is what it starts as: an array whose first
-/// element is no JSON-RPC message (read that far) is no batch if it is valid JSON; an
-/// object whose first member's name is none of [`ELEMENT_KEYS`] (read that far), with
-/// no format or `--select` given, is a document if it is valid JSON, holds a
-/// transcript and has none of those names at all. A document's first pass finds all
-/// of that as it reads the line, which is then not parsed twice.
+/// start already says what it is if it is what it starts as ([`unread_start`]): an
+/// array whose first element is no JSON-RPC message (read that far), or any array
+/// when the options give no batch a meaning, is a document if it is valid JSON, as is
+/// any array or object with `--select`; an object whose first member's name is none
+/// of [`ELEMENT_KEYS`] (read that far) is a document if it is valid JSON, holds a
+/// transcript (of `--format`'s format, when given) and has none of those names at all.
+/// A document's first pass finds all of that as it reads the line, which is then not
+/// parsed twice.
 pub(super) fn sniff_ahead(
     source: Source<'_>,
     options: &InputOptions,
@@ -177,16 +182,11 @@ fn sniff_holding(
             }
             LineContent::TooLong if line.len <= max_line_bytes as u64 => {
                 // Whatever follows a first line that is valid JSON, it decides.
-                if peeked.is_empty() && reach == Reach::Start {
-                    if opens_no_batch(source, line.offset, line.len)? {
-                        return Ok(Sniffed::DocumentLinesIf(Unread::Array));
-                    }
-                    if !explicit
-                        && first_name(source, line.offset, line.len)?
-                            .is_some_and(|name| names_no_element(std::iter::once(name.as_str())))
-                    {
-                        return Ok(Sniffed::DocumentLinesIf(Unread::Object));
-                    }
+                if peeked.is_empty()
+                    && reach == Reach::Start
+                    && let Some(unread) = unread_start(source, options, line.offset, line.len)?
+                {
+                    return Ok(Sniffed::DocumentLinesIf(unread));
                 }
                 if let Some(batch) = long_array(source, line.offset, line.len)? {
                     Peeked::Array { batch }
@@ -249,6 +249,33 @@ fn sniff_holding(
         _ if explicit => Layout::DocumentLines,
         _ => Layout::NativeLines,
     }))
+}
+
+/// What the long first line of `len` bytes at byte `offset` of `source` must be, from
+/// its start, for the file to be one document per line, when its start can say
+/// ([`Unread`]): with `--select`, an array or an object; without, an array whose first
+/// element is no JSON-RPC message ([`opens_no_batch`]), or any array when a format
+/// other than MCP's is given; an object whose first member's name is none of
+/// [`ELEMENT_KEYS`].
+fn unread_start(
+    source: Source<'_>,
+    options: &InputOptions,
+    offset: u64,
+    len: u64,
+) -> io::Result<Option<Unread>> {
+    // Whether the line could be a JSON-RPC batch, the first of a log's messages.
+    let batch = options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp);
+    Ok(match first_byte(source, offset, len)? {
+        Some(b'[') if !batch || opens_no_batch(source, offset, len)? => Some(Unread::Valid),
+        Some(b'{') if options.select.is_some() => Some(Unread::Valid),
+        Some(b'{')
+            if first_name(source, offset, len)?
+                .is_some_and(|name| names_no_element(std::iter::once(name.as_str()))) =>
+        {
+            Some(Unread::Object)
+        }
+        _ => None,
+    })
 }
 
 /// Whether the file's first bytes look like a document that holds transcripts: an
@@ -867,10 +894,10 @@ mod tests {
             Sniffed::DocumentLinesIf(unread) => {
                 // What the first pass checks of the line before it stands.
                 let holds = |value: &Value| match (unread, value) {
-                    (Unread::Array, Value::Array(_)) => true,
+                    (Unread::Valid, Value::Array(_) | Value::Object(_)) => true,
                     (Unread::Object, Value::Object(map)) => {
                         names_no_element(map.keys().map(String::as_str))
-                            && super::super::search::has_transcripts(value)
+                            && super::super::search::finds(value, options.format, 0)
                     }
                     _ => false,
                 };

@@ -634,7 +634,7 @@ fn open_source(
             Sniffed::DocumentLinesIf(unread) => {
                 let layout = Layout::DocumentLines;
                 let stream = match unread {
-                    Unread::Array => document_stream(path, options, layout, max_line_bytes)?,
+                    Unread::Valid => document_stream(path, options, layout, max_line_bytes)?,
                     // (An OTLP export starts with `resourceSpans`: not read as one.)
                     Unread::Object => match stream::doc_plan::plan(path, options, layout)? {
                         Some(plan) if detect::names_no_element(plan.names()) => {

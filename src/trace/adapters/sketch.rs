@@ -325,10 +325,12 @@ fn long_array_in(
 }
 
 /// Whether the line of `len` bytes at byte `offset` of `source` starts as a JSON
-/// array whose first element, whole within 4 MiB and nested at most 100 levels, is no
-/// JSON-RPC message (not an object with a `jsonrpc` member). Of such a line that is
-/// valid JSON, [`long_array`] says it is no batch; whether it is valid, this does not
-/// read on to know: it reads the first element, and what follows it.
+/// array whose first element is no JSON-RPC message (not an object with a `jsonrpc`
+/// member): it is no object, or an object, nested at most 100 levels, without that
+/// member. Of such a line that is valid JSON, [`long_array`] says it is no batch;
+/// whether it is valid, this does not read on to know. It reads the first byte of an
+/// element that is no object; an object to its end, held when it is whole within
+/// 4 MiB (then also what follows it), else parsed as it is read, keeping nothing.
 pub(super) fn opens_no_batch(source: Source<'_>, offset: u64, len: u64) -> io::Result<bool> {
     opens_no_batch_in(source, offset, len, ARRAY_CHUNK, ARRAY_ELEMENT_HELD)
 }
@@ -345,8 +347,23 @@ fn opens_no_batch_in(
     let Some(mut window) = Window::opening(source, offset, len, chunk, b'[')? else {
         return Ok(false);
     };
-    Ok(matches!(window.element(held)?, Some(Ok(false)))
-        && matches!(window.next_byte()?, Some(b',' | b']')))
+    match window.next_byte()? {
+        Some(b'{') => {}
+        // An empty array, or none.
+        Some(b']') | None => return Ok(false),
+        Some(_) => return Ok(true),
+    }
+    Ok(match window.element(held)? {
+        Some(Ok(rpc)) => !rpc && matches!(window.next_byte()?, Some(b',' | b']')),
+        Some(Err(TooLong)) => window.element_streamed()? == Some(false),
+        None => false,
+    })
+}
+
+/// The first byte that is not JSON white space of the line of `len` bytes at byte
+/// `offset` of `source`; `None` for a blank line.
+pub(super) fn first_byte(source: Source<'_>, offset: u64, len: u64) -> io::Result<Option<u8>> {
+    Window::new(source, offset, len, 4096)?.next_byte()
 }
 
 /// The most bytes of a first member's name [`first_name`] holds.
@@ -379,6 +396,18 @@ struct Window<'a> {
 
 impl<'a> Window<'a> {
     /// A window on the line of `len` bytes at byte `offset` of `source`, read `chunk`
+    /// bytes at a time.
+    fn new(source: Source<'a>, offset: u64, len: u64, chunk: usize) -> io::Result<Window<'a>> {
+        Ok(Window {
+            input: source.reader_at(offset)?.take(len),
+            bytes: Vec::new(),
+            at: 0,
+            ended: false,
+            chunk,
+        })
+    }
+
+    /// A window on the line of `len` bytes at byte `offset` of `source`, read `chunk`
     /// bytes at a time, past the `open` its text starts with (after white space);
     /// `None` when it does not start with it.
     fn opening(
@@ -388,13 +417,7 @@ impl<'a> Window<'a> {
         chunk: usize,
         open: u8,
     ) -> io::Result<Option<Window<'a>>> {
-        let mut window = Window {
-            input: source.reader_at(offset)?.take(len),
-            bytes: Vec::new(),
-            at: 0,
-            ended: false,
-            chunk,
-        };
+        let mut window = Window::new(source, offset, len, chunk)?;
         if window.next_byte()? != Some(open) {
             return Ok(None);
         }
@@ -446,6 +469,21 @@ impl<'a> Window<'a> {
         Ok(self
             .value::<Element>(held)?
             .map(|element| element.map(|Element(rpc)| rpc)))
+    }
+
+    /// [`Window::element`] of an element too long to hold: parsed as the rest of the
+    /// line is read, keeping nothing, and not read past its end. Leaves the window
+    /// read to an unknown point.
+    fn element_streamed(&mut self) -> io::Result<Option<bool>> {
+        let held = std::mem::take(&mut self.bytes);
+        let rest = (&held[self.at..]).chain(&mut self.input);
+        let reader = io::BufReader::with_capacity(64 * 1024, rest);
+        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        match <Element as serde::Deserialize>::deserialize(&mut deserializer) {
+            Ok(Element(rpc)) => Ok(Some(rpc)),
+            Err(err) if err.is_io() => Err(io::Error::other(err.to_string())),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Parses the value at the next byte as a `T`, as [`Window::element`] parses an
@@ -1383,8 +1421,8 @@ mod tests {
     /// Asserts that [`opens_no_batch_in`] says of `text`, read `chunk` bytes at a time
     /// holding `held` of its first element, only what [`long_array`] says of a valid
     /// line (no batch), and says it of every valid array whose first element is no
-    /// JSON-RPC message when it holds the whole text and the array does not nest too
-    /// deep.
+    /// JSON-RPC message when the array does not nest too deep, whether it holds the
+    /// element or not.
     fn opens_alike(text: &str, chunk: usize, held: usize) {
         let source = Source::Bytes(text.as_bytes());
         let opens = opens_no_batch_in(source, 0, text.len() as u64, chunk, held).expect("read");
@@ -1397,7 +1435,7 @@ mod tests {
         if opens {
             assert!(!mcp::is_batch(&items), "said to be no batch: {text}");
         }
-        let complete = held >= text.len() && levels(&Value::Array(items)) <= ARRAY_ELEMENT_LEVELS;
+        let complete = levels(&Value::Array(items)) <= ARRAY_ELEMENT_LEVELS;
         if complete {
             assert_eq!(opens, no_batch, "read {chunk} at a time: {text}");
         }
