@@ -252,8 +252,13 @@ fn parse_long<T>(
 const ARRAY_CHUNK: usize = 1 << 20;
 
 /// The most bytes of one element [`long_array`] holds before it leaves the line to
-/// [`long_line`].
-const ARRAY_ELEMENT_HELD: usize = 4 << 20;
+/// [`long_line`] (4 MiB; 4 KiB in tests and fuzzing, where the readings of longer
+/// elements are then met too).
+const ARRAY_ELEMENT_HELD: usize = if cfg!(any(test, fuzzing)) {
+    4096
+} else {
+    4 << 20
+};
 
 /// Levels of containers an element may nest for [`long_array`] to read it: fewer than
 /// serde_json's limit of 128 less the array's own level, so that an element it reads
