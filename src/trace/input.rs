@@ -1557,6 +1557,51 @@ mod tests {
         }
     }
 
+    #[test]
+    fn large_runs_whose_list_a_select_path_of_keys_reaches_stream_as_they_read_whole() {
+        // A run's list one and two objects down, beside scalars (which name it),
+        // containers and the run's own members.
+        let run = plain_run("a", 400, "hi");
+        assert!(run.len() >= adapters::LARGE_RUN);
+        let data = |run: &str| {
+            format!(
+                r#"{{"id": "outer", "n": 1, "data": {run}, "extra": {{"k": [1]}}, "tags": ["x"]}}"#
+            )
+        };
+        let small = data(&plain_run("b", 1, "hi"));
+        let inner = data(&format!(r#"{{"id": "i", "inner": {run}, "z": null}}"#));
+        // Not what a path of keys reads through: a name twice, an escaped name, a list
+        // or a scalar where an object is looked for.
+        let twice = data(&run.replacen("{", r#"{"id": "again", "#, 1));
+        let escaped = data(&run.replacen("\"messages\"", "\"m\\u0065ssages\"", 1));
+        let listed = format!(r#"{{"id": "l", "data": [{run}]}}"#);
+        let scalar = format!(r#"{{"id": "s", "data": 1, "other": {run}}}"#);
+        let paths = [
+            "[*].data.messages",
+            "[*].data.inner.messages",
+            "[*].data.missing",
+            "[*].missing.messages",
+            "[*].data.id",
+            "[*].extra.k",
+            "[*].data.inner",
+            "[*].data",
+            "[*].id.messages",
+            "[*].data.0",
+            "[*].data.messages[0]",
+            "[*][\"data\"][\"messages\"]",
+        ];
+        for large in [data(&run), inner, twice, escaped, listed, scalar] {
+            let runs = [large, small.clone()];
+            let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+            let object = format!("{{\"runs\": {array}}}");
+            for path in paths {
+                reads_alike(&array, None, Some(path));
+                reads_alike(&object, None, Some(&format!("runs{path}")));
+                reads_alike(&array, Some(Format::OpenAi), Some(path));
+            }
+        }
+    }
+
     /// `--select` paths of each run of an array: what they select in a run is read a
     /// few messages at a time when it is the run or its list, else whole.
     const SELECT_RUNS: [&str; 8] = [
@@ -1642,6 +1687,12 @@ mod tests {
                 format!("{{\"runs\": [{d}, {b}]}}"),
                 "/runs/0/messages (id d)",
                 &select("runs[*].messages"),
+            ),
+            // Or a list keys lead to, named by the object holding it.
+            (
+                format!("[{{\"n\": 1, \"data\": {c}}}, {{\"data\": {b}}}]"),
+                "/0/data/messages (id a)",
+                &select("[*].data.messages"),
             ),
         ] {
             let dir = tempfile::tempdir().unwrap();

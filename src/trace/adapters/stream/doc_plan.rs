@@ -339,10 +339,17 @@ pub(super) fn finds_in_members(
 /// document: it finds a transcript when one of its lists is one. A key selects that
 /// member, nothing when there is none; a list that is a transcript is one.
 fn selects_in(rest: &Selector, walked: &Walked) -> Option<(bool, bool)> {
+    fn in_object(step: &Step) -> &str {
+        step.in_object().unwrap_or_default()
+    }
     match Pick::selected(rest)? {
         Pick::Selected if walked.finds => Some((true, true)),
-        Pick::Member(key) if walked.finding.iter().any(|list| list == key) => Some((true, true)),
-        Pick::Member(key) if walked.shallow.get(key).is_none() => Some((false, false)),
+        Pick::Member([key]) if walked.finding.iter().any(|list| list == in_object(key)) => {
+            Some((true, true))
+        }
+        Pick::Member([key, ..]) if walked.shallow.get(in_object(key)).is_none() => {
+            Some((false, false))
+        }
         _ => None,
     }
 }
@@ -1164,12 +1171,14 @@ impl Pass<'_> {
                     None
                 } else if let Purpose::Select(rest) = purpose
                     && let Some(walked) = &walked
-                    && let Some((selected, finds)) = selects_in(rest, walked)
                 {
-                    // Nor is a large run the rest of a `--select` path selects in, when
-                    // its lists say what that finds.
-                    tally.selected |= selected;
-                    tally.finds |= finds;
+                    // Nor is a large run the rest of a `--select` path selects in: its
+                    // lists say what that finds, or the findings wait for the end of
+                    // the file (all that this decides, `late`).
+                    if let Some((selected, finds)) = selects_in(rest, walked) {
+                        tally.selected |= selected;
+                        tally.finds |= finds;
+                    }
                     None
                 } else {
                     let Some(whole) = whole_text(&walked)? else {

@@ -86,10 +86,12 @@ pub(super) fn line_content(bytes: &[u8]) -> LineContent<'_> {
 /// What a large run that can be read a message at a time is made of: an object of
 /// one list beside scalar members and members that hold no transcript.
 pub(super) struct Shape {
-    /// Its scalar members, which may name it (a container names nothing).
+    /// The scalar members of the object holding the list, which may name it (a
+    /// container names nothing).
     parent: Map,
-    /// The name of its list, and where the list is.
-    key: String,
+    /// The names that lead to its list from the run (one, but for a `--select` path of
+    /// several keys), and where the list is.
+    keys: Vec<String>,
     list: At,
 }
 
@@ -112,18 +114,22 @@ pub(super) enum Pick<'a> {
     /// The list the search finds in a run that a `--select` path (`runs[*]`) selects:
     /// searched as a document is, so it must not be one message to the search either.
     Selected,
-    /// The member a `--select` path's last key (`runs[*].messages`) selects: the list,
-    /// whatever the other members hold.
-    Member(&'a str),
+    /// The member a `--select` path's keys (`runs[*].messages`, `runs[*].data.messages`:
+    /// one or more, each but the last an object's) select: the list, whatever the other
+    /// members hold.
+    Member(&'a [Step]),
 }
 
 impl Pick<'_> {
     /// What the `rest` of a `--select` path `…[*]rest` selects in each run, when a large
-    /// run can be read a few messages at a time for it: the run itself, or one member.
+    /// run can be read a few messages at a time for it: the run itself, or a member
+    /// that keys lead to.
     pub(super) fn selected(rest: &Selector) -> Option<Pick<'_>> {
         match rest.steps()? {
             [] => Some(Pick::Selected),
-            [Step::Key(key)] => Some(Pick::Member(key)),
+            keys if keys.iter().all(|step| matches!(step, Step::Key(_))) => {
+                Some(Pick::Member(keys))
+            }
             _ => None,
         }
     }
@@ -139,15 +145,21 @@ impl Pick<'_> {
 /// itself something else to the search (`steps`, `resourceSpans`, `children`) are never
 /// the list nor passed over; nor, for a run searched as a document
 /// ([`Pick::Selected`]), is any member that could make it one message
-/// ([`ELEMENT_KEYS`]). With [`Pick::Member`], the list is that member, and the run is
-/// read whole when it is not an array; a run without it gives no list
-/// ([`Picked::Nothing`]): the path selects nothing there.
+/// ([`ELEMENT_KEYS`]). With [`Pick::Member`], the list is the member its keys lead to,
+/// through objects, and the run is read whole when that is not an array, or the way to
+/// it goes through anything else; a run without it gives no list ([`Picked::Nothing`]):
+/// the path selects nothing there.
 fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
+    let mut scan = open_at(path, at, None)?;
+    members(&mut scan, format, pick)
+}
+
+/// [`shape`] of the object at the next byte of `scan`, read to its end.
+fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
     let depth = match pick {
         Pick::Search { depth } => depth,
         Pick::Selected | Pick::Member(_) => 0,
     };
-    let mut scan = open_at(path, at, None)?;
     if !scan.eat(b'{')? {
         return Ok(Picked::Whole);
     }
@@ -157,6 +169,8 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
     let (mut name, mut value) = (Vec::new(), Vec::new());
     let mut names = FxHashSet::default();
     let (mut list, mut parent) = (None, Map::new());
+    // What a key of a `--select` path found below: the list, or nothing.
+    let mut below = None;
     loop {
         let mut key = scan
             .key(&mut name)?
@@ -177,12 +191,26 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
         };
         let container = matches!(next, Some(b'[' | b'{'));
         let is_list = match pick {
-            Pick::Member(member) if key == member => {
-                if next != Some(b'[') {
-                    return Ok(Picked::Whole);
+            Pick::Member([first, inner @ ..]) if first.in_object() == Some(key.as_str()) => {
+                match (inner, next) {
+                    ([], Some(b'[')) => {
+                        scan.value(None)?;
+                        true
+                    }
+                    ([_, ..], Some(b'{')) => {
+                        // Read to its end but when the run is to be read whole.
+                        below = Some(match members(scan, format, Pick::Member(inner))? {
+                            Picked::List(mut shape) => {
+                                shape.keys.insert(0, std::mem::take(&mut key));
+                                Picked::List(shape)
+                            }
+                            Picked::Nothing => Picked::Nothing,
+                            Picked::Whole => return Ok(Picked::Whole),
+                        });
+                        false
+                    }
+                    _ => return Ok(Picked::Whole),
                 }
-                scan.value(None)?;
-                true
             }
             _ if !container => {
                 value.clear();
@@ -226,10 +254,15 @@ fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Res
         }
         return Err(changed("expected `,` or `}`"));
     }
-    Ok(match list {
-        Some((key, list)) => Picked::List(Shape { parent, key, list }),
-        None if matches!(pick, Pick::Member(_)) => Picked::Nothing,
-        None => Picked::Whole,
+    Ok(match (below, list) {
+        (Some(found), _) => found,
+        (None, Some((key, list))) => Picked::List(Shape {
+            parent,
+            keys: vec![key],
+            list,
+        }),
+        (None, None) if matches!(pick, Pick::Member(_)) => Picked::Nothing,
+        (None, None) => Picked::Whole,
     })
 }
 
@@ -622,7 +655,7 @@ impl Runs {
                 None => return Ok(false),
             },
         };
-        let Shape { parent, key, list } = match shape(&path, at, self.format, pick)? {
+        let Shape { parent, keys, list } = match shape(&path, at, self.format, pick)? {
             Picked::List(shape) => shape,
             Picked::Whole => return Ok(false),
             Picked::Nothing => {
@@ -631,7 +664,9 @@ impl Runs {
                 return Ok(true);
             }
         };
-        let pointer = child_pointer(base, &key);
+        let pointer = keys.iter().fold(base.to_string(), |pointer, key| {
+            child_pointer(&pointer, key)
+        });
         let plain = match self.plain_format() {
             true => check_plain(&path, list, &pointer)?,
             false => None,
