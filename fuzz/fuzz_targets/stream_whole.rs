@@ -16,8 +16,8 @@ use tracegate::trace::input::{Item, TraceInput};
 /// The `--select` paths a second choice in the first byte picks from (after none):
 /// keys only, keys then `[*]`, an object, indexes on the way or at the end, each
 /// member of an object, the whole document, each run of a document's runs or their
-/// lists.
-const SELECT: [&str; 12] = [
+/// lists, or a list keys lead to in each run.
+const SELECT: [&str; 13] = [
     "data.messages",
     "messages",
     "data.runs",
@@ -30,6 +30,7 @@ const SELECT: [&str; 12] = [
     "$",
     "runs[*]",
     "[*].messages",
+    "[*].data.messages",
 ];
 
 /// Every item of `input` as text, and what was recognized once it was read.

@@ -1599,6 +1599,34 @@ mod tests {
                 reads_alike(&object, None, Some(&format!("runs{path}")));
                 reads_alike(&array, Some(Format::OpenAi), Some(path));
             }
+            // One per line, each line's document selected in: large lines too.
+            let lines = document_lines(&runs);
+            for path in paths {
+                let path = path.trim_start_matches("[*]").trim_start_matches('.');
+                let path = if path.is_empty() { "$" } else { path };
+                reads_alike(&lines, None, Some(path));
+            }
+        }
+        // A run itself one per line, beside a line without the list and a message.
+        let message = r#"{"role": "user", "content": "hi", "messages": []}"#;
+        let lines = document_lines(&[
+            run.clone(),
+            plain_run("b", 1, "hi"),
+            r#"{"id": "c"}"#.to_string(),
+            message.to_string(),
+            with_members(&run, r#""tools": [1], "meta": {"k": 1}"#),
+        ]);
+        for path in [
+            "messages",
+            "$",
+            "missing",
+            "id",
+            "messages[1]",
+            "tools",
+            "meta.k",
+        ] {
+            reads_alike(&lines, None, Some(path));
+            reads_alike(&lines, Some(Format::Anthropic), Some(path));
         }
     }
 
@@ -1687,6 +1715,17 @@ mod tests {
                 format!("{{\"runs\": [{d}, {b}]}}"),
                 "/runs/0/messages (id d)",
                 &select("runs[*].messages"),
+            ),
+            // A line's list, or one keys lead to.
+            (
+                document_lines(&[c.clone(), b.clone()]),
+                "line 1 /messages (id a)",
+                &select("messages"),
+            ),
+            (
+                document_lines(&[format!("{{\"data\": {c}}}"), format!("{{\"data\": {b}}}")]),
+                "line 1 /data/messages (id a)",
+                &select("data.messages"),
             ),
             // Or a list keys lead to, named by the object holding it.
             (

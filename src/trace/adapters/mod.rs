@@ -676,7 +676,7 @@ fn open_source(
                 }
                 // Documents one per line, more than one: a line at a time.
                 if layout == Layout::DocumentLines {
-                    let first = stream::FirstDoc::read(path, options.format, max_line_bytes)?;
+                    let first = stream::FirstDoc::read(path, options, max_line_bytes)?;
                     if first.more {
                         let stream = Stream::doc_lines(path, first, options, max_line_bytes)?;
                         return Ok(Streamed::Stream(Box::new(stream)));

@@ -1202,7 +1202,8 @@ impl Stream {
                 select: options.select.clone(),
                 plain: Runs {
                     format: options.format,
-                    select: None,
+                    // What a `--select` path selects in a line's document, as in a run.
+                    select: options.select.clone().map(|path| (path.clone(), path)),
                     file: Some(Rc::from(path)),
                     ..Runs::default()
                 },
@@ -2037,13 +2038,20 @@ impl DocLines {
     /// `--format` other than OpenAI's, and not while lines that hold no transcript
     /// wait for the first that does.
     fn reads_runs(&self) -> bool {
-        self.reads_large_runs() && matches!(self.format, None | Some(Format::OpenAi))
+        self.select.is_none()
+            && self.reads_large_runs()
+            && matches!(self.format, None | Some(Format::OpenAi))
     }
 
-    /// Whether a large line may be read as a run from the file: without `--select`, and
-    /// not while lines that hold no transcript wait for the first that does.
+    /// Whether a large line may be read as a run from the file: not while lines that
+    /// hold no transcript wait for the first that does; with `--select`, when the path
+    /// selects the line's document or a member its keys lead to ([`run::Pick`]).
     fn reads_large_runs(&self) -> bool {
-        self.select.is_none() && (self.found || self.held.is_empty())
+        (self.found || self.held.is_empty())
+            && self
+                .select
+                .as_ref()
+                .is_none_or(|path| run::Pick::selected(path).is_some())
     }
 
     /// Reads document `index`, the line at `loc` of `len` bytes, whose text is given
@@ -2067,11 +2075,19 @@ impl DocLines {
             key: None,
             len,
         };
+        self.plain.selected = false;
         if !self
             .plain
             .read_plain(index, &mut element, "", detected, finisher)?
         {
             return Ok(false);
+        }
+        if let Some(path) = &self.select
+            && !self.plain.selected
+        {
+            // A line without the member the path selects, as its value would say.
+            finisher.early_problem(selects_nothing_at(loc.clone(), path, true));
+            return Ok(true);
         }
         self.found = true;
         Ok(true)
@@ -2186,17 +2202,22 @@ pub(super) struct FirstDoc {
 }
 
 impl FirstDoc {
-    /// Reads the first line, and sees whether a second follows, of the file at `path`.
+    /// Reads the first line, and sees whether a second follows, of the file at `path`
+    /// read as `options` say. With `--select`, whether the line holds a transcript is
+    /// not asked: the findings of such a file wait for its end whatever it holds.
     pub(super) fn read(
         path: &std::path::Path,
-        format: Option<Format>,
+        options: &InputOptions,
         max_line_bytes: usize,
     ) -> io::Result<FirstDoc> {
+        let format = options.format;
         let file = std::fs::File::open(path)?;
         let input: Box<dyn BufRead> = Box::new(io::BufReader::with_capacity(1 << 16, file));
         let mut reader = LineReader::with_max_line_bytes(input, kept_line_bytes(max_line_bytes));
         let mut holds_transcript = false;
-        if let Some(mut line) = reader.next_line()? {
+        if options.select.is_some() {
+            reader.next_line()?;
+        } else if let Some(mut line) = reader.next_line()? {
             let held;
             if line.content == LineContent::TooLong && line.len <= max_line_bytes as u64 {
                 let len = large_len(&line)?;

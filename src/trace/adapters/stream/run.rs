@@ -14,7 +14,8 @@
 //! twice. Only then is a record handed on, read by a last pass a few messages at a
 //! time ([`Runs::read_open`]): once one is, the run can no longer be read from its
 //! value instead. With `--select` `…[*]rest`, the same when the rest selects the run
-//! ([`Pick::Selected`]) or one member of it, which is then the list ([`Pick::Member`]).
+//! ([`Pick::Selected`]) or a member that its keys lead to through objects, which is
+//! then the list ([`Pick::Member`]).
 //! A run of any other shape is read whole, as a smaller one is.
 
 use std::io::{self, Read as _, Seek as _};
