@@ -705,6 +705,14 @@ fn main() {
             each_list.clone(),
         ),
         (
+            "openai two large lines --select",
+            |b| openai_run_lines(b, 2),
+            InputOptions {
+                format: None,
+                select: select("messages"),
+            },
+        ),
+        (
             "openai one large run --format",
             |b| openai_runs_with_tools(b, 1),
             forced(Format::OpenAi),
