@@ -654,11 +654,12 @@ fn main() {
     ));
     std::fs::create_dir_all(&dir).expect("the temporary directory can be made");
     let select = |path: &str| Some(Selector::parse(path).expect("the selector parses"));
-    // Each run's message list, in an array of runs.
-    let each_list = InputOptions {
+    let selected = |path: &str| InputOptions {
         format: None,
-        select: select("[*].messages"),
+        select: select(path),
     };
+    // Each run's message list, in an array of runs.
+    let each_list = selected("[*].messages");
     let detected = InputOptions::default();
     let forced = |format| InputOptions {
         format: Some(format),
@@ -707,10 +708,7 @@ fn main() {
         (
             "openai two large lines --select",
             |b| openai_run_lines(b, 2),
-            InputOptions {
-                format: None,
-                select: select("messages"),
-            },
+            selected("messages"),
         ),
         (
             "openai one large run --format",
@@ -761,18 +759,12 @@ fn main() {
         (
             "openai object runs --select",
             |b| openai_object_runs(b, 1000),
-            InputOptions {
-                format: None,
-                select: select("runs[*].messages"),
-            },
+            selected("runs[*].messages"),
         ),
         (
             "openai object runs --select index",
             |b| openai_object_runs(b, 1000),
-            InputOptions {
-                format: None,
-                select: select("runs[500]"),
-            },
+            selected("runs[500]"),
         ),
         (
             "openai sessions by id",
