@@ -1727,11 +1727,17 @@ mod tests {
                 "line 1 /data/messages (id a)",
                 &select("data.messages"),
             ),
-            // Or a list keys lead to, named by the object holding it.
+            // Or a list keys lead to, or that is in the object they lead to, named by
+            // the object holding it.
             (
                 format!("[{{\"n\": 1, \"data\": {c}}}, {{\"data\": {b}}}]"),
                 "/0/data/messages (id a)",
                 &select("[*].data.messages"),
+            ),
+            (
+                format!("[{{\"n\": 1, \"data\": {c}}}, {{\"data\": {b}}}]"),
+                "/0/data/messages (id a)",
+                &select("[*].data"),
             ),
         ] {
             let dir = tempfile::tempdir().unwrap();

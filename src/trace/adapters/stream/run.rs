@@ -147,9 +147,10 @@ impl Pick<'_> {
 /// the list nor passed over; nor, for a run searched as a document
 /// ([`Pick::Selected`]), is any member that could make it one message
 /// ([`ELEMENT_KEYS`]). With [`Pick::Member`], the list is the member its keys lead to,
-/// through objects, and the run is read whole when that is not an array, or the way to
-/// it goes through anything else; a run without it gives no list ([`Picked::Nothing`]):
-/// the path selects nothing there.
+/// through objects, or the list in the object they lead to (found as in a run searched
+/// as a document); the run is read whole when that is neither, or the way to it goes
+/// through anything else; a run without it gives no list ([`Picked::Nothing`]): the
+/// path selects nothing there.
 fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
     let mut scan = open_at(path, at, None)?;
     members(&mut scan, format, pick)
@@ -193,14 +194,19 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
         let container = matches!(next, Some(b'[' | b'{'));
         let is_list = match pick {
             Pick::Member([first, inner @ ..]) if first.in_object() == Some(key.as_str()) => {
+                // An object the last key selects is searched as a document is.
+                let pick = match inner {
+                    [] => Pick::Selected,
+                    _ => Pick::Member(inner),
+                };
                 match (inner, next) {
                     ([], Some(b'[')) => {
                         scan.value(None)?;
                         true
                     }
-                    ([_, ..], Some(b'{')) => {
+                    (_, Some(b'{')) => {
                         // Read to its end but when the run is to be read whole.
-                        below = Some(match members(scan, format, Pick::Member(inner))? {
+                        below = Some(match members(scan, format, pick)? {
                             Picked::List(mut shape) => {
                                 shape.keys.insert(0, std::mem::take(&mut key));
                                 Picked::List(shape)
