@@ -204,9 +204,7 @@ fn sniff_holding(
     }
     let by_array = |batch: bool| match batch {
         // A JSON-RPC batch: the first of a log's messages.
-        true if options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp) => {
-            Layout::ElementLines
-        }
+        true if reads_batches(options) => Layout::ElementLines,
         _ => Layout::DocumentLines,
     };
     let by_value = |sketch: &Sketch| match &sketch.value {
@@ -251,6 +249,12 @@ fn sniff_holding(
     }))
 }
 
+/// Whether a first line that is a JSON-RPC batch is the first of a log's messages when
+/// read as `options` say: without `--select`, and with no format or MCP's.
+fn reads_batches(options: &InputOptions) -> bool {
+    options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp)
+}
+
 /// What the long first line of `len` bytes at byte `offset` of `source` must be, from
 /// its start, for the file to be one document per line, when its start can say
 /// ([`Unread`]): with `--select`, an array or an object; without, an array whose first
@@ -263,10 +267,10 @@ fn unread_start(
     offset: u64,
     len: u64,
 ) -> io::Result<Option<Unread>> {
-    // Whether the line could be a JSON-RPC batch, the first of a log's messages.
-    let batch = options.select.is_none() && options.format.is_none_or(|f| f == Format::Mcp);
     Ok(match first_byte(source, offset, len)? {
-        Some(b'[') if !batch || opens_no_batch(source, offset, len)? => Some(Unread::Valid),
+        Some(b'[') if !reads_batches(options) || opens_no_batch(source, offset, len)? => {
+            Some(Unread::Valid)
+        }
         Some(b'{') if options.select.is_some() => Some(Unread::Valid),
         Some(b'{')
             if first_name(source, offset, len)?
