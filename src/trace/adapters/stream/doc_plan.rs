@@ -1097,12 +1097,12 @@ impl Pass<'_> {
                         true => {
                             let at = At { offset, line };
                             // Its lists are tallied while that may still decide.
-                            let lists = match purpose {
+                            let decides = match purpose {
                                 Purpose::Check => false,
                                 Purpose::Search { .. } => !tally.finds,
                                 Purpose::Select(_) => !(tally.finds && tally.selected),
                             };
-                            let lists = match lists {
+                            let lists = match decides {
                                 true => Lists::Tallied(self.options.format),
                                 false => Lists::Skipped,
                             };
