@@ -491,6 +491,67 @@ fn atif(bytes: usize) -> Input {
     )
 }
 
+/// ATIF trajectories as [`atif`] writes one, in an array of runs.
+fn atif_runs(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            if s == 0 {
+                out.push_str("[\n");
+            }
+            let _ = write!(
+                out,
+                "  {{\"schema_version\": \"ATIF-v1.6\", \"session_id\": \"s{s}\", \"agent\": {{\"name\": \"a\", \"version\": \"1\"}}, \"steps\": [\n    {{\"step_id\": 0, \"source\": \"user\", \"message\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            let _ = write!(
+                out,
+                r#",
+    {{"step_id": {step}, "source": "agent", "message": "", "tool_calls": [{{"tool_call_id": "call_{s}_{n}", "function_name": "create_record", "arguments": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}}}], "observation": {{"results": [{{"source_call_id": "call_{s}_{n}", "content": "{{\"id\": \"rec_{n}\"}}"}}]}}}}"#,
+                step = n + 1,
+                amount = 100 + n % 900
+            );
+        },
+        |out, _| out.push_str("\n  ]}"),
+        ",\n",
+    );
+    input.text.push_str("\n]\n");
+    input
+}
+
+/// Runs of OpenAI Responses items (a request's `input`) in an array: a
+/// `function_call`, its `function_call_output` and an assistant `message` per call.
+fn responses_runs(bytes: usize, runs: usize) -> Input {
+    let mut input = transcripts(
+        bytes,
+        runs,
+        |out, s| {
+            if s == 0 {
+                out.push_str("[\n");
+            }
+            let _ = write!(
+                out,
+                "  {{\"id\": \"resp-{s}\", \"model\": \"gpt-4o\", \"input\": [\n    {{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| {
+            let _ = write!(
+                out,
+                r#",
+    {{"type": "function_call", "id": "fc_{s}_{n}", "call_id": "call_{s}_{n}", "name": "create_record", "arguments": "{{\"request_id\": \"req-{n}\", \"title\": \"Invoice {n}\"}}"}},
+    {{"type": "function_call_output", "call_id": "call_{s}_{n}", "output": "{{\"id\": \"rec_{n}\"}}"}},
+    {{"type": "message", "role": "assistant", "content": [{{"type": "output_text", "text": "Created rec_{n}."}}]}}"#
+            );
+        },
+        |out, _| out.push_str("\n  ]}"),
+        ",\n",
+    );
+    input.text.push_str("\n]\n");
+    input
+}
+
 /// A Claude Code export, `{"loglines": [...]}`: the envelopes of one session.
 fn claude_code_export(bytes: usize) -> Input {
     let lines = claude_code(bytes, 1);
@@ -773,6 +834,16 @@ fn main() {
         ),
         ("gemini session", gemini, detected.clone()),
         ("atif trajectory", atif, detected.clone()),
+        (
+            "atif one large trajectory in runs",
+            |b| atif_runs(b, 1),
+            detected.clone(),
+        ),
+        (
+            "responses one large run",
+            |b| responses_runs(b, 1),
+            detected.clone(),
+        ),
         ("claude-code export", claude_code_export, detected.clone()),
         (
             "claude-code --format",

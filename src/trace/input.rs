@@ -1630,6 +1630,134 @@ mod tests {
         }
     }
 
+    /// A run `id` of Responses items, `calls` function calls each answered (every
+    /// seventh with an error text) and followed by an assistant message; every fifth
+    /// with a `web_search_call` before it, answered by an output item after it (every
+    /// tenth), before it (every fifteenth) or by none; an MCP call and an approval
+    /// refused; the last call, when `unanswered`, never answered.
+    fn responses_run(id: &str, calls: usize, unanswered: bool) -> String {
+        let mut items = vec![r#"{"role": "user", "content": "go"}"#.to_string()];
+        for n in 0..calls {
+            let search = format!(
+                r#"{{"type": "web_search_call", "id": "{id}-ws{n}", "status": "completed"}}"#
+            );
+            let searched = format!(
+                r#"{{"type": "web_search_call_output", "call_id": "{id}-ws{n}", "output": "found"}}"#
+            );
+            match n % 30 {
+                0 | 10 | 20 => items.extend([search, searched]),
+                15 => items.extend([searched, search]),
+                5 | 25 => items.push(search),
+                _ => {}
+            }
+            items.push(format!(
+                r#"{{"type": "function_call", "id": "fc-{n}", "call_id": "{id}-{n}", "name": "create", "arguments": "{{\"request_id\": \"r-{n}\"}}"}}"#
+            ));
+            if !(unanswered && n + 1 == calls) {
+                let output = match n % 7 {
+                    6 => "error: timed out".to_string(),
+                    _ => format!(r#"{{\"id\": \"rec-{n}\"}}"#),
+                };
+                items.push(format!(
+                    r#"{{"type": "function_call_output", "call_id": "{id}-{n}", "output": "{output}"}}"#
+                ));
+            }
+            items.push(format!(
+                r#"{{"type": "message", "role": "assistant", "content": [{{"type": "output_text", "text": "step {n}"}}]}}"#
+            ));
+        }
+        items.extend([
+            r#"{"type": "mcp_call", "id": "m-1", "name": "lookup", "arguments": "{}", "output": "none"}"#.to_string(),
+            format!(r#"{{"type": "mcp_approval_request", "id": "{id}-a", "server_label": "db", "name": "drop", "arguments": "{{}}"}}"#),
+            format!(r#"{{"type": "mcp_approval_response", "approval_request_id": "{id}-a", "approve": false}}"#),
+        ]);
+        format!(
+            "{{\"id\": \"{id}\", \"model\": \"m\", \"input\": [\n    {}\n  ]}}",
+            items.join(",\n    ")
+        )
+    }
+
+    /// An ATIF trajectory `id` of `calls` agent steps after a user step, each with a
+    /// call and its observation (every sixth call unobserved); `schema` says where its
+    /// `schema_version` is (`before` or `after` its steps, or nowhere: its steps then
+    /// say ATIF alone).
+    fn atif_run(id: &str, calls: usize, schema: &str) -> String {
+        let mut steps = vec![r#"{"step_id": 1, "source": "user", "message": "go"}"#.to_string()];
+        for n in 0..calls {
+            let observation = match n % 6 {
+                5 => String::new(),
+                _ => format!(
+                    r#", "observation": {{"results": [{{"source_call_id": "{id}-{n}", "content": "{{\"id\": \"rec-{n}\"}}"}}]}}"#
+                ),
+            };
+            steps.push(format!(
+                r#"{{"step_id": {}, "source": "agent", "message": "step {n}", "tool_calls": [{{"tool_call_id": "{id}-{n}", "function_name": "create", "arguments": {{"request_id": "r-{n}"}}}}]{observation}}}"#,
+                n + 2
+            ));
+        }
+        let version = r#""schema_version": "ATIF-v1.6", "#;
+        let (before, after) = match schema {
+            "before" => (version, ""),
+            "after" => ("", r#", "schema_version": "ATIF-v1.6""#),
+            _ => ("", ""),
+        };
+        format!(
+            "{{{before}\"session_id\": \"{id}\", \"agent\": {{\"name\": \"a\"}}, \"steps\": [\n    {}\n  ], \"final_metrics\": {{\"steps\": {}}}{after}}}",
+            steps.join(",\n    "),
+            calls + 1
+        )
+    }
+
+    #[test]
+    fn large_runs_of_responses_items_and_atif_steps_stream_as_they_read_whole() {
+        let responses = responses_run("a", 150, true);
+        assert!(responses.len() >= adapters::LARGE_RUN);
+        let small = responses_run("b", 2, false);
+        let mut runs = vec![
+            vec![responses.clone(), small.clone()],
+            vec![responses_run("c", 150, false)],
+        ];
+        for schema in ["before", "after", "none"] {
+            let atif = atif_run("t", 150, schema);
+            assert!(atif.len() >= adapters::LARGE_RUN);
+            runs.push(vec![atif, atif_run("u", 2, schema)]);
+        }
+        // Steps that do not say ATIF, in a run that does not either: a list of chat
+        // messages to the search, read whole. And a trajectory with a member the
+        // search would find a transcript in were it not one: read whole too.
+        let chat_steps = plain_run("p", 60, "hi").replacen("\"messages\"", "\"steps\"", 1);
+        runs.push(vec![chat_steps, plain_run("q", 1, "hi")]);
+        let history = r#""history": [{"role": "user", "content": "earlier"}]"#;
+        let with_history =
+            atif_run("h", 150, "before").replacen("\"steps\"", &format!("{history}, \"steps\""), 1);
+        runs.push(vec![with_history]);
+        for runs in &runs {
+            let traces = if runs.len() == 2 { 2 } else { 1 };
+            let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+            let object = format!("{{\"version\": 1, \"runs\": {array}}}");
+            let lines = document_lines(runs);
+            if !runs[0].contains("\"id\": \"p\"") {
+                streams_as_read_whole(&array, traces);
+                streams_as_read_whole(&object, traces);
+                streams_as_read_whole(&lines, traces);
+            }
+            for format in [Format::Responses, Format::Atif, Format::OpenAi] {
+                reads_alike(&array, Some(format), None);
+                reads_alike(&lines, Some(format), None);
+            }
+            for path in SELECT_RUNS
+                .iter()
+                .chain(&["[*].input", "[*].steps", "[*].steps[1]"])
+            {
+                reads_alike(&array, None, Some(path));
+                reads_alike(&object, None, Some(&format!("runs{path}")));
+            }
+            reads_alike(&array, Some(Format::Atif), Some("[*]"));
+            reads_alike(&lines, None, Some("steps"));
+            reads_alike(&lines, None, Some("input"));
+        }
+    }
+
     /// `--select` paths of each run of an array: what they select in a run is read a
     /// few messages at a time when it is the run or its list, else whole.
     const SELECT_RUNS: [&str; 8] = [
@@ -1738,6 +1866,28 @@ mod tests {
                 format!("[{{\"n\": 1, \"data\": {c}}}, {{\"data\": {b}}}]"),
                 "/0/data/messages (id a)",
                 &select("[*].data"),
+            ),
+            // Responses items, and an ATIF trajectory's steps whether its schema says so
+            // before them, after them, or only its steps do.
+            (
+                format!("[{}, {b}]", responses_run("r", 400, true)),
+                "/0/input (id r)",
+                &detect,
+            ),
+            (
+                format!("[{}, {b}]", atif_run("t", 400, "before")),
+                "/0/steps (session_id t)",
+                &detect,
+            ),
+            (
+                document_lines(&[atif_run("t", 400, "after"), atif_run("u", 1, "after")]),
+                "line 1 /steps (session_id t)",
+                &format(Format::Atif),
+            ),
+            (
+                format!("[{}, {b}]", atif_run("t", 400, "none")),
+                "/0/steps (session_id t)",
+                &select("[*]"),
             ),
         ] {
             let dir = tempfile::tempdir().unwrap();

@@ -35,8 +35,9 @@ use crate::trace::adapters::detect::{
     ELEMENT_KEYS, ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
 };
 use crate::trace::adapters::document::{foreign_message, malformed};
+use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
-use crate::trace::adapters::shared::{Map, Pairer};
+use crate::trace::adapters::shared::{Map, Pairer, str_of};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Format, Out, Selector, Site, openai, search};
 use crate::trace::json_index::child_pointer;
@@ -94,6 +95,9 @@ pub(super) struct Shape {
     /// several keys), and where the list is.
     keys: Vec<String>,
     list: At,
+    /// Whether the list is the `steps` of the object the search met, which the search
+    /// takes as an ATIF trajectory's when the object or a step says ATIF.
+    steps: bool,
 }
 
 /// What [`shape`] found of a large run.
@@ -171,6 +175,7 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
     let (mut name, mut value) = (Vec::new(), Vec::new());
     let mut names = FxHashSet::default();
     let (mut list, mut parent) = (None, Map::new());
+    let mut steps = false;
     // What a key of a `--select` path found below: the list, or nothing.
     let mut below = None;
     loop {
@@ -232,6 +237,19 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
                 scan.value(None)?;
                 false
             }
+            // An ATIF trajectory's steps, if the run is one: then its transcript, whatever
+            // they hold (told once they are read: [`atif_said`], [`Listed::atif_step`]).
+            _ if key == "steps"
+                && next == Some(b'[')
+                && format.is_none_or(|format| format == Format::Atif) =>
+            {
+                if list.is_some() {
+                    return Ok(Picked::Whole);
+                }
+                scan.value(None)?;
+                steps = true;
+                true
+            }
             _ if matches!(key.as_str(), "steps" | "resourceSpans" | "children") => {
                 return Ok(Picked::Whole);
             }
@@ -267,6 +285,7 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
             parent,
             keys: vec![key],
             list,
+            steps,
         }),
         (None, None) if matches!(pick, Pick::Member(_)) => Picked::Nothing,
         (None, None) => Picked::Whole,
@@ -550,63 +569,84 @@ fn check_plain(path: &Path, list: At, pointer: &str) -> io::Result<Option<bool>>
 /// index, where it is, its length and that format.
 type Foreign = (usize, At, usize, Format);
 
-/// The format of the list at `list` in `path`, as the search of its run would find it
-/// from its messages' values ([`super::super::detect::list_format`]), read from each
-/// message scanned alone only as far as saying its format takes; `None` when it finds
-/// none, a message does not say, or one is not valid without a key twice. With
-/// `--format`'s `format`, also the first message that is clearly of another format,
-/// when none is of `format`: the reading of the whole document says so
-/// ([`foreign_message`]).
-fn list_format(
-    path: &Path,
-    list: At,
+/// What [`list_format`] finds of a large run's list.
+struct Listed {
+    /// Its format, as the search of its run would find it from its messages' values.
     format: Option<Format>,
-) -> io::Result<Option<(Format, Option<Foreign>)>> {
+    /// With `--format`, the first message that is clearly of another format, when none
+    /// is of the format given.
+    foreign: Option<Foreign>,
+    /// Whether a message says it is an ATIF step, which makes an object's `steps` an
+    /// ATIF trajectory's ([`search::atif_steps`]).
+    atif_step: bool,
+    /// The call ids its output items answer ([`responses::answered`]), which decide
+    /// how a Responses list's built-in calls are paired.
+    answered: FxHashSet<String>,
+}
+
+/// What the list at `list` in `path` is, as the search of its run would find it from
+/// its messages' values ([`super::super::detect::list_format`]), read from each
+/// message scanned alone only as far as saying its format takes; `None` when a message
+/// does not say, or one is not valid without a key twice. With `--format`'s `format`,
+/// also the first message that is clearly of another format, when none is of
+/// `format`: the reading of the whole document says so ([`foreign_message`]).
+fn list_format(path: &Path, list: At, format: Option<Format>) -> io::Result<Option<Listed>> {
     let mut messages = Messages::open(path, list)?;
     let mut tape = Tape::default();
     let mut tally = ListTally::new(format);
-    let (mut told, mut own, mut other, mut i) = (true, false, None, 0);
+    let (mut own, mut other, mut atif_step, mut i) = (false, None, false, 0);
+    let mut answered = FxHashSet::default();
     while let Some((text, at)) = messages.next()? {
         let Some(message) = tape.scan(text, 1) else {
             return Ok(None);
         };
-        match shallow_scanned(message) {
-            Some(value) => {
-                let said = signal(&value);
-                if let (Some(forced), Signal::Strong(found)) = (format, &said) {
-                    match *found == forced {
-                        true => own = true,
-                        false => _ = other.get_or_insert((i, at, text.len(), *found)),
-                    }
-                }
-                tally.add(said);
+        let Some(value) = shallow_scanned(message) else {
+            return Ok(None);
+        };
+        let said = signal(&value);
+        if let (Some(forced), Signal::Strong(found)) = (format, &said) {
+            match *found == forced {
+                true => own = true,
+                false => _ = other.get_or_insert((i, at, text.len(), *found)),
             }
-            None => told = false,
         }
+        atif_step |= said == Signal::Strong(Format::Atif);
+        answered.extend(responses::answered(std::iter::once(&value)));
+        tally.add(said);
         i += 1;
     }
-    let Some(found) = tally.format().filter(|_| told) else {
-        return Ok(None);
-    };
-    Ok(Some((found, other.filter(|_| !own))))
+    Ok(Some(Listed {
+        format: tally.format(),
+        foreign: other.filter(|_| !own),
+        atif_step,
+        answered,
+    }))
 }
 
-/// The adapter of a large run's messages in `format`: chat messages only, one trace
-/// whatever they hold, whose adapter needs nothing found in a first pass.
-fn run_messages(format: Format) -> Option<Lines> {
+/// The adapter of a large run's messages in `format`, whose output items answer the
+/// call ids `answered`: chat messages, Responses items or ATIF steps, one trace
+/// whatever they hold (not an MCP, Claude Code or Codex log's, which may hold many).
+fn run_messages(format: Format, answered: FxHashSet<String>) -> Option<Lines> {
     match format {
-        Format::OpenAi | Format::Anthropic | Format::Gemini => {
-            Lines::of(format, Default::default(), Default::default())
+        Format::OpenAi | Format::Anthropic | Format::Gemini | Format::Responses | Format::Atif => {
+            let answered = Answered::Ids(Rc::new(answered));
+            Lines::of(format, Answered::default(), answered)
         }
         _ => None,
     }
+}
+
+/// Whether the scalar members `parent` of an object say it is an ATIF trajectory, as
+/// [`search::atif_steps`] reads them.
+fn atif_said(parent: &Map) -> bool {
+    str_of(parent, "schema_version").is_some_and(|version| version.starts_with("ATIF"))
 }
 
 /// Whether the messages of the list at `list` in `path`, in `format`, give any
 /// record, read one at a time as [`HowRead::Parsed`] reads them, up to the first that
 /// does.
 fn parsed_records(path: &Path, list: At, format: Format) -> io::Result<bool> {
-    let Some(mut lines) = run_messages(format) else {
+    let Some(mut lines) = run_messages(format, FxHashSet::default()) else {
         return Ok(false);
     };
     let mut messages = Messages::open(path, list)?;
@@ -662,7 +702,12 @@ impl Runs {
                 None => return Ok(false),
             },
         };
-        let Shape { parent, keys, list } = match shape(&path, at, self.format, pick)? {
+        let Shape {
+            parent,
+            keys,
+            list,
+            steps,
+        } = match shape(&path, at, self.format, pick)? {
             Picked::List(shape) => shape,
             Picked::Whole => return Ok(false),
             Picked::Nothing => {
@@ -674,7 +719,7 @@ impl Runs {
         let pointer = keys.iter().fold(base.to_string(), |pointer, key| {
             child_pointer(&pointer, key)
         });
-        let plain = match self.plain_format() {
+        let plain = match self.plain_format() && !steps {
             true => check_plain(&path, list, &pointer)?,
             false => None,
         };
@@ -689,10 +734,18 @@ impl Runs {
                 )
             }
             None => {
-                let Some((format, foreign)) = list_format(&path, list, self.format)? else {
+                let Some(listed) = list_format(&path, list, self.format)? else {
                     return Ok(false);
                 };
-                let Some(lines) = run_messages(format) else {
+                let format = match (steps, listed.format) {
+                    // The search stops at an ATIF trajectory: its steps are its
+                    // transcript, whatever they hold.
+                    (true, _) if atif_said(&parent) || listed.atif_step => Format::Atif,
+                    (true, _) | (false, None) => return Ok(false),
+                    (false, Some(format)) => format,
+                };
+                let foreign = listed.foreign;
+                let Some(lines) = run_messages(format, listed.answered) else {
                     return Ok(false);
                 };
                 // Said before the list's records, as the whole reading says it.
