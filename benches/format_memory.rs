@@ -477,22 +477,31 @@ fn atif(bytes: usize) -> Input {
         |out, _| {
             out.push_str("{\"schema_version\": \"ATIF-v1.6\", \"session_id\": \"s0\", \"agent\": {\"name\": \"a\", \"version\": \"1\"}, \"steps\": [\n  {\"step_id\": 0, \"source\": \"user\", \"message\": \"Create the invoices.\"}")
         },
-        |out, _, n| {
-            let _ = write!(
-                out,
-                r#",
-  {{"step_id": {step}, "source": "agent", "message": "", "tool_calls": [{{"tool_call_id": "call_{n}", "function_name": "create_record", "arguments": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}}}], "observation": {{"results": [{{"source_call_id": "call_{n}", "content": "{{\"id\": \"rec_{n}\"}}"}}]}}}}"#,
-                step = n + 1,
-                amount = 100 + n % 900
-            );
-        },
+        |out, _, n| atif_step(out, "  ", &format!("call_{n}"), n),
         |out, _| out.push_str("\n]}\n"),
         "",
     )
 }
 
-/// ATIF trajectories as [`atif`] writes one, in an array of runs.
-fn atif_runs(bytes: usize, runs: usize) -> Input {
+/// The agent step of call `n` (its id `call`), after a comma and a newline and `indent`.
+fn atif_step(out: &mut String, indent: &str, call: &str, n: usize) {
+    let _ = write!(
+        out,
+        r#",
+{indent}{{"step_id": {step}, "source": "agent", "message": "", "tool_calls": [{{"tool_call_id": "{call}", "function_name": "create_record", "arguments": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}}}], "observation": {{"results": [{{"source_call_id": "{call}", "content": "{{\"id\": \"rec_{n}\"}}"}}]}}}}"#,
+        step = n + 1,
+        amount = 100 + n % 900
+    );
+}
+
+/// `runs` runs in an array, one object each: `open` writes it up to its list's first
+/// element, `op` one call and its result (by number), then the list and the run end.
+fn runs_array(
+    bytes: usize,
+    runs: usize,
+    mut open: impl FnMut(&mut String, usize),
+    op: impl FnMut(&mut String, usize, usize),
+) -> Input {
     let mut input = transcripts(
         bytes,
         runs,
@@ -500,20 +509,9 @@ fn atif_runs(bytes: usize, runs: usize) -> Input {
             if s == 0 {
                 out.push_str("[\n");
             }
-            let _ = write!(
-                out,
-                "  {{\"schema_version\": \"ATIF-v1.6\", \"session_id\": \"s{s}\", \"agent\": {{\"name\": \"a\", \"version\": \"1\"}}, \"steps\": [\n    {{\"step_id\": 0, \"source\": \"user\", \"message\": \"Create the invoices of batch {s}.\"}}"
-            );
+            open(out, s);
         },
-        |out, s, n| {
-            let _ = write!(
-                out,
-                r#",
-    {{"step_id": {step}, "source": "agent", "message": "", "tool_calls": [{{"tool_call_id": "call_{s}_{n}", "function_name": "create_record", "arguments": {{"request_id": "req-{n}", "title": "Invoice {n}", "amount": {amount}}}}}], "observation": {{"results": [{{"source_call_id": "call_{s}_{n}", "content": "{{\"id\": \"rec_{n}\"}}"}}]}}}}"#,
-                step = n + 1,
-                amount = 100 + n % 900
-            );
-        },
+        op,
         |out, _| out.push_str("\n  ]}"),
         ",\n",
     );
@@ -521,16 +519,28 @@ fn atif_runs(bytes: usize, runs: usize) -> Input {
     input
 }
 
-/// Runs of OpenAI Responses items (a request's `input`) in an array: a
-/// `function_call`, its `function_call_output` and an assistant `message` per call.
-fn responses_runs(bytes: usize, runs: usize) -> Input {
-    let mut input = transcripts(
+/// ATIF trajectories as [`atif`] writes one, in an array of runs.
+fn atif_runs(bytes: usize, runs: usize) -> Input {
+    runs_array(
         bytes,
         runs,
         |out, s| {
-            if s == 0 {
-                out.push_str("[\n");
-            }
+            let _ = write!(
+                out,
+                "  {{\"schema_version\": \"ATIF-v1.6\", \"session_id\": \"s{s}\", \"agent\": {{\"name\": \"a\", \"version\": \"1\"}}, \"steps\": [\n    {{\"step_id\": 0, \"source\": \"user\", \"message\": \"Create the invoices of batch {s}.\"}}"
+            );
+        },
+        |out, s, n| atif_step(out, "    ", &format!("call_{s}_{n}"), n),
+    )
+}
+
+/// Runs of OpenAI Responses items (a request's `input`) in an array: a
+/// `function_call`, its `function_call_output` and an assistant `message` per call.
+fn responses_runs(bytes: usize, runs: usize) -> Input {
+    runs_array(
+        bytes,
+        runs,
+        |out, s| {
             let _ = write!(
                 out,
                 "  {{\"id\": \"resp-{s}\", \"model\": \"gpt-4o\", \"input\": [\n    {{\"role\": \"user\", \"content\": \"Create the invoices of batch {s}.\"}}"
@@ -545,11 +555,7 @@ fn responses_runs(bytes: usize, runs: usize) -> Input {
     {{"type": "message", "role": "assistant", "content": [{{"type": "output_text", "text": "Created rec_{n}."}}]}}"#
             );
         },
-        |out, _| out.push_str("\n  ]}"),
-        ",\n",
-    );
-    input.text.push_str("\n]\n");
-    input
+    )
 }
 
 /// A Claude Code export, `{"loglines": [...]}`: the envelopes of one session.

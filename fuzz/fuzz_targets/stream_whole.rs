@@ -16,8 +16,8 @@ use tracegate::trace::input::{Item, TraceInput};
 /// The `--select` paths a second choice in the first byte picks from (after none):
 /// keys only, keys then `[*]`, an object, indexes on the way or at the end, each
 /// member of an object, the whole document, each run of a document's runs or their
-/// lists, or a list keys lead to in each run.
-const SELECT: [&str; 13] = [
+/// lists (`messages`, an ATIF trajectory's `steps`), or a list keys lead to in each run.
+const SELECT: [&str; 15] = [
     "data.messages",
     "messages",
     "data.runs",
@@ -31,6 +31,8 @@ const SELECT: [&str; 13] = [
     "runs[*]",
     "[*].messages",
     "[*].data.messages",
+    "[*]",
+    "[*].steps",
 ];
 
 /// Every item of `input` as text, and what was recognized once it was read.
@@ -69,9 +71,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let choices = Format::ALL.len() + 1;
     let format = Format::ALL.get(usize::from(pick) % choices).copied();
-    let select = SELECT
-        .get(usize::from(pick) / choices % (SELECT.len() + 1))
-        .map(|path| Selector::parse(path).expect("the paths parse"));
+    let select = (usize::from(pick) / choices % (SELECT.len() + 1))
+        .checked_sub(1)
+        .map(|i| Selector::parse(SELECT[i]).expect("the paths parse"));
     let options = InputOptions { format, select };
     let whole = read(TraceInput::from_bytes(bytes, &options, Some(1 << 16)));
     let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
