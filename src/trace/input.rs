@@ -1634,7 +1634,7 @@ mod tests {
     /// seventh with an error text) and followed by an assistant message; every fifth
     /// with a `web_search_call` before it, answered by an output item after it (every
     /// tenth), before it (every fifteenth) or by none; an MCP call and an approval
-    /// refused; the last call, when `unanswered`, never answered.
+    /// refused; every tenth call and the last, when `unanswered`, never answered.
     fn responses_run(id: &str, calls: usize, unanswered: bool) -> String {
         let mut items = vec![r#"{"role": "user", "content": "go"}"#.to_string()];
         for n in 0..calls {
@@ -1653,7 +1653,7 @@ mod tests {
             items.push(format!(
                 r#"{{"type": "function_call", "id": "fc-{n}", "call_id": "{id}-{n}", "name": "create", "arguments": "{{\"request_id\": \"r-{n}\"}}"}}"#
             ));
-            if !(unanswered && n + 1 == calls) {
+            if !(unanswered && (n % 10 == 3 || n + 1 == calls)) {
                 let output = match n % 7 {
                     6 => "error: timed out".to_string(),
                     _ => format!(r#"{{\"id\": \"rec-{n}\"}}"#),
@@ -1909,6 +1909,168 @@ mod tests {
             // The run's 400 calls give about 800 records; a few messages' worth wait.
             assert!(stream.waiting() < 20, "{} waiting", stream.waiting());
         }
+    }
+
+    /// Reads `text` from a file, where it streams, to its end, and returns the most
+    /// records and problems that ever waited to be handed on (in its adapter or after).
+    fn most_waiting(text: &str, options: &InputOptions) -> usize {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("transcript.json");
+        std::fs::write(&path, text).unwrap();
+        let input = TraceInput::open(&path, options, None).unwrap();
+        let Body::Stream(mut stream) = input.body else {
+            panic!("not streamed");
+        };
+        stream.decide();
+        let mut most = stream.waiting();
+        while let Some(handed) = stream.next() {
+            handed.unwrap();
+            most = most.max(stream.waiting());
+        }
+        most
+    }
+
+    /// The elements of `list`, a pretty JSON array of objects, one per line.
+    fn per_line(list: &str) -> String {
+        let inner = list.trim().trim_start_matches('[').trim_end_matches(']');
+        let elements: Vec<&str> = inner.split(",\n").map(str::trim).collect();
+        format!("{}\n", elements.join("\n"))
+    }
+
+    #[test]
+    fn records_after_a_call_never_answered_are_handed_on_as_they_are_read() {
+        // Every tenth Responses call, every sixth ATIF call, every fifth plain OpenAI
+        // call and every sixth Anthropic call is never answered: without a look at
+        // the results to come, each transcript's records would wait from the first to
+        // its end (hundreds).
+        let responses = responses_run("r", 400, true);
+        let atif = atif_run("t", 400, "before");
+        let (plain, anthropic) = (plain_run("p", 400, "hi"), anthropic_run("a", 400));
+        let list = |run: &str, key: &str| {
+            let start = run.find(&format!("\"{key}\": [")).unwrap() + key.len() + 4;
+            run[start..run.rfind(']').unwrap() + 1].to_string()
+        };
+        let detect = InputOptions::default();
+        let atif_format = InputOptions {
+            format: Some(Format::Atif),
+            select: None,
+        };
+        for (text, options) in [
+            // A document's list: alone, or in an object.
+            (list(&responses, "input"), &detect),
+            (atif.clone(), &detect),
+            (atif.clone(), &atif_format),
+            (
+                format!("{{\"messages\": {}}}", list(&plain, "messages")),
+                &detect,
+            ),
+            (list(&anthropic, "messages"), &detect),
+            // Messages one per line.
+            (per_line(&list(&plain, "messages")), &detect),
+            (per_line(&list(&anthropic, "messages")), &detect),
+            // A large run, read a few messages at a time.
+            (
+                format!("[{responses}, {}]", responses_run("s", 1, true)),
+                &detect,
+            ),
+            (format!("[{atif}]"), &detect),
+            (format!("[{plain}]"), &detect),
+            (format!("[{anthropic}]"), &detect),
+            (document_lines(std::slice::from_ref(&anthropic)), &detect),
+        ] {
+            let most = most_waiting(&text, options);
+            assert!(most < 30, "{most} waiting: {}", &text[..200]);
+        }
+    }
+
+    #[test]
+    fn a_look_at_the_results_to_come_pairs_as_the_whole_reading_does() {
+        let call = |id: &str| {
+            format!(
+                r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "create", "arguments": "{{}}"}}}}]}}"#
+            )
+        };
+        let answer = |id: &str| {
+            format!(r#"{{"role": "tool", "tool_call_id": "{id}", "content": "done {id}"}}"#)
+        };
+        let said = r#"{"role": "assistant", "content": "next"}"#.to_string();
+        let padding = |n: usize| -> Vec<String> {
+            (0..n)
+                .flat_map(|i| {
+                    [
+                        call(&format!("p{i}")),
+                        answer(&format!("p{i}")),
+                        said.clone(),
+                    ]
+                })
+                .collect()
+        };
+        // A call answered far later, after the agent moved on several times; one
+        // answered by the next result, after the agent moved on; a call
+        // id answered, then used again by a call answered later still; calls by
+        // position (a legacy `function_call`), one answered late and one never; a
+        // call never answered; and the same before a cut.
+        let positional = r#"{"role": "assistant", "content": null, "function_call": {"name": "lookup", "arguments": "{}"}}"#.to_string();
+        let positional_answer =
+            r#"{"role": "function", "name": "lookup", "content": "found"}"#.to_string();
+        let mut messages = vec![call("never"), said.clone()];
+        messages.extend(padding(3));
+        // Answered by the first result after it, once the agent moved on.
+        messages.extend([call("next"), said.clone(), answer("next")]);
+        messages.extend([call("late"), said.clone()]);
+        messages.extend(padding(30));
+        messages.extend([
+            call("again"),
+            answer("again"),
+            said.clone(),
+            call("again"),
+            said.clone(),
+        ]);
+        messages.extend(padding(30));
+        messages.extend([
+            answer("late"),
+            answer("again"),
+            positional.clone(),
+            said.clone(),
+        ]);
+        messages.extend(padding(10));
+        messages.extend([positional_answer, positional, said.clone()]);
+        messages.extend(padding(10));
+        let text = array(&messages);
+        assert!(text.len() >= adapters::LARGE_RUN);
+        streams_as_read_whole(&format!("{text}\n"), 1);
+        streams_as_read_whole(&format!("{}\n", messages.join("\n")), 1);
+        let cut = messages.join("\n");
+        reads_alike(&cut[..cut.len() * 2 / 3], None, None);
+        let run = format!(r#"{{"id": "x", "messages": {}}}"#, text.replace('\n', ""));
+        let runs = [run.clone(), plain_run("y", 1, "hi")];
+        streams_as_read_whole(&format!("[{}]\n", runs.join(", ")), 2);
+        streams_as_read_whole(&document_lines(&runs), 2);
+        reads_alike(&format!("[{run}]\n"), Some(Format::OpenAi), None);
+        // A list cut short: the look ahead cannot read it to its end.
+        let cut = &text[..text.len() * 2 / 3];
+        reads_alike(cut, None, None);
+        reads_alike(&format!("[{}", &run[..run.len() * 2 / 3]), None, None);
+        // ATIF: a later step's observation answers an earlier step's call.
+        let steps = [
+            r#"{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}"#.to_string(),
+            r#"{"step_id": 2, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c2", "function_name": "create", "arguments": {}}]}"#.to_string(),
+            r#"{"step_id": 3, "source": "agent", "message": "", "observation": {"results": [{"source_call_id": "c1", "content": "late"}]}}"#.to_string(),
+        ];
+        let mut all = steps.to_vec();
+        all.extend((4..60).map(|i| {
+            format!(
+                r#"{{"step_id": {i}, "source": "agent", "message": "{}"}}"#,
+                "x".repeat(40)
+            )
+        }));
+        let trajectory = format!(
+            r#"{{"schema_version": "ATIF-v1.6", "session_id": "s", "steps": {}}}"#,
+            array(&all)
+        );
+        assert!(trajectory.len() >= adapters::LARGE_RUN);
+        streams_as_read_whole(&trajectory, 1);
+        streams_as_read_whole(&format!("[{trajectory}, {trajectory}]"), 2);
     }
 
     /// An ATIF trajectory of one call, never answered.

@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
+use std::rc::Rc;
+
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
@@ -258,7 +260,13 @@ struct Call {
     /// Whether its record was handed on: once it is also answered, nothing reads its
     /// fields or site again, and they are dropped.
     emitted: bool,
+    /// How many results were read before it: only a later one answers it.
+    results_before: usize,
 }
+
+/// Ids that results name, each with the number of the last result that names it
+/// ([`Pairer::learn_answers`]).
+pub type Answers = FxHashMap<String, usize>;
 
 /// Pairs calls with results in a transcript whose turns are known, and places the
 /// `missing` results of calls that never got one.
@@ -290,6 +298,15 @@ pub struct Pairer {
     open_by_id: FxHashMap<String, VecDeque<usize>>,
     open_anonymous: Vec<usize>,
     anonymous_seen: usize,
+    /// Results read so far ([`Pairer::result`]).
+    results: usize,
+    /// The ids that the results still to be read name, each with the number of the
+    /// last of them that names it (counted as `results` counts), once a look ahead
+    /// found them ([`Pairer::learn_answers`]): a call that no result after it names is
+    /// never answered, so what follows it need not wait for its answer.
+    answers_ahead: Option<Rc<Answers>>,
+    /// For a look ahead: what each result names, in order (`None`: a call by position).
+    named: Option<Vec<Option<String>>>,
     /// Why a missing result was placed at a boundary, for its `synthesized` field.
     why_missing: &'static str,
     /// Fields every record gets until the stamp changes (an envelope's time), and the
@@ -312,10 +329,33 @@ impl Pairer {
             open_by_id: FxHashMap::default(),
             open_anonymous: Vec::new(),
             anonymous_seen: 0,
+            results: 0,
+            answers_ahead: None,
+            named: None,
             why_missing,
             stamp: Map::new(),
             result_stamp: Map::new(),
         }
+    }
+
+    /// A new pairer for the same transcript format, which notes what each result
+    /// names ([`Pairer::take_named`]), for a look ahead.
+    pub fn naming(&self) -> Pairer {
+        Pairer {
+            named: Some(Vec::new()),
+            ..Pairer::new(self.why_missing)
+        }
+    }
+
+    /// What each result read since the last call names, in order, when
+    /// [`Pairer::naming`] made this pairer.
+    pub fn take_named(&mut self) -> Vec<Option<String>> {
+        self.named.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Results read so far.
+    pub fn results(&self) -> usize {
+        self.results
     }
 
     /// Sets the fields the records that follow get: `all` on every record, `results`
@@ -399,6 +439,7 @@ impl Pairer {
             reported: false,
             emitted: false,
             by_position,
+            results_before: self.results,
         });
         self.push(Event::Call(number));
     }
@@ -406,6 +447,13 @@ impl Pairer {
     /// A result of the call `target` names. The result gets the call's id and, when it
     /// names none itself, the call's tool.
     pub fn result(&mut self, site: Site, fields: impl Into<Made>, target: Target) {
+        self.results += 1;
+        if let Some(named) = &mut self.named {
+            named.push(match &target {
+                Target::Id(id) | Target::IdByPosition(id) => Some(id.clone()),
+                Target::Position(_) => None,
+            });
+        }
         let mut fields = self.stamped(fields, true);
         let (call, by_position, id) = match target {
             Target::Id(id) => (self.take_by_id(&id), false, Some(id)),
@@ -456,12 +504,58 @@ impl Pairer {
         number < self.first || self.call_at(number).answered
     }
 
-    /// Drops the calls at the front that are answered and handed on.
+    /// Whether call `number` is not answered yet but a result still to be read may
+    /// answer it: any such result, unless a look ahead found which ids they name; a
+    /// call paired by position, whatever it found.
+    fn may_yet_be_answered(&self, number: usize) -> bool {
+        if self.answered(number) {
+            return false;
+        }
+        let Some(ahead) = &self.answers_ahead else {
+            return true;
+        };
+        let call = self.call_at(number);
+        call.by_position
+            || call.fields.get("call_id").is_none_or(|id| {
+                id.as_str().is_none_or(|id| {
+                    ahead
+                        .get(id)
+                        .is_some_and(|&last| last >= call.results_before)
+                })
+            })
+    }
+
+    /// Whether what is not handed on yet waits for the answer of a call that a result
+    /// still to be read may give, and no look ahead has said which ids those results
+    /// name ([`Pairer::learn_answers`]).
+    pub fn waits_unknowing(&self) -> bool {
+        self.answers_ahead.is_none()
+            && matches!(self.events.front(), Some(Event::Boundary))
+            && self.pending.iter().any(|&n| self.may_yet_be_answered(n))
+    }
+
+    /// Records, problems and boundaries read and not handed on yet.
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Learns the ids that the results still to be read name, each with the number
+    /// of the last result that names it (results counted from the first read, as
+    /// [`Pairer::results`] counts them; a result that names nothing still counts):
+    /// from then on, a call that no result after it names gets its `missing` result
+    /// at the next boundary at once, and what follows is handed on without waiting.
+    pub fn learn_answers(&mut self, answers: Rc<Answers>) {
+        self.answers_ahead = Some(answers);
+    }
+
+    /// Drops the calls at the front that are answered, or can no longer be, and are
+    /// handed on.
     fn drop_done(&mut self) {
         while self
             .calls
             .front()
-            .is_some_and(|call| call.answered && call.emitted)
+            .is_some_and(|call| (call.answered || call.reported) && call.emitted)
         {
             self.calls.pop_front();
             self.first += 1;
@@ -519,7 +613,7 @@ impl Pairer {
         while let Some(event) = self.events.front() {
             if !end
                 && matches!(event, Event::Boundary)
-                && self.pending.iter().any(|&n| !self.answered(n))
+                && self.pending.iter().any(|&n| self.may_yet_be_answered(n))
             {
                 return;
             }
@@ -529,6 +623,7 @@ impl Pairer {
             self.unpinned_events = self.unpinned_events.min(self.events.len());
             match event {
                 Event::Boundary => {
+                    let mut unanswerable = Vec::new();
                     for number in self.pending.drain(..) {
                         // A call dropped was answered.
                         let Some(call) = number
@@ -552,8 +647,24 @@ impl Pairer {
                             put(&mut missing, "paired_by", "position");
                         }
                         put(&mut missing, "synthesized", self.why_missing);
+                        if !end {
+                            // Passed before the end only when no result still to be
+                            // read names its id: it is done with.
+                            unanswerable.push((number, missing.get("call_id").cloned()));
+                        }
                         out.record_in(trace.clone(), &call.site.clone(), missing);
                     }
+                    for (number, id) in unanswerable {
+                        if let Some(Value::String(id)) = id
+                            && let Some(queue) = self.open_by_id.get_mut(&id)
+                        {
+                            queue.retain(|&open| open != number);
+                            if queue.is_empty() {
+                                self.open_by_id.remove(&id);
+                            }
+                        }
+                    }
+                    self.drop_done();
                 }
                 Event::Record(site, fields) => out.made_in(trace.clone(), &site, fields),
                 Event::Problem(site, message) => out.problem(&site, message),

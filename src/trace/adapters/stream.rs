@@ -135,7 +135,7 @@ use super::document::{
 use super::responses::Answered;
 use super::search::{self, Found, Search};
 use super::select::Step;
-use super::shared::{Map, Pairer};
+use super::shared::{Answers, Map, Pairer};
 use super::unique::{Node, Tape};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
@@ -181,6 +181,10 @@ pub struct Stream {
     spool: Option<Rc<Spool>>,
     /// What the common line of a log was read into, emptied and kept for the next.
     line_out: Out,
+    /// For a document's list or a file of one element per line: its file, to look
+    /// ahead at what its results answer when its records wait for a call
+    /// ([`Lines::look_ahead`]).
+    ahead: Option<Rc<std::path::Path>>,
 }
 
 type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
@@ -300,6 +304,64 @@ impl Lines {
                 pairer.recorded()
             }
             Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => false,
+        }
+    }
+
+    /// The pairer of a transcript whose calls and results it pairs itself.
+    fn pairer(&mut self) -> Option<&mut Pairer> {
+        match self {
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) | Lines::Atif(pairer) => {
+                Some(pairer)
+            }
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => None,
+        }
+    }
+
+    /// A new adapter of the same transcript, which reads an element as this one would
+    /// and notes what its results name ([`run::answers_after`]).
+    fn naming(&self) -> Option<Lines> {
+        Some(match self {
+            Lines::Messages(pairer, message) => Lines::Messages(pairer.naming(), *message),
+            Lines::Responses(pairer, answered) => {
+                Lines::Responses(pairer.naming(), answered.clone())
+            }
+            Lines::Atif(pairer) => Lines::Atif(pairer.naming()),
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => return None,
+        })
+    }
+
+    /// When its transcript's records wait for the answer of a call and it is not known
+    /// which ids the results still to be read name, reads those results, the rest of
+    /// the transcript from `after` in `path` (`Where`), and says which ids they name
+    /// ([`Pairer::learn_answers`]): the records then wait only for calls that one of
+    /// them may answer. Once per transcript; a file that cannot be read to the end of
+    /// the transcript is left waiting.
+    fn look_ahead(&mut self, path: &std::path::Path, after: Where) {
+        let Some(pairer) = self.pairer().filter(|pairer| pairer.waits_unknowing()) else {
+            return;
+        };
+        let first = pairer.results();
+        let answers = match after {
+            Where::List(after) => run::answers_after(path, after, self, first),
+            Where::Lines(offset, max_line_bytes) => {
+                answers_in_lines(path, offset, max_line_bytes, self, first)
+            }
+        };
+        if let Ok(answers) = answers
+            && let Some(pairer) = self.pairer()
+        {
+            pairer.learn_answers(Rc::new(answers));
+        }
+    }
+
+    /// What its pairer holds, not handed on yet.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        match self {
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) | Lines::Atif(pairer) => {
+                pairer.held()
+            }
+            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => 0,
         }
     }
 
@@ -520,6 +582,38 @@ pub(super) fn lines_stream(format: Format) -> bool {
         format,
         Format::Mcp | Format::ClaudeCode | Format::OpenAi | Format::Anthropic | Format::Gemini
     )
+}
+
+/// Where the rest of a transcript is in its file, for [`Lines::look_ahead`]: after an
+/// element of a list, or from an offset in a file of one element per line (with its
+/// longest line).
+#[derive(Clone, Copy)]
+enum Where {
+    List(run::At),
+    Lines(u64, usize),
+}
+
+/// [`run::Ahead`] of the lines of `path` from `offset` to its end, read as the file's
+/// reader reads them (a line that is not text, or too long, gives nothing); an error
+/// when the file cannot be read to its end.
+fn answers_in_lines(
+    path: &std::path::Path,
+    offset: u64,
+    max_line_bytes: usize,
+    reading: &Lines,
+    first: usize,
+) -> io::Result<Answers> {
+    let mut file = std::fs::File::open(path)?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(offset))?;
+    let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
+    let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
+    let mut ahead = run::Ahead::new(reading, first);
+    while let Some(line) = reader.next_line()? {
+        if let LineContent::Text(text) = line.content {
+            ahead.element(text);
+        }
+    }
+    Ok(ahead.answers())
 }
 
 /// What streaming a file of one element per line needs to know before its first
@@ -948,7 +1042,11 @@ impl Stream {
         let open = |plan| -> io::Result<Option<Stream>> {
             let file = std::fs::File::open(path)?;
             let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
-            Ok(Stream::lines(input, plan, explicit, max_line_bytes))
+            let mut stream = Stream::lines(input, plan, explicit, max_line_bytes);
+            if let Some(stream) = &mut stream {
+                stream.ahead = Some(Rc::from(path));
+            }
+            Ok(stream)
         };
         let again = plan.clone();
         let Some(mut stream) = open(plan)? else {
@@ -1125,6 +1223,7 @@ impl Stream {
                 let mut stream = Stream::new(docs, Reader::Lines(lines), plan.layout, vec![list]);
                 stream.first = foreign;
                 stream.transcript = name;
+                stream.ahead = Some(Rc::from(path));
                 stream
             }
             What::Runs {
@@ -1262,13 +1361,20 @@ impl Stream {
             late: false,
             spool: None,
             line_out: Out::default(),
+            ahead: None,
         }
     }
 
     /// Records and problems read and not handed on yet.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.finisher.ready.len() + self.finisher.pending.as_ref().map_or(0, Vec::len)
+        let held = match &self.reader {
+            Reader::Lines(lines) => lines.held(),
+            Reader::Runs(runs) => runs.held(),
+            Reader::DocLines(lines) => lines.plain.held(),
+            Reader::Otel => 0,
+        };
+        self.finisher.ready.len() + self.finisher.pending.as_ref().map_or(0, Vec::len) + held
     }
 
     /// Keeps `spool`, the temporary file this stream reads, open as long as the stream.
@@ -1420,11 +1526,16 @@ impl Stream {
                 };
                 self.next_doc += 1;
                 self.offset = doc.offset;
+                // The rest of the line is its end.
+                let end = Where::Lines(doc.offset + doc.text.len() as u64, *max_line_bytes);
                 let doc = Rc::new(doc);
                 if doc.hides("") {
                     return Ok(true);
                 }
                 self.element(index, &doc);
+                if let (Some(path), Reader::Lines(lines)) = (&self.ahead, &mut self.reader) {
+                    lines.look_ahead(path, end);
+                }
                 Ok(true)
             }
             (
@@ -1493,9 +1604,16 @@ impl Stream {
                 };
                 self.next_doc += 1;
                 self.offset = element.offset;
+                let end = run::At {
+                    offset: element.offset + element.len as u64,
+                    line: element.line,
+                };
                 let base = child_pointer(&elements.pointer, element.index);
                 let doc = Rc::new(self.element_doc(element, base));
                 self.element(index, &doc);
+                if let (Some(path), Reader::Lines(lines)) = (&self.ahead, &mut self.reader) {
+                    lines.look_ahead(path, Where::List(end));
+                }
                 Ok(true)
             }
             (Docs::Array(elements), Reader::Runs(runs)) => {

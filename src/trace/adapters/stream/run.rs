@@ -34,10 +34,10 @@ use crate::trace::Location;
 use crate::trace::adapters::detect::{
     ELEMENT_KEYS, ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
 };
-use crate::trace::adapters::document::{foreign_message, malformed};
+use crate::trace::adapters::document::{foreign_message, malformed, parse_unique};
 use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
-use crate::trace::adapters::shared::{Map, Pairer, str_of};
+use crate::trace::adapters::shared::{Answers, Map, Pairer, str_of};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Format, Out, Selector, Site, openai, search};
 use crate::trace::json_index::child_pointer;
@@ -473,6 +473,25 @@ impl Messages {
         })
     }
 
+    /// The messages after the one that ends at `after` in `path`, to the end of its
+    /// list.
+    fn after(path: &Path, after: At) -> io::Result<Messages> {
+        Ok(Messages {
+            scan: open_at(path, after, None)?,
+            count: 1,
+            done: false,
+            text: Vec::new(),
+        })
+    }
+
+    /// Where the next message, or the list's end, is looked for.
+    fn at(&self) -> At {
+        At {
+            offset: self.scan.offset,
+            line: self.scan.line,
+        }
+    }
+
     /// Whether no message is left.
     fn at_end(&mut self) -> io::Result<bool> {
         Ok(self.done || self.scan.next_byte()? == Some(b']'))
@@ -640,6 +659,79 @@ fn run_messages(format: Format, answered: FxHashSet<String>) -> Option<Lines> {
 /// [`search::atif_steps`] reads them.
 fn atif_said(parent: &Map) -> bool {
     str_of(parent, "schema_version").is_some_and(|version| version.starts_with("ATIF"))
+}
+
+/// What the results of a transcript's elements still to be read name, read one
+/// element at a time ([`Pairer::learn_answers`]): each id with the number of the last
+/// result that names it, results counted on from the number of those already read.
+pub(super) struct Ahead<'r> {
+    /// The adapter reading the transcript, like which each element is read alone (what
+    /// a result names is said by its element, not by the calls before it).
+    reading: &'r Lines,
+    answers: Answers,
+    number: usize,
+    out: Out,
+}
+
+impl<'r> Ahead<'r> {
+    /// After `first` results, read by `reading`.
+    pub(super) fn new(reading: &'r Lines, first: usize) -> Ahead<'r> {
+        Ahead {
+            reading,
+            answers: Answers::default(),
+            number: first,
+            out: Out::default(),
+        }
+    }
+
+    /// Reads the next element, `text`, as the reading reads it (one that does not
+    /// parse, or has a key twice, gives nothing).
+    pub(super) fn element(&mut self, text: &str) {
+        let Some(value) = parse_unique(text) else {
+            return;
+        };
+        let Some(mut lines) = self.reading.naming() else {
+            return;
+        };
+        let site = Site::new(0, String::new());
+        lines.element(
+            &Element {
+                value: &value,
+                site,
+            },
+            &mut self.out,
+        );
+        self.out.items.clear();
+        let Some(pairer) = lines.pairer() else {
+            return;
+        };
+        for id in pairer.take_named() {
+            if let Some(id) = id {
+                self.answers.insert(id, self.number);
+            }
+            self.number += 1;
+        }
+    }
+
+    pub(super) fn answers(self) -> Answers {
+        self.answers
+    }
+}
+
+/// [`Ahead`] of the messages after the one that ends at `after` in `path`, to the end
+/// of their list; an error when the list cannot be read to its end.
+pub(super) fn answers_after(
+    path: &Path,
+    after: At,
+    reading: &Lines,
+    first: usize,
+) -> io::Result<Answers> {
+    let mut messages = Messages::after(path, after)?;
+    let mut ahead = Ahead::new(reading, first);
+    while let Some((text, _)) = messages.next()? {
+        ahead.element(text);
+    }
+    Ok(ahead.answers())
 }
 
 /// Whether the messages of the list at `list` in `path`, in `format`, give any
@@ -812,6 +904,16 @@ impl Runs {
         }
     }
 
+    /// What the open run's pairer holds, not handed on yet.
+    #[cfg(test)]
+    pub(super) fn held(&self) -> usize {
+        match self.open.as_ref().map(|open| &open.how) {
+            Some(HowRead::Plain { pairer, .. }) => pairer.held(),
+            Some(HowRead::Parsed { lines, .. }) => lines.held(),
+            None => 0,
+        }
+    }
+
     /// Reads the next few messages of the open run and hands on what is final of its
     /// records; at its end, ends its traces.
     pub(super) fn read_open(&mut self, finisher: &mut Finisher) -> io::Result<()> {
@@ -880,6 +982,22 @@ impl Runs {
             }
         }
         let ended = messages.at_end()?;
+        if !ended && let Some(path) = &self.file {
+            match how {
+                HowRead::Plain { pairer, .. } if pairer.waits_unknowing() => {
+                    // Read as `openai::message` reads them: plain messages give the same.
+                    let reading = Lines::Messages(pairer.naming(), openai::message);
+                    let first = pairer.results();
+                    if let Ok(answers) = answers_after(path, messages.at(), &reading, first) {
+                        pairer.learn_answers(Rc::new(answers));
+                    }
+                }
+                HowRead::Plain { .. } => {}
+                HowRead::Parsed { lines, .. } => {
+                    lines.look_ahead(path, super::Where::List(messages.at()));
+                }
+            }
+        }
         let mut out = Out::default();
         match how {
             HowRead::Plain { pairer, .. } if ended => {
