@@ -1940,12 +1940,48 @@ mod tests {
     #[test]
     fn records_after_a_call_never_answered_are_handed_on_as_they_are_read() {
         // Every tenth Responses call, every sixth ATIF call, every fifth plain OpenAI
-        // call and every sixth Anthropic call is never answered: without a look at
-        // the results to come, each transcript's records would wait from the first to
-        // its end (hundreds).
+        // call and every sixth Anthropic call is never answered, or one call is
+        // answered only at the end: without a look at the results to come, each
+        // transcript's records would wait from the first to its end (hundreds).
         let responses = responses_run("r", 400, true);
         let atif = atif_run("t", 400, "before");
         let (plain, anthropic) = (plain_run("p", 400, "hi"), anthropic_run("a", 400));
+        let legacy = |name: &str| {
+            format!(
+                r#"{{"role": "assistant", "content": null, "function_call": {{"name": "{name}", "arguments": "{{}}"}}}}"#
+            )
+        };
+        let said = r#"{"role": "assistant", "content": "next"}"#;
+        let searched = r#"{"role": "function", "name": "search", "content": "found"}"#;
+        // A call answered at the very end, after every other.
+        let call = |id: &str| {
+            format!(
+                r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "create", "arguments": "{{}}"}}}}]}}"#
+            )
+        };
+        let answer =
+            |id: &str| format!(r#"{{"role": "tool", "tool_call_id": "{id}", "content": "done"}}"#);
+        let answered_last: String = [call("first"), said.to_string()]
+            .into_iter()
+            .chain((0..300).flat_map(|i| {
+                [
+                    call(&format!("c{i}")),
+                    answer(&format!("c{i}")),
+                    said.to_string(),
+                ]
+            }))
+            .chain([answer("first")])
+            .map(|line| line + "\n")
+            .collect();
+        let by_position: String = (0..300)
+            .map(|_| {
+                format!(
+                    "{}\n{said}\n{}\n{searched}\n{said}\n",
+                    legacy("lookup"),
+                    legacy("search")
+                )
+            })
+            .collect();
         let list = |run: &str, key: &str| {
             let start = run.find(&format!("\"{key}\": [")).unwrap() + key.len() + 4;
             run[start..run.rfind(']').unwrap() + 1].to_string()
@@ -1965,8 +2001,12 @@ mod tests {
                 &detect,
             ),
             (list(&anthropic, "messages"), &detect),
-            // Messages one per line.
+            // Messages one per line; legacy calls by position, `lookup` never
+            // answered and `search` answered (a later result for another tool
+            // answers none of them).
             (per_line(&list(&plain, "messages")), &detect),
+            (by_position.clone(), &detect),
+            (answered_last.clone(), &detect),
             (per_line(&list(&anthropic, "messages")), &detect),
             // A large run, read a few messages at a time.
             (
@@ -2018,7 +2058,10 @@ mod tests {
         // Answered by the first result after it, once the agent moved on.
         messages.extend([call("next"), said.clone(), answer("next")]);
         messages.extend([call("late"), said.clone()]);
+        // Two calls open with one id, one answer: to the older one.
+        messages.extend([call("dup"), said.clone(), call("dup"), said.clone()]);
         messages.extend(padding(30));
+        messages.push(answer("dup"));
         messages.extend([
             call("again"),
             answer("again"),
@@ -2051,6 +2094,12 @@ mod tests {
         let cut = &text[..text.len() * 2 / 3];
         reads_alike(cut, None, None);
         reads_alike(&format!("[{}", &run[..run.len() * 2 / 3]), None, None);
+        // Responses items one per line: a built-in call whose output came before it
+        // is told answered by its line (and gets its `missing` result).
+        let responses = responses_run("r", 150, true);
+        let start = responses.find("\"input\": [").unwrap() + 9;
+        let items = &responses[start..responses.rfind(']').unwrap() + 1];
+        streams_as_read_whole(&per_line(items), 1);
         // ATIF: a later step's observation answers an earlier step's call.
         let steps = [
             r#"{"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1", "function_name": "create", "arguments": {}}]}"#.to_string(),

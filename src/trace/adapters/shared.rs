@@ -260,13 +260,71 @@ struct Call {
     /// Whether its record was handed on: once it is also answered, nothing reads its
     /// fields or site again, and they are dropped.
     emitted: bool,
-    /// How many results were read before it: only a later one answers it.
-    results_before: usize,
 }
 
-/// Ids that results name, each with the number of the last result that names it
-/// ([`Pairer::learn_answers`]).
-pub type Answers = FxHashMap<String, usize>;
+/// What a result names: a call's id, or the tool whose oldest open call by position
+/// it answers (`None`: any tool's).
+pub enum Named {
+    Id(String),
+    Position(Option<String>),
+}
+
+/// What becomes of a call not answered yet when the agent has moved on
+/// ([`Pairer::fate`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// A result still to be read may answer it.
+    Waits,
+    /// A result still to be read answers it.
+    Answered,
+    /// No result still to be read answers it.
+    Never,
+}
+
+/// What results name ([`Pairer::learn_answers`]): the numbers of the results that
+/// name each id, and of the last result that names each tool, or none, of calls by
+/// position.
+#[derive(Default)]
+pub struct Answers {
+    ids: FxHashMap<String, Numbers>,
+    tools: FxHashMap<String, usize>,
+    any_tool: Option<usize>,
+}
+
+/// The numbers of the results that name an id, in order: nearly always one.
+enum Numbers {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Numbers {
+    /// How many are `from` or more.
+    fn from(&self, from: usize) -> usize {
+        match self {
+            Numbers::One(number) => usize::from(*number >= from),
+            Numbers::Many(numbers) => numbers.len() - numbers.partition_point(|&n| n < from),
+        }
+    }
+}
+
+impl Answers {
+    /// Notes that result `number`, after every one noted before, names `named`.
+    pub fn note(&mut self, named: Named, number: usize) {
+        match named {
+            Named::Id(id) => match self.ids.get_mut(&id) {
+                Some(Numbers::Many(numbers)) => numbers.push(number),
+                Some(numbers @ Numbers::One(_)) => {
+                    if let Numbers::One(first) = *numbers {
+                        *numbers = Numbers::Many(vec![first, number]);
+                    }
+                }
+                None => _ = self.ids.insert(id, Numbers::One(number)),
+            },
+            Named::Position(Some(tool)) => _ = self.tools.insert(tool, number),
+            Named::Position(None) => self.any_tool = Some(number),
+        }
+    }
+}
 
 /// Pairs calls with results in a transcript whose turns are known, and places the
 /// `missing` results of calls that never got one.
@@ -305,8 +363,8 @@ pub struct Pairer {
     /// found them ([`Pairer::learn_answers`]): a call that no result after it names is
     /// never answered, so what follows it need not wait for its answer.
     answers_ahead: Option<Rc<Answers>>,
-    /// For a look ahead: what each result names, in order (`None`: a call by position).
-    named: Option<Vec<Option<String>>>,
+    /// For a look ahead: what each result names, in order.
+    named: Option<Vec<Named>>,
     /// Why a missing result was placed at a boundary, for its `synthesized` field.
     why_missing: &'static str,
     /// Fields every record gets until the stamp changes (an envelope's time), and the
@@ -349,7 +407,7 @@ impl Pairer {
 
     /// What each result read since the last call names, in order, when
     /// [`Pairer::naming`] made this pairer.
-    pub fn take_named(&mut self) -> Vec<Option<String>> {
+    pub fn take_named(&mut self) -> Vec<Named> {
         self.named.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
@@ -439,7 +497,6 @@ impl Pairer {
             reported: false,
             emitted: false,
             by_position,
-            results_before: self.results,
         });
         self.push(Event::Call(number));
     }
@@ -450,8 +507,8 @@ impl Pairer {
         self.results += 1;
         if let Some(named) = &mut self.named {
             named.push(match &target {
-                Target::Id(id) | Target::IdByPosition(id) => Some(id.clone()),
-                Target::Position(_) => None,
+                Target::Id(id) | Target::IdByPosition(id) => Named::Id(id.clone()),
+                Target::Position(tool) => Named::Position(tool.clone()),
             });
         }
         let mut fields = self.stamped(fields, true);
@@ -460,12 +517,15 @@ impl Pairer {
             Target::IdByPosition(id) => (self.take_by_id(&id), true, Some(id)),
             Target::Position(tool) => {
                 let found = self.open_anonymous.iter().position(|&number| {
-                    tool.is_none() || call_tool(self.call_at(number)).as_deref() == tool.as_deref()
+                    // A call dropped is done with (a look ahead found no answer to it).
+                    number >= self.first
+                        && (tool.is_none()
+                            || call_tool(self.call_at(number)).as_deref() == tool.as_deref())
                 });
                 (found.map(|i| self.open_anonymous.remove(i)), true, None)
             }
         };
-        match call {
+        match call.filter(|&number| number >= self.first) {
             Some(number) => {
                 let call = self.call_mut(number);
                 call.answered = true;
@@ -504,25 +564,51 @@ impl Pairer {
         number < self.first || self.call_at(number).answered
     }
 
-    /// Whether call `number` is not answered yet but a result still to be read may
-    /// answer it: any such result, unless a look ahead found which ids they name; a
-    /// call paired by position, whatever it found.
-    fn may_yet_be_answered(&self, number: usize) -> bool {
-        if self.answered(number) {
-            return false;
-        }
+    /// What becomes of call `number`, not answered yet, when the agent has moved on:
+    /// any result still to be read may answer it, unless a look ahead found what they
+    /// name. Then a call by id is answered when fewer calls open with its id are older
+    /// than it than results still to be read name the id (each such result answers
+    /// the oldest call open with it), and never otherwise; a call by position waits
+    /// for a result that names its tool, or none, and is never answered without one.
+    fn fate(&self, number: usize) -> Fate {
         let Some(ahead) = &self.answers_ahead else {
-            return true;
+            return Fate::Waits;
         };
         let call = self.call_at(number);
-        call.by_position
-            || call.fields.get("call_id").is_none_or(|id| {
-                id.as_str().is_none_or(|id| {
-                    ahead
-                        .get(id)
-                        .is_some_and(|&last| last >= call.results_before)
-                })
-            })
+        if call.by_position {
+            let unread = |last: Option<&usize>| last.is_some_and(|&last| last >= self.results);
+            return match unread(ahead.any_tool.as_ref())
+                || call_tool(call).is_some_and(|tool| unread(ahead.tools.get(tool.as_ref())))
+            {
+                true => Fate::Waits,
+                false => Fate::Never,
+            };
+        }
+        let Some(id) = call.fields.get("call_id") else {
+            return Fate::Waits;
+        };
+        let Some(id) = id.as_str() else {
+            return Fate::Waits;
+        };
+        let unread = ahead
+            .ids
+            .get(id)
+            .map_or(0, |numbers| numbers.from(self.results));
+        let older = self
+            .open_by_id
+            .get(id)
+            .and_then(|open| open.iter().position(|&open| open == number));
+        match older {
+            Some(older) if older < unread => Fate::Answered,
+            // Not open (a call dropped): no result answers it.
+            Some(_) | None => Fate::Never,
+        }
+    }
+
+    /// Whether call `number` holds back what follows the boundary after it: it is not
+    /// answered yet, and what becomes of it is not known yet.
+    fn holds_back(&self, number: usize) -> bool {
+        !self.answered(number) && self.fate(number) == Fate::Waits
     }
 
     /// Whether what is not handed on yet waits for the answer of a call that a result
@@ -531,7 +617,7 @@ impl Pairer {
     pub fn waits_unknowing(&self) -> bool {
         self.answers_ahead.is_none()
             && matches!(self.events.front(), Some(Event::Boundary))
-            && self.pending.iter().any(|&n| self.may_yet_be_answered(n))
+            && self.pending.iter().any(|&n| self.holds_back(n))
     }
 
     /// Records, problems and boundaries read and not handed on yet.
@@ -540,11 +626,11 @@ impl Pairer {
         self.events.len()
     }
 
-    /// Learns the ids that the results still to be read name, each with the number
-    /// of the last result that names it (results counted from the first read, as
-    /// [`Pairer::results`] counts them; a result that names nothing still counts):
-    /// from then on, a call that no result after it names gets its `missing` result
-    /// at the next boundary at once, and what follows is handed on without waiting.
+    /// Learns what the results still to be read name, each with the number of the
+    /// last result that names it (results counted from the first read, as
+    /// [`Pairer::results`] counts them): from then on, a call that no result after it
+    /// names gets its `missing` result at the next boundary at once, and what follows
+    /// is handed on without waiting.
     pub fn learn_answers(&mut self, answers: Rc<Answers>) {
         self.answers_ahead = Some(answers);
     }
@@ -613,7 +699,7 @@ impl Pairer {
         while let Some(event) = self.events.front() {
             if !end
                 && matches!(event, Event::Boundary)
-                && self.pending.iter().any(|&n| self.may_yet_be_answered(n))
+                && self.pending.iter().any(|&n| self.holds_back(n))
             {
                 return;
             }
@@ -624,7 +710,12 @@ impl Pairer {
             match event {
                 Event::Boundary => {
                     let mut unanswerable = Vec::new();
-                    for number in self.pending.drain(..) {
+                    let mut pending = std::mem::take(&mut self.pending);
+                    for number in pending.drain(..) {
+                        // Answered later: no `missing` result.
+                        if !end && !self.answered(number) && self.fate(number) == Fate::Answered {
+                            continue;
+                        }
                         // A call dropped was answered.
                         let Some(call) = number
                             .checked_sub(self.first)
@@ -649,13 +740,17 @@ impl Pairer {
                         put(&mut missing, "synthesized", self.why_missing);
                         if !end {
                             // Passed before the end only when no result still to be
-                            // read names its id: it is done with.
-                            unanswerable.push((number, missing.get("call_id").cloned()));
+                            // read answers it: it is done with.
+                            let id = missing.get("call_id").cloned();
+                            unanswerable.push((number, call.by_position, id));
                         }
                         out.record_in(trace.clone(), &call.site.clone(), missing);
                     }
-                    for (number, id) in unanswerable {
-                        if let Some(Value::String(id)) = id
+                    self.pending = pending;
+                    for (number, by_position, id) in unanswerable {
+                        if by_position {
+                            self.open_anonymous.retain(|&open| open != number);
+                        } else if let Some(Value::String(id)) = id
                             && let Some(queue) = self.open_by_id.get_mut(&id)
                         {
                             queue.retain(|&open| open != number);

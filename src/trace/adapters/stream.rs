@@ -343,8 +343,8 @@ impl Lines {
         let first = pairer.results();
         let answers = match after {
             Where::List(after) => run::answers_after(path, after, self, first),
-            Where::Lines(offset, max_line_bytes) => {
-                answers_in_lines(path, offset, max_line_bytes, self, first)
+            Where::Lines(from, max_line_bytes) => {
+                answers_in_lines(path, from, max_line_bytes, self, first)
             }
         };
         if let Ok(answers) = answers
@@ -585,32 +585,33 @@ pub(super) fn lines_stream(format: Format) -> bool {
 }
 
 /// Where the rest of a transcript is in its file, for [`Lines::look_ahead`]: after an
-/// element of a list, or from an offset in a file of one element per line (with its
-/// longest line).
+/// element of a list, or in a file of one element per line from a place in a line
+/// (with the file's longest line).
 #[derive(Clone, Copy)]
 enum Where {
     List(run::At),
-    Lines(u64, usize),
+    Lines(run::At, usize),
 }
 
-/// [`run::Ahead`] of the lines of `path` from `offset` to its end, read as the file's
-/// reader reads them (a line that is not text, or too long, gives nothing); an error
-/// when the file cannot be read to its end.
+/// [`run::Ahead`] of the lines of `path` from `from` (in line `from.line`) to its end,
+/// read as the file's reader reads them (a line that is not text, or too long, gives
+/// nothing); an error when the file cannot be read to its end.
 fn answers_in_lines(
     path: &std::path::Path,
-    offset: u64,
+    from: run::At,
     max_line_bytes: usize,
     reading: &Lines,
     first: usize,
 ) -> io::Result<Answers> {
     let mut file = std::fs::File::open(path)?;
-    io::Seek::seek(&mut file, io::SeekFrom::Start(offset))?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(from.offset))?;
     let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
     let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-    let mut ahead = run::Ahead::new(reading, first);
+    let mut ahead = run::Ahead::new(reading, first, true);
     while let Some(line) = reader.next_line()? {
         if let LineContent::Text(text) = line.content {
-            ahead.element(text);
+            // Numbered from the line `from` is in.
+            ahead.element(text, Some(from.line + line.number - 1));
         }
     }
     Ok(ahead.answers())
@@ -1527,7 +1528,11 @@ impl Stream {
                 self.next_doc += 1;
                 self.offset = doc.offset;
                 // The rest of the line is its end.
-                let end = Where::Lines(doc.offset + doc.text.len() as u64, *max_line_bytes);
+                let end = run::At {
+                    offset: doc.offset + doc.text.len() as u64,
+                    line: doc.line,
+                };
+                let end = Where::Lines(end, *max_line_bytes);
                 let doc = Rc::new(doc);
                 if doc.hides("") {
                     return Ok(true);

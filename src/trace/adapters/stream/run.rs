@@ -34,7 +34,7 @@ use crate::trace::Location;
 use crate::trace::adapters::detect::{
     ELEMENT_KEYS, ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
 };
-use crate::trace::adapters::document::{foreign_message, malformed, parse_unique};
+use crate::trace::adapters::document::{Current, Doc, foreign_message, malformed, parse_unique};
 use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
 use crate::trace::adapters::shared::{Answers, Map, Pairer, str_of};
@@ -671,28 +671,49 @@ pub(super) struct Ahead<'r> {
     answers: Answers,
     number: usize,
     out: Out,
+    /// Whether an element with a key twice is read (as an element of a document or a
+    /// large run is, both checked before) or passed over (as a line is).
+    unique: bool,
 }
 
 impl<'r> Ahead<'r> {
-    /// After `first` results, read by `reading`.
-    pub(super) fn new(reading: &'r Lines, first: usize) -> Ahead<'r> {
+    /// After `first` results, read by `reading`; `unique`: a line's elements.
+    pub(super) fn new(reading: &'r Lines, first: usize, unique: bool) -> Ahead<'r> {
         Ahead {
             reading,
             answers: Answers::default(),
             number: first,
             out: Out::default(),
+            unique,
         }
     }
 
-    /// Reads the next element, `text`, as the reading reads it (one that does not
-    /// parse, or has a key twice, gives nothing).
-    pub(super) fn element(&mut self, text: &str) {
-        let Some(value) = parse_unique(text) else {
+    /// Reads the next element, `text`, as the reading reads it: one that does not
+    /// parse gives nothing, nor, for a line, one with a key twice. A line's number
+    /// `line` is what the reading of a Responses log knows its built-in calls by.
+    pub(super) fn element(&mut self, text: &str, line: Option<u64>) {
+        let value = match self.unique {
+            true => parse_unique(text),
+            false => serde_json::from_str(text).ok(),
+        };
+        let Some(value) = value else {
             return;
         };
         let Some(mut lines) = self.reading.naming() else {
             return;
         };
+        self.out.current = line.map(|line| Current {
+            doc: 0,
+            read: Rc::new(Doc {
+                text: String::new(),
+                offset: 0,
+                line,
+                value: None,
+                index: Default::default(),
+                duplicates: Vec::new(),
+                base: String::new(),
+            }),
+        });
         let site = Site::new(0, String::new());
         lines.element(
             &Element {
@@ -705,10 +726,8 @@ impl<'r> Ahead<'r> {
         let Some(pairer) = lines.pairer() else {
             return;
         };
-        for id in pairer.take_named() {
-            if let Some(id) = id {
-                self.answers.insert(id, self.number);
-            }
+        for named in pairer.take_named() {
+            self.answers.note(named, self.number);
             self.number += 1;
         }
     }
@@ -727,9 +746,9 @@ pub(super) fn answers_after(
     first: usize,
 ) -> io::Result<Answers> {
     let mut messages = Messages::after(path, after)?;
-    let mut ahead = Ahead::new(reading, first);
+    let mut ahead = Ahead::new(reading, first, false);
     while let Some((text, _)) = messages.next()? {
-        ahead.element(text);
+        ahead.element(text, None);
     }
     Ok(ahead.answers())
 }
