@@ -358,10 +358,9 @@ pub struct Pairer {
     anonymous_seen: usize,
     /// Results read so far ([`Pairer::result`]).
     results: usize,
-    /// The ids that the results still to be read name, each with the number of the
-    /// last of them that names it (counted as `results` counts), once a look ahead
-    /// found them ([`Pairer::learn_answers`]): a call that no result after it names is
-    /// never answered, so what follows it need not wait for its answer.
+    /// What the results still to be read name, once a look ahead found it
+    /// ([`Pairer::learn_answers`]): then what follows a call by id need not wait for
+    /// its answer, which is known to come or not.
     answers_ahead: Option<Rc<Answers>>,
     /// For a look ahead: what each result names, in order.
     named: Option<Vec<Named>>,
@@ -626,11 +625,11 @@ impl Pairer {
         self.events.len()
     }
 
-    /// Learns what the results still to be read name, each with the number of the
-    /// last result that names it (results counted from the first read, as
-    /// [`Pairer::results`] counts them): from then on, a call that no result after it
-    /// names gets its `missing` result at the next boundary at once, and what follows
-    /// is handed on without waiting.
+    /// Learns what the results still to be read name ([`Answers`], results numbered
+    /// on from those read, as [`Pairer::results`] counts them): from then on, a call
+    /// by id is known answered or never where the agent moves on ([`Pairer::fate`]),
+    /// one never answered gets its `missing` result there at once, and what follows is
+    /// handed on without waiting for either.
     pub fn learn_answers(&mut self, answers: Rc<Answers>) {
         self.answers_ahead = Some(answers);
     }
