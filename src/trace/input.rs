@@ -1973,6 +1973,16 @@ mod tests {
             .chain([answer("first")])
             .map(|line| line + "\n")
             .collect();
+        // A call by position answered only at the end, after calls of another tool.
+        let looked_up = r#"{"role": "function", "name": "lookup", "content": "found"}"#;
+        let looked_up_last: String = [legacy("lookup"), said.to_string()]
+            .into_iter()
+            .chain(
+                (0..300).flat_map(|_| [legacy("search"), searched.to_string(), said.to_string()]),
+            )
+            .chain([looked_up.to_string()])
+            .map(|line| line + "\n")
+            .collect();
         let by_position: String = (0..300)
             .map(|_| {
                 format!(
@@ -2007,6 +2017,7 @@ mod tests {
             (per_line(&list(&plain, "messages")), &detect),
             (by_position.clone(), &detect),
             (answered_last.clone(), &detect),
+            (looked_up_last, &detect),
             (per_line(&list(&anthropic, "messages")), &detect),
             // A large run, read a few messages at a time.
             (
@@ -2077,7 +2088,24 @@ mod tests {
             said.clone(),
         ]);
         messages.extend(padding(10));
-        messages.extend([positional_answer, positional, said.clone()]);
+        messages.extend([positional_answer.clone(), positional.clone(), said.clone()]);
+        // Two calls by position of one tool open, one answer: to the older one.
+        messages.extend([positional.clone(), said.clone()]);
+        messages.extend(padding(5));
+        messages.extend([positional_answer, said.clone()]);
+        // A result that names no tool answers the oldest call by position of any.
+        let search = r#"{"role": "assistant", "content": null, "function_call": {"name": "search", "arguments": "{}"}}"#;
+        messages.extend([
+            positional.clone(),
+            said.clone(),
+            search.to_string(),
+            said.clone(),
+        ]);
+        messages.extend(padding(5));
+        messages.extend([
+            r#"{"role": "function", "content": "unnamed"}"#.to_string(),
+            said.clone(),
+        ]);
         messages.extend(padding(10));
         let text = array(&messages);
         assert!(text.len() >= adapters::LARGE_RUN);

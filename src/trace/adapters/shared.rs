@@ -282,13 +282,12 @@ enum Fate {
 }
 
 /// What results name ([`Pairer::learn_answers`]): the numbers of the results that
-/// name each id, and of the last result that names each tool, or none, of calls by
-/// position.
+/// name each id, and of those that name each tool, or none, of calls by position.
 #[derive(Default)]
 pub struct Answers {
     ids: FxHashMap<String, Numbers>,
-    tools: FxHashMap<String, usize>,
-    any_tool: Option<usize>,
+    tools: FxHashMap<String, Numbers>,
+    any_tool: Option<Numbers>,
 }
 
 /// The numbers of the results that name an id, in order: nearly always one.
@@ -298,6 +297,14 @@ enum Numbers {
 }
 
 impl Numbers {
+    /// Adds `number`, after every one before.
+    fn push(&mut self, number: usize) {
+        match self {
+            Numbers::Many(numbers) => numbers.push(number),
+            Numbers::One(first) => *self = Numbers::Many(vec![*first, number]),
+        }
+    }
+
     /// How many are `from` or more.
     fn from(&self, from: usize) -> usize {
         match self {
@@ -312,16 +319,17 @@ impl Answers {
     pub fn note(&mut self, named: Named, number: usize) {
         match named {
             Named::Id(id) => match self.ids.get_mut(&id) {
-                Some(Numbers::Many(numbers)) => numbers.push(number),
-                Some(numbers @ Numbers::One(_)) => {
-                    if let Numbers::One(first) = *numbers {
-                        *numbers = Numbers::Many(vec![first, number]);
-                    }
-                }
+                Some(numbers) => numbers.push(number),
                 None => _ = self.ids.insert(id, Numbers::One(number)),
             },
-            Named::Position(Some(tool)) => _ = self.tools.insert(tool, number),
-            Named::Position(None) => self.any_tool = Some(number),
+            Named::Position(Some(tool)) => match self.tools.get_mut(&tool) {
+                Some(numbers) => numbers.push(number),
+                None => _ = self.tools.insert(tool, Numbers::One(number)),
+            },
+            Named::Position(None) => match &mut self.any_tool {
+                Some(numbers) => numbers.push(number),
+                None => self.any_tool = Some(Numbers::One(number)),
+            },
         }
     }
 }
@@ -567,19 +575,34 @@ impl Pairer {
     /// any result still to be read may answer it, unless a look ahead found what they
     /// name. Then a call by id is answered when fewer calls open with its id are older
     /// than it than results still to be read name the id (each such result answers
-    /// the oldest call open with it), and never otherwise; a call by position waits
-    /// for a result that names its tool, or none, and is never answered without one.
+    /// the oldest call open with it), and never otherwise; a call by position alike,
+    /// by its tool, unless a result still to be read names no tool (it answers the
+    /// oldest call by position of any tool): then it waits.
     fn fate(&self, number: usize) -> Fate {
         let Some(ahead) = &self.answers_ahead else {
             return Fate::Waits;
         };
         let call = self.call_at(number);
+        let unread = |numbers: Option<&Numbers>| numbers.map_or(0, |n| n.from(self.results));
         if call.by_position {
-            let unread = |last: Option<&usize>| last.is_some_and(|&last| last >= self.results);
-            return match unread(ahead.any_tool.as_ref())
-                || call_tool(call).is_some_and(|tool| unread(ahead.tools.get(tool.as_ref())))
-            {
-                true => Fate::Waits,
+            if unread(ahead.any_tool.as_ref()) > 0 {
+                // One of them answers the oldest call by position, of any tool.
+                return Fate::Waits;
+            }
+            // Each answers the oldest call by position of its tool.
+            let Some(tool) = call_tool(call) else {
+                return Fate::Never;
+            };
+            let older = self
+                .open_anonymous
+                .iter()
+                .take_while(|&&open| open != number)
+                .filter(|&&open| {
+                    open >= self.first && call_tool(self.call_at(open)).as_deref() == Some(&*tool)
+                })
+                .count();
+            return match older < unread(ahead.tools.get(tool.as_ref())) {
+                true => Fate::Answered,
                 false => Fate::Never,
             };
         }
@@ -589,10 +612,7 @@ impl Pairer {
         let Some(id) = id.as_str() else {
             return Fate::Waits;
         };
-        let unread = ahead
-            .ids
-            .get(id)
-            .map_or(0, |numbers| numbers.from(self.results));
+        let unread = unread(ahead.ids.get(id));
         let older = self
             .open_by_id
             .get(id)
