@@ -234,11 +234,17 @@ pub(super) fn atif_steps(map: &Map) -> Option<&Vec<Value>> {
     let Some(Value::Array(steps)) = map.get("steps") else {
         return None;
     };
-    let atif = str_of(map, "schema_version").is_some_and(|v| v.starts_with("ATIF"))
+    let atif = says_atif(map)
         || steps
             .iter()
             .any(|s| signal(s) == Signal::Strong(Format::Atif));
     atif.then_some(steps)
+}
+
+/// Whether an object's `schema_version` says it is an ATIF trajectory (else one of its
+/// steps must, [`atif_steps`]).
+pub(super) fn says_atif(map: &Map) -> bool {
+    str_of(map, "schema_version").is_some_and(|version| version.starts_with("ATIF"))
 }
 
 /// The name of the list at `pointer`, whose parent object is `parent`, in a document

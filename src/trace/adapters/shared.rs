@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 
 use std::rc::Rc;
 
@@ -305,6 +306,13 @@ impl Numbers {
         }
     }
 
+    /// Adds `number` to the numbers of `entry`'s key.
+    fn add(entry: Entry<'_, String, Numbers>, number: usize) {
+        entry
+            .and_modify(|numbers| numbers.push(number))
+            .or_insert(Numbers::One(number));
+    }
+
     /// How many are `from` or more.
     fn from(&self, from: usize) -> usize {
         match self {
@@ -318,14 +326,8 @@ impl Answers {
     /// Notes that result `number`, after every one noted before, names `named`.
     pub fn note(&mut self, named: Named, number: usize) {
         match named {
-            Named::Id(id) => match self.ids.get_mut(&id) {
-                Some(numbers) => numbers.push(number),
-                None => _ = self.ids.insert(id, Numbers::One(number)),
-            },
-            Named::Position(Some(tool)) => match self.tools.get_mut(&tool) {
-                Some(numbers) => numbers.push(number),
-                None => _ = self.tools.insert(tool, Numbers::One(number)),
-            },
+            Named::Id(id) => Numbers::add(self.ids.entry(id), number),
+            Named::Position(Some(tool)) => Numbers::add(self.tools.entry(tool), number),
             Named::Position(None) => match &mut self.any_tool {
                 Some(numbers) => numbers.push(number),
                 None => self.any_tool = Some(Numbers::One(number)),

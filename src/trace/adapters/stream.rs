@@ -337,20 +337,13 @@ impl Lines {
     /// them may answer. Once per transcript; a file that cannot be read to the end of
     /// the transcript is left waiting.
     fn look_ahead(&mut self, path: &std::path::Path, after: Where) {
-        let Some(pairer) = self.pairer().filter(|pairer| pairer.waits_unknowing()) else {
+        if !self.pairer().is_some_and(|pairer| pairer.waits_unknowing()) {
             return;
-        };
-        let first = pairer.results();
-        let answers = match after {
-            Where::List(after) => run::answers_after(path, after, self, first),
-            Where::Lines(from, max_line_bytes) => {
-                answers_in_lines(path, from, max_line_bytes, self, first)
-            }
-        };
-        if let Ok(answers) = answers
+        }
+        if let Some(reading) = self.naming()
             && let Some(pairer) = self.pairer()
         {
-            pairer.learn_answers(Rc::new(answers));
+            learn_ahead(pairer, &reading, path, after);
         }
     }
 
@@ -591,6 +584,23 @@ pub(super) fn lines_stream(format: Format) -> bool {
 enum Where {
     List(run::At),
     Lines(run::At, usize),
+}
+
+/// Tells `pairer` what the results still to be read name ([`Pairer::learn_answers`]):
+/// the rest of its transcript, from `after` in `path`, each element read alone as
+/// `reading` (an adapter like the one reading the transcript) reads it; nothing when
+/// the file cannot be read to the transcript's end.
+fn learn_ahead(pairer: &mut Pairer, reading: &Lines, path: &std::path::Path, after: Where) {
+    let first = pairer.results();
+    let answers = match after {
+        Where::List(after) => run::answers_after(path, after, reading, first),
+        Where::Lines(from, max_line_bytes) => {
+            answers_in_lines(path, from, max_line_bytes, reading, first)
+        }
+    };
+    if let Ok(answers) = answers {
+        pairer.learn_answers(Rc::new(answers));
+    }
 }
 
 /// [`run::Ahead`] of the lines of `path` from `from` (in line `from.line`) to its end,

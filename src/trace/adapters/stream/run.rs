@@ -37,7 +37,7 @@ use crate::trace::adapters::detect::{
 use crate::trace::adapters::document::{Current, Doc, foreign_message, malformed, parse_unique};
 use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
-use crate::trace::adapters::shared::{Answers, Map, Pairer, str_of};
+use crate::trace::adapters::shared::{Answers, Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Format, Out, Selector, Site, openai, search};
 use crate::trace::json_index::child_pointer;
@@ -238,7 +238,7 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
                 false
             }
             // An ATIF trajectory's steps, if the run is one: then its transcript, whatever
-            // they hold (told once they are read: [`atif_said`], [`Listed::atif_step`]).
+            // they hold (told once they are read: [`search::says_atif`], [`Listed::atif_step`]).
             _ if key == "steps"
                 && next == Some(b'[')
                 && format.is_none_or(|format| format == Format::Atif) =>
@@ -655,15 +655,9 @@ fn run_messages(format: Format, answered: FxHashSet<String>) -> Option<Lines> {
     }
 }
 
-/// Whether the scalar members `parent` of an object say it is an ATIF trajectory, as
-/// [`search::atif_steps`] reads them.
-fn atif_said(parent: &Map) -> bool {
-    str_of(parent, "schema_version").is_some_and(|version| version.starts_with("ATIF"))
-}
-
 /// What the results of a transcript's elements still to be read name, read one
-/// element at a time ([`Pairer::learn_answers`]): each id with the number of the last
-/// result that names it, results counted on from the number of those already read.
+/// element at a time ([`Pairer::learn_answers`]): the numbers of the results that
+/// name each id or tool, counted on from the number of those already read.
 pub(super) struct Ahead<'r> {
     /// The adapter reading the transcript, like which each element is read alone (what
     /// a result names is said by its element, not by the calls before it).
@@ -851,7 +845,7 @@ impl Runs {
                 let format = match (steps, listed.format) {
                     // The search stops at an ATIF trajectory: its steps are its
                     // transcript, whatever they hold.
-                    (true, _) if atif_said(&parent) || listed.atif_step => Format::Atif,
+                    (true, _) if search::says_atif(&parent) || listed.atif_step => Format::Atif,
                     (true, _) | (false, None) => return Ok(false),
                     (false, Some(format)) => format,
                 };
@@ -1006,10 +1000,8 @@ impl Runs {
                 HowRead::Plain { pairer, .. } if pairer.waits_unknowing() => {
                     // Read as `openai::message` reads them: plain messages give the same.
                     let reading = Lines::Messages(pairer.naming(), openai::message);
-                    let first = pairer.results();
-                    if let Ok(answers) = answers_after(path, messages.at(), &reading, first) {
-                        pairer.learn_answers(Rc::new(answers));
-                    }
+                    let after = super::Where::List(messages.at());
+                    super::learn_ahead(pairer, &reading, path, after);
                 }
                 HowRead::Plain { .. } => {}
                 HowRead::Parsed { lines, .. } => {
