@@ -190,6 +190,21 @@ fn mcp_interleaved(bytes: usize, sessions: usize, together: usize) -> Input {
     Input { text, largest }
 }
 
+/// An MCP log of `sessions` sessions one after the other, as the `messages` of the one
+/// run of an array of runs.
+fn mcp_run(bytes: usize, sessions: usize) -> Input {
+    let log = mcp(bytes, sessions);
+    let messages: Vec<&str> = log.text.lines().collect();
+    let text = format!(
+        "[\n  {{\"id\": \"r0\", \"messages\": [\n    {}\n  ]}}\n]\n",
+        messages.join(",\n    ")
+    );
+    Input {
+        text,
+        largest: log.largest,
+    }
+}
+
 /// One OpenAI Chat Completions call (an assistant message) and its tool message,
 /// separated by `sep`.
 fn openai_op(out: &mut String, s: usize, n: usize, sep: &str) {
@@ -752,6 +767,11 @@ fn main() {
         (
             "mcp 100 sessions, 10 interleaved",
             |b| mcp_interleaved(b, 100, 10),
+            detected.clone(),
+        ),
+        (
+            "mcp 100 sessions in one large run",
+            |b| mcp_run(b, 100),
             detected.clone(),
         ),
         ("openai lines", openai_lines, detected.clone()),

@@ -1911,6 +1911,127 @@ mod tests {
         }
     }
 
+    /// The lines of `log` that are JSON values without a key twice, as the list `key`
+    /// of a run `id`, on one line.
+    fn log_run(id: &str, key: &str, log: &str) -> String {
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|line| serde_json::from_str::<serde_json::Value>(line).is_ok())
+            .filter(|line| !line.contains(r#""name":"a","name":"b""#))
+            .collect();
+        format!(r#"{{"id": "{id}", "{key}": [{}]}}"#, lines.join(", "))
+    }
+
+    /// A Codex rollout of `sessions` sessions of `calls` function calls each, a fifth
+    /// never answered, with built-in calls answered at once, four calls later, or
+    /// never; `back`: the first session goes on after the others.
+    fn codex_rollout(sessions: usize, calls: usize, back: bool) -> String {
+        let line = |ty: &str, payload: &str| {
+            format!("{{\"timestamp\":\"t\",\"type\":\"{ty}\",\"payload\":{payload}}}\n")
+        };
+        let item = |payload: String| line("response_item", &payload);
+        let mut text = String::new();
+        for s in (0..sessions).chain(back.then_some(0)) {
+            text += &line("session_meta", &format!(r#"{{"id":"r{s}"}}"#));
+            for n in 0..calls {
+                if n % 4 == 0 {
+                    text += &item(format!(
+                        r#"{{"type":"local_shell_call","call_id":"l{s}-{n}","status":"completed","action":{{"command":["ls"]}}}}"#
+                    ));
+                }
+                if n % 8 == 0 {
+                    text += &item(format!(
+                        r#"{{"type":"local_shell_call_output","call_id":"l{s}-{n}","output":"a"}}"#
+                    ));
+                }
+                if n % 8 == 6 {
+                    let earlier = n - 2;
+                    text += &item(format!(
+                        r#"{{"type":"local_shell_call_output","call_id":"l{s}-{earlier}","output":"b"}}"#
+                    ));
+                }
+                text += &item(format!(
+                    r#"{{"type":"function_call","name":"create","call_id":"f{s}-{n}","arguments":"{{\"request_id\":\"q{n}\"}}"}}"#
+                ));
+                if n % 5 != 2 {
+                    text += &item(format!(
+                        r#"{{"type":"function_call_output","call_id":"f{s}-{n}","output":"ok"}}"#
+                    ));
+                }
+                text += &item(
+                    r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"next"}]}"#
+                        .to_string(),
+                );
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn large_runs_of_mcp_claude_code_and_codex_logs_stream_as_they_read_whole() {
+        // Sessions and threads that interleave: held by the reading until they end.
+        let claude: String = (0..8).map(|_| claude_code_log()).collect();
+        let logs = [
+            (log_run("m", "messages", &mcp_log(12)), Format::Mcp),
+            (log_run("c", "loglines", &claude), Format::ClaudeCode),
+            (
+                log_run("x", "events", &codex_rollout(3, 12, true)),
+                Format::Codex,
+            ),
+        ];
+        let small = [
+            log_run("n", "messages", &mcp_log(1)),
+            log_run("d", "loglines", &claude_code_log()),
+            log_run("y", "events", &codex_rollout(1, 1, false)),
+        ];
+        for ((large, format), small) in logs.iter().zip(&small) {
+            assert!(large.len() >= adapters::LARGE_RUN);
+            for runs in [
+                vec![large.clone(), small.clone()],
+                vec![large.clone()],
+                vec![small.clone(), large.clone(), large.clone()],
+            ] {
+                let array = format!("[\n  {}\n]\n", runs.join(",\n  "));
+                let object = format!("{{\"version\": 1, \"runs\": {array}}}");
+                let lines = document_lines(&runs);
+                for text in [&array, &object, &lines] {
+                    for format in [None, Some(*format), Some(Format::OpenAi)] {
+                        reads_alike(text, format, None);
+                    }
+                }
+                for path in
+                    SELECT_RUNS
+                        .iter()
+                        .chain(&["[*].loglines", "[*].events", "[*].events[2]"])
+                {
+                    reads_alike(&array, None, Some(path));
+                    reads_alike(&object, None, Some(&format!("runs{path}")));
+                }
+                reads_alike(&lines, None, Some("loglines"));
+            }
+        }
+        // A large run's sessions one after another: each is handed on as it is read and
+        // ended at its last message, so what waits is at most one session's records (a
+        // Codex session's wait for a call never answered, with no look ahead: about
+        // 40), where read whole every record of the run would wait for its end
+        // (hundreds).
+        let sequential = [
+            (log_run("m", "messages", &mcp_log(40)), &small[0], 41, 10),
+            (
+                log_run("x", "events", &codex_rollout(8, 12, false)),
+                &small[2],
+                9,
+                50,
+            ),
+        ];
+        for (run, small, traces, most) in &sequential {
+            let array = format!("[{run}, {small}]");
+            streams_as_read_whole(&array, *traces);
+            let waiting = most_waiting(&array, &InputOptions::default());
+            assert!(waiting < *most, "{waiting} waiting: {}", &run[..60]);
+        }
+    }
+
     /// Reads `text` from a file, where it streams, to its end, and returns the most
     /// records and problems that ever waited to be handed on (in its adapter or after).
     fn most_waiting(text: &str, options: &InputOptions) -> usize {

@@ -1103,9 +1103,10 @@ impl Stream {
     /// decides it from a first pass over the runs after it (the elements of a document
     /// of runs, or the lines of a file of documents), which keeps nothing but the names
     /// of their traces and stops at the second trace, and, if that does not decide,
-    /// from whether the run gives a record. The run, the last of what was `read`,
-    /// gives records of the trace `name` only. A first pass that fails leaves things as
-    /// they were (the records wait).
+    /// from the traces the run gives records of. The run, the last of what was `read`,
+    /// is named `name`: its records are of that trace, or of its sub-traces (an MCP
+    /// log's sessions, a Claude Code log's or a Codex rollout's threads). A first pass
+    /// that fails leaves things as they were (the records wait).
     fn decide_before_run(&mut self, read: Read, name: &str) {
         let finisher = &self.finisher;
         if finisher.decided
@@ -1148,10 +1149,12 @@ impl Stream {
         }
         // The traces before it and after it; then its own, unless they hold it.
         let mut traces = survey.traces();
-        if traces < 2 && !survey.finisher.origins.contains_key(name) {
-            match self.open_records() {
-                Ok(true) => traces += 1,
-                Ok(false) => {}
+        if traces < 2 {
+            match self.open_traces() {
+                Ok(own) => {
+                    let new = |own: &&String| !survey.finisher.origins.contains_key(*own);
+                    traces += own.iter().filter(new).count();
+                }
                 Err(_) => return,
             }
         }
@@ -1160,12 +1163,13 @@ impl Stream {
         self.finisher.flush();
     }
 
-    /// Whether the large run being read gives any record.
-    fn open_records(&self) -> io::Result<bool> {
+    /// The traces the large run being read gives records of, by their names, up to
+    /// two.
+    fn open_traces(&self) -> io::Result<Vec<String>> {
         match &self.reader {
-            Reader::Runs(runs) => runs.open_records(),
-            Reader::DocLines(lines) => lines.plain.open_records(),
-            Reader::Lines(_) | Reader::Otel => Ok(false),
+            Reader::Runs(runs) => runs.open_traces(),
+            Reader::DocLines(lines) => lines.plain.open_traces(),
+            Reader::Lines(_) | Reader::Otel => Ok(Vec::new()),
         }
     }
 

@@ -11,9 +11,11 @@
 //! messages as the search of the run's value would find them: plain OpenAI messages
 //! ([`check_plain`]), or the format the tally of their formats says ([`list_format`]),
 //! each message scanned alone, which also finds whether it is valid without a key
-//! twice. Only then is a record handed on, read by a last pass a few messages at a
-//! time ([`Runs::read_open`]): once one is, the run can no longer be read from its
-//! value instead. With `--select` `…[*]rest`, the same when the rest selects the run
+//! twice. A list whose traces a first pass ends (an MCP log's sessions, a Claude Code
+//! log's or a Codex rollout's threads) is read once more for where each has its last
+//! message ([`learn_run_ends`]). Only then is a record handed on, read by a last pass
+//! a few messages at a time ([`Runs::read_open`]): once one is, the run can no longer
+//! be read from its value instead. With `--select` `…[*]rest`, the same when the rest selects the run
 //! ([`Pick::Selected`]) or a member that its keys lead to through objects, which is
 //! then the list ([`Pick::Member`]).
 //! A run of any other shape is read whole, as a smaller one is.
@@ -34,12 +36,14 @@ use crate::trace::Location;
 use crate::trace::adapters::detect::{
     ELEMENT_KEYS, ListTally, READ_MEMBERS, ScannedList, Signal, shallow_scanned, signal,
 };
-use crate::trace::adapters::document::{Current, Doc, foreign_message, malformed, parse_unique};
+use crate::trace::adapters::document::{
+    Current, Doc, foreign_message, malformed, parse_unique, sub_trace_name,
+};
 use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
 use crate::trace::adapters::shared::{Answers, Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
-use crate::trace::adapters::{Element, Format, Out, Selector, Site, openai, search};
+use crate::trace::adapters::{Element, Emit, Format, Out, Selector, Site, codex, openai, search};
 use crate::trace::json_index::child_pointer;
 use crate::trace::reader::LineContent;
 
@@ -643,16 +647,37 @@ fn list_format(path: &Path, list: At, format: Option<Format>) -> io::Result<Opti
 }
 
 /// The adapter of a large run's messages in `format`, whose output items answer the
-/// call ids `answered`: chat messages, Responses items or ATIF steps, one trace
-/// whatever they hold (not an MCP, Claude Code or Codex log's, which may hold many).
+/// call ids `answered` (a Responses list's items, or a Codex rollout's): chat
+/// messages, Responses items and ATIF steps, one trace whatever they hold, and an MCP
+/// log, a Claude Code log or a Codex rollout, which may hold many (by session, by
+/// thread).
 fn run_messages(format: Format, answered: FxHashSet<String>) -> Option<Lines> {
+    let answered = Answered::Ids(Rc::new(answered));
     match format {
-        Format::OpenAi | Format::Anthropic | Format::Gemini | Format::Responses | Format::Atif => {
-            let answered = Answered::Ids(Rc::new(answered));
-            Lines::of(format, Answered::default(), answered)
-        }
-        _ => None,
+        Format::Codex => Lines::of(format, answered, Answered::default()),
+        Format::OpenAi
+        | Format::Anthropic
+        | Format::Gemini
+        | Format::Responses
+        | Format::Atif
+        | Format::Mcp
+        | Format::ClaudeCode => Lines::of(format, Answered::default(), answered),
+        Format::Native | Format::Otel | Format::ToolBench => None,
     }
+}
+
+/// The call ids the output items of the Codex rollout lines in the list at `list` in
+/// `path` answer ([`codex::answered`]), each line parsed alone, as the reading of the
+/// run's value finds them before it reads a line.
+fn codex_answered(path: &Path, list: At) -> io::Result<FxHashSet<String>> {
+    let mut messages = Messages::open(path, list)?;
+    let mut answered = FxHashSet::default();
+    while let Some((text, _)) = messages.next()? {
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            answered.extend(codex::answered(std::iter::once(&value)));
+        }
+    }
+    Ok(answered)
 }
 
 /// What the results of a transcript's elements still to be read name, read one
@@ -747,12 +772,62 @@ pub(super) fn answers_after(
     Ok(ahead.answers())
 }
 
-/// Whether the messages of the list at `list` in `path`, in `format`, give any
-/// record, read one at a time as [`HowRead::Parsed`] reads them, up to the first that
-/// does.
-fn parsed_records(path: &Path, list: At, format: Format) -> io::Result<bool> {
+/// Tells `reading`, the adapter of a large run's list at `list` in `path` in
+/// `format`, where each of its traces ends ([`Lines::learn_ends`]) when it is one that
+/// a first pass tells (an MCP log's sessions, a Claude Code log's or a Codex rollout's
+/// threads): a first pass over the messages, numbered as [`Runs::read_open`] numbers
+/// them, so that a thread is handed on and its trace ended at its last message rather
+/// than at the run's end.
+fn learn_run_ends(path: &Path, list: At, format: Format, reading: &mut Lines) -> io::Result<()> {
+    if !reading.ends_found_first() {
+        return Ok(());
+    }
+    let Some(mut survey) = run_messages(format, FxHashSet::default()) else {
+        return Ok(());
+    };
+    survey.survey();
+    let mut messages = Messages::open(path, list)?;
+    let mut out = Out::default();
+    let mut doc = 0;
+    while let Some((text, _)) = messages.next()? {
+        doc += 1;
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            let site = Site::new(doc, String::new());
+            survey.element(
+                &Element {
+                    value: &value,
+                    site,
+                },
+                &mut out,
+            );
+            survey.read(doc, &out);
+            out.items.clear();
+        }
+    }
+    reading.learn_ends(&mut survey);
+    Ok(())
+}
+
+/// The traces the messages of the list at `list` in `path`, in `format`, give
+/// records of, by their names within the run (`None`: the run's own), in the order
+/// their first records come, read one at a time as [`HowRead::Parsed`] reads them, up
+/// to the message that gives the `enough`th.
+fn parsed_traces(
+    path: &Path,
+    list: At,
+    format: Format,
+    enough: usize,
+) -> io::Result<Vec<Option<String>>> {
+    let mut traces: Vec<Option<String>> = Vec::new();
     let Some(mut lines) = run_messages(format, FxHashSet::default()) else {
-        return Ok(false);
+        return Ok(traces);
+    };
+    let note = |out: &mut Out, traces: &mut Vec<Option<String>>| {
+        for item in out.items.drain(..) {
+            if matches!(item.what, Emit::Record(_)) && !traces.contains(&item.trace) {
+                traces.push(item.trace);
+            }
+        }
     };
     let mut messages = Messages::open(path, list)?;
     let mut out = Out::default();
@@ -767,24 +842,32 @@ fn parsed_records(path: &Path, list: At, format: Format) -> io::Result<bool> {
                 },
                 &mut out,
             );
-            out.items.clear();
+            note(&mut out, &mut traces);
         }
-        if lines.recorded() {
-            return Ok(true);
+        // A pairer's records wait for their answers: it says it holds one.
+        if lines.recorded() && !traces.contains(&None) {
+            traces.push(None);
+        }
+        if traces.len() >= enough {
+            return Ok(traces);
         }
         i += 1;
     }
-    Ok(false)
+    // A log given thread by thread holds its later threads' records to its end.
+    lines.finish(&mut out);
+    note(&mut out, &mut traces);
+    Ok(traces)
 }
 
 impl Runs {
     /// Opens the large run `element` (document `index`, at `base`) of the file being
     /// read, to be read a few messages at a time ([`Runs::read_open`]), when it is an
-    /// object whose one list holds chat messages (OpenAI, Anthropic, Gemini CLI) beside
+    /// object whose one list holds a transcript ([`run_messages`]: chat messages,
+    /// Responses items, ATIF steps, MCP messages, Claude Code or Codex envelopes) beside
     /// scalar members and members that hold no transcript ([`shape`]), which the search
     /// of the run would find (or the rest of a `--select` path selects, [`Pick`]), as
-    /// the tally of its messages' formats says, and adapt as one transcript; `false`,
-    /// having read nothing, for any other run. A first pass only counts its trace.
+    /// the tally of its messages' formats says; `false`, having read nothing, for any
+    /// other run. A first pass only counts its traces ([`parsed_traces`]).
     pub(super) fn open_large(
         &mut self,
         index: usize,
@@ -850,9 +933,16 @@ impl Runs {
                     (false, Some(format)) => format,
                 };
                 let foreign = listed.foreign;
-                let Some(lines) = run_messages(format, listed.answered) else {
+                let answered = match format {
+                    Format::Codex => codex_answered(&path, list)?,
+                    _ => listed.answered,
+                };
+                let Some(mut lines) = run_messages(format, answered) else {
                     return Ok(false);
                 };
+                if !finisher.count_only {
+                    learn_run_ends(&path, list, format, &mut lines)?;
+                }
                 // Said before the list's records, as the whole reading says it.
                 if let (Some(forced), Some((i, at, len, other))) = (self.format, foreign) {
                     let loc = Location {
@@ -871,13 +961,13 @@ impl Runs {
         self.found_format(detected, format);
         self.selected |= self.select.is_some();
         if finisher.count_only {
-            // All a first pass needs: whether it has a trace, and its name.
-            let recorded = match recorded {
-                Some(recorded) => recorded,
-                None => parsed_records(&path, list, format)?,
+            // All a first pass needs: its traces, and their names.
+            let traces = match recorded {
+                Some(recorded) => recorded.then_some(None).into_iter().collect(),
+                None => parsed_traces(&path, list, format, usize::MAX)?,
             };
-            if recorded {
-                finisher.count(&name, None);
+            for sub in traces {
+                finisher.count(&name, sub);
             }
             return Ok(true);
         }
@@ -905,16 +995,18 @@ impl Runs {
         (open.recorded != Some(false)).then(|| open.name.clone())
     }
 
-    /// Whether the open run gives any record.
-    pub(super) fn open_records(&self) -> io::Result<bool> {
+    /// The traces the open run gives records of, by their names, up to two.
+    pub(super) fn open_traces(&self) -> io::Result<Vec<String>> {
         let (Some(open), Some(path)) = (&self.open, &self.file) else {
-            return Ok(false);
+            return Ok(Vec::new());
         };
-        match (&open.recorded, &open.how) {
-            (Some(recorded), _) => Ok(*recorded),
-            (None, HowRead::Parsed { format, .. }) => parsed_records(path, open.list, *format),
-            (None, HowRead::Plain { .. }) => Ok(false),
-        }
+        let subs = match (&open.recorded, &open.how) {
+            (Some(recorded), _) => recorded.then_some(None).into_iter().collect(),
+            (None, HowRead::Parsed { format, .. }) => parsed_traces(path, open.list, *format, 2)?,
+            (None, HowRead::Plain { .. }) => Vec::new(),
+        };
+        let name = |sub: Option<String>| sub_trace_name(&open.name, sub.as_deref());
+        Ok(subs.into_iter().map(name).collect())
     }
 
     /// What the open run's pairer holds, not handed on yet.
@@ -990,6 +1082,10 @@ impl Runs {
                             Some(loc) => loc,
                             None => locate(&message, *doc, site),
                         });
+                    }
+                    // Its traces that had their last message have ended.
+                    for sub in lines.ended(*doc) {
+                        finisher.ended(name, sub.as_deref());
                     }
                 }
             }
