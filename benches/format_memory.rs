@@ -97,6 +97,12 @@ fn transcripts(
 /// A Claude Code session log: one envelope per line, an assistant `tool_use` and the
 /// user's `tool_result` per call.
 fn claude_code(bytes: usize, sessions: usize) -> Input {
+    claude_code_unanswered(bytes, sessions, 0)
+}
+
+/// [`claude_code`] with every `every`th call left without its `tool_result` (none
+/// with 0): the session's records after it wait unless it is known never answered.
+fn claude_code_unanswered(bytes: usize, sessions: usize, every: usize) -> Input {
     transcripts(
         bytes,
         sessions,
@@ -112,6 +118,9 @@ fn claude_code(bytes: usize, sessions: usize) -> Input {
                 r#"{{"type":"assistant","sessionId":"s{s}","uuid":"a{s}-{n}","parentUuid":"u{s}","isSidechain":false,"timestamp":"2025-01-01T00:00:01Z","message":{{"id":"msg_{s}_{n}","role":"assistant","content":[{{"type":"tool_use","id":"toolu_{s}_{n}","name":"create_record","input":{{"request_id":"req-{s}-{n}","title":"Invoice {n}","amount":{amount}}}}}]}}}}"#,
                 amount = 100 + n % 900
             );
+            if every > 0 && n % every == every - 1 {
+                return;
+            }
             let _ = writeln!(
                 out,
                 r#"{{"type":"user","sessionId":"s{s}","uuid":"r{s}-{n}","parentUuid":"a{s}-{n}","isSidechain":false,"timestamp":"2025-01-01T00:00:02Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{s}_{n}","content":"created rec_{s}_{n}"}}]}},"toolUseResult":{{"stdout":"rec_{s}_{n}","stderr":"","interrupted":false}}}}"#
@@ -758,6 +767,11 @@ fn main() {
         (
             "claude-code 100 sessions",
             |b| claude_code(b, 100),
+            detected.clone(),
+        ),
+        (
+            "claude-code 1 session, a call in 9 never answered",
+            |b| claude_code_unanswered(b, 1, 9),
             detected.clone(),
         ),
         ("codex 1 session", |b| codex(b, 1), detected.clone()),

@@ -1060,7 +1060,7 @@ mod tests {
         // Found by fuzzing (stream_whole): with `--format claude-code`, a line with a
         // key twice, a string, a line that is no JSON, then an MCP message. Reading the
         // file whole says the format fits no element after the problems of every line
-        // before that message; a stream would have said it with the first item it
+        // up to that message; a stream would have said it with the first item it
         // handed on, before the third line's.
         let text = [
             r#"{"type":"","":{},"uuid":{},"":""}"#,
@@ -1080,12 +1080,16 @@ mod tests {
         assert!(input.reading().is_some(), "read whole");
         let whole = everything(TraceInput::from_bytes(text.as_bytes(), &options, None));
         assert_eq!(everything(input), whole);
+        // A line read into no thread is placed by where it is: the string (line 2)
+        // before the line that is no JSON (line 3), and the message's own problem
+        // before what is said of it.
         let lines = &whole.0;
+        assert!(whole.0[1].contains("log line is a string"), "{lines:#?}");
+        assert!(whole.0[3].contains("log line has no `type`"), "{lines:#?}");
         assert!(
-            whole.0[2].contains("--format claude-code reads this transcript"),
+            whole.0[4].contains("--format claude-code reads this transcript"),
             "{lines:#?}"
         );
-        assert!(whole.0[3].contains("log line is a string"), "{lines:#?}");
     }
 
     #[test]
@@ -1923,8 +1927,9 @@ mod tests {
     }
 
     /// A Codex rollout of `sessions` sessions of `calls` function calls each, a fifth
-    /// never answered, with built-in calls answered at once, four calls later, or
-    /// never; `back`: the first session goes on after the others.
+    /// never answered and some answered three calls later, with built-in calls
+    /// answered at once, two calls later, or never, and lines that give problems;
+    /// `back`: the first session goes on after the others.
     fn codex_rollout(sessions: usize, calls: usize, back: bool) -> String {
         let line = |ty: &str, payload: &str| {
             format!("{{\"timestamp\":\"t\",\"type\":\"{ty}\",\"payload\":{payload}}}\n")
@@ -1953,15 +1958,24 @@ mod tests {
                 text += &item(format!(
                     r#"{{"type":"function_call","name":"create","call_id":"f{s}-{n}","arguments":"{{\"request_id\":\"q{n}\"}}"}}"#
                 ));
-                if n % 5 != 2 {
+                if n % 5 != 2 && n % 9 != 4 {
                     text += &item(format!(
                         r#"{{"type":"function_call_output","call_id":"f{s}-{n}","output":"ok"}}"#
+                    ));
+                }
+                if n % 9 == 7 {
+                    let earlier = n - 3;
+                    text += &item(format!(
+                        r#"{{"type":"function_call_output","call_id":"f{s}-{earlier}","output":"late"}}"#
                     ));
                 }
                 text += &item(
                     r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"next"}]}"#
                         .to_string(),
                 );
+                if n % 7 == 2 {
+                    text += "{\"timestamp\":\"t\",\"type\":\"response_item\"}\n";
+                }
             }
         }
         text
@@ -2011,24 +2025,128 @@ mod tests {
             }
         }
         // A large run's sessions one after another: each is handed on as it is read and
-        // ended at its last message, so what waits is at most one session's records (a
-        // Codex session's wait for a call never answered, with no look ahead: about
-        // 40), where read whole every record of the run would wait for its end
-        // (hundreds).
+        // ended at its last message, and a call never answered holds nothing back (the
+        // run looks ahead), where read whole every record of the run would wait for its
+        // end (hundreds).
         let sequential = [
-            (log_run("m", "messages", &mcp_log(40)), &small[0], 41, 10),
+            (log_run("m", "messages", &mcp_log(40)), &small[0], 41),
             (
                 log_run("x", "events", &codex_rollout(8, 12, false)),
                 &small[2],
                 9,
-                50,
             ),
         ];
-        for (run, small, traces, most) in &sequential {
+        for (run, small, traces) in &sequential {
             let array = format!("[{run}, {small}]");
             streams_as_read_whole(&array, *traces);
             let waiting = most_waiting(&array, &InputOptions::default());
-            assert!(waiting < *most, "{waiting} waiting: {}", &run[..60]);
+            assert!(waiting < 10, "{waiting} waiting: {}", &run[..60]);
+        }
+    }
+
+    /// A Claude Code log of `turns` turns of session `s1`'s main thread and of a
+    /// sub-agent's sidechain, and of session `s2` from halfway, the threads' turns
+    /// taken `together` or each thread's one after another: in each thread calls never
+    /// answered, answered four turns later and answered only at its end, and lines that
+    /// give problems among them.
+    fn claude_code_turns(turns: usize, together: bool) -> String {
+        let line = |session: &str, uuid: String, side: bool, ty: &str, message: String| {
+            let agent = if side { r#""agentId":"ag1","# } else { "" };
+            format!(
+                "{{\"type\":\"{ty}\",\"sessionId\":\"{session}\",\"uuid\":\"{uuid}\",\"isSidechain\":{side},{agent}\"timestamp\":\"t-{uuid}\",\"message\":{message}}}\n"
+            )
+        };
+        let call = |id: &str| {
+            format!(
+                r#"{{"id":"msg-{id}","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"create","input":{{"request_id":"{id}"}}}}]}}"#
+            )
+        };
+        let result = |id: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"done {id}"}}]}}"#
+            )
+        };
+        // Each thread's lines, turn by turn: `s2` starts halfway.
+        let threads = [
+            ("s1", false, "m", 0),
+            ("s1", true, "x", 0),
+            ("s2", false, "n", turns / 2),
+        ];
+        let mut blocks: Vec<Vec<String>> = Vec::new();
+        for (session, side, tag, from) in threads {
+            let mut block = vec![String::new(); turns + 1];
+            for (t, lines) in block.iter_mut().enumerate().take(turns).skip(from) {
+                let id = format!("{tag}{t}");
+                let (asked, answered) = (format!("a-{id}"), format!("r-{id}"));
+                *lines += &line(session, asked, side, "assistant", call(&id));
+                // Never answered, answered four turns later, or at the very end.
+                if !matches!(t % 10, 3 | 5) && t != from + 1 {
+                    *lines += &line(session, answered, side, "user", result(&id));
+                }
+                if t % 10 == 9 {
+                    let earlier = format!("{tag}{}", t - 4);
+                    *lines += &line(session, format!("l-{id}"), side, "user", result(&earlier));
+                }
+                // A line that gives a problem, handed on at once, among the records.
+                if t % 7 == 2 {
+                    *lines += "{\"type\":\"assistant\",\"sessionId\":\"s1\"}\n";
+                }
+            }
+            let id = format!("{tag}{}", from + 1);
+            block[turns] = line(session, format!("e-{id}"), side, "user", result(&id));
+            blocks.push(block);
+        }
+        let mut text = String::new();
+        match together {
+            true => (0..=turns).for_each(|t| blocks.iter().for_each(|block| text += &block[t])),
+            false => blocks.iter().for_each(|block| text += &block.concat()),
+        }
+        text
+    }
+
+    #[test]
+    fn the_threads_of_a_log_look_ahead_and_pair_as_the_whole_reading_does() {
+        // Each thread of a Claude Code log and each session of a Codex rollout, one
+        // after another, waits for a call never answered early on: without a look at
+        // the results to come, its later records would wait for the end of the log
+        // (hundreds).
+        let claude = claude_code_turns(60, false);
+        let codex = codex_rollout(3, 40, false);
+        let small = log_run("small", "events", &codex_rollout(1, 1, false));
+        // Threads that take turns: a later one waits for those before it to end, as
+        // the whole reading gives them thread by thread; a line's problem falls among
+        // the records where it is in the file, whatever waits.
+        for log in [claude_code_turns(60, true), codex_rollout(3, 40, true)] {
+            streams_as_read_whole(&log, 3);
+            let lines: Vec<&str> = log.lines().collect();
+            streams_as_read_whole(&format!("[\n{}\n]\n", lines.join(",\n")), 3);
+            reads_alike(&log[..log.len() * 2 / 3], None, None);
+        }
+        for (log, traces) in [(&claude, 3), (&codex, 3)] {
+            streams_as_read_whole(log, traces);
+            // Once in the first pass (which finds where each thread ends) and once in
+            // the reading, not once for each thread that waits so: the threads that
+            // start later learn what the first look found.
+            let looks = || adapters::LOOKED_AHEAD.with(std::cell::Cell::get);
+            let before = looks();
+            let most = most_waiting(log, &InputOptions::default());
+            assert!(most < 30, "{most} waiting: {}", &log[..100]);
+            assert_eq!(looks() - before, 2, "{}", &log[..100]);
+            // The same as a document's list, and as a large run beside a small one.
+            let lines: Vec<&str> = log.lines().collect();
+            let list = format!("[\n{}\n]\n", lines.join(",\n"));
+            streams_as_read_whole(&list, traces);
+            let most = most_waiting(&list, &InputOptions::default());
+            assert!(most < 30, "{most} waiting: {}", &log[..100]);
+            let run = log_run("big", "events", log);
+            assert!(run.len() >= adapters::LARGE_RUN);
+            let runs = format!("[{run}, {small}]");
+            streams_as_read_whole(&runs, traces + 1);
+            let most = most_waiting(&runs, &InputOptions::default());
+            assert!(most < 30, "{most} waiting: {}", &log[..100]);
+            // Cut short: the look ahead reads what there is.
+            reads_alike(&log[..log.len() * 2 / 3], None, None);
+            reads_alike(&list[..list.len() * 2 / 3], None, None);
         }
     }
 

@@ -28,7 +28,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::shared::{Map, Named, Pairer, describe, id_text, str_of};
 use super::threads::{self, Threads};
 use super::{Element, Out, anthropic};
 
@@ -104,15 +104,42 @@ impl Reader {
         self.threads.after(read, element.site.doc, out);
     }
 
-    /// The threads, to make this a first pass or tell it where threads end.
+    /// The threads, to make this a first pass, tell it where threads end, or look
+    /// ahead for them.
     pub(super) fn threads(&mut self) -> &mut Threads<Thread> {
         &mut self.threads
+    }
+
+    /// A reader of the rest of the log like this one, for a look ahead: it reads each
+    /// envelope into the thread this one would, whose pairer notes what its results name
+    /// ([`Reader::named`]).
+    pub(super) fn naming(&self) -> Reader {
+        Reader {
+            threads: self.threads.naming(|thread| Thread {
+                name: thread.name.clone(),
+                pairer: thread.pairer.naming(),
+                last_assistant: thread.last_assistant.clone(),
+            }),
+            by_name: self.by_name.clone(),
+            sidechain_of: self.sidechain_of.clone(),
+        }
+    }
+
+    /// Reads one envelope for a look ahead ([`Reader::naming`]): the thread it is of, and
+    /// what its results name; nothing is held.
+    pub(super) fn named(
+        &mut self,
+        element: &Element<'_>,
+        out: &mut Out,
+    ) -> Option<(usize, Vec<Named>)> {
+        let index = self.read(element, out)?;
+        Some((index, self.threads.take_named(index)))
     }
 
     fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {
         let site = &element.site;
         let Value::Object(map) = element.value else {
-            out.problem(
+            out.placed(
                 site,
                 format!(
                     "log line is {}, expected an object",
@@ -124,14 +151,14 @@ impl Reader {
         let ty = match map.get("type") {
             Some(Value::String(ty)) => ty.as_str(),
             Some(other) => {
-                out.problem(
+                out.placed(
                     site,
                     format!("field `type` is {}, expected a string", describe(other)),
                 );
                 return None;
             }
             None => {
-                out.problem(site, "log line has no `type`");
+                out.placed(site, "log line has no `type`");
                 return None;
             }
         };
@@ -139,7 +166,7 @@ impl Reader {
             return None;
         }
         let Some(Value::Object(message)) = map.get("message") else {
-            out.problem(site, format!("`{ty}` line has no `message` object"));
+            out.placed(site, format!("`{ty}` line has no `message` object"));
             return None;
         };
         let name = trace_name(map, &mut self.sidechain_of);

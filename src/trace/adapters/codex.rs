@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::responses::Answered;
-use super::shared::{Map, Pairer, describe, id_text, str_of};
+use super::shared::{Map, Named, Pairer, describe, id_text, str_of};
 use super::threads::{self, Threads};
 use super::{Element, Out, responses};
 
@@ -124,9 +124,37 @@ impl Reader {
         self.sessions.after(read, element.site.doc, out);
     }
 
-    /// The sessions, to make this a first pass or tell it where sessions end.
+    /// The sessions, to make this a first pass, tell it where sessions end, or look
+    /// ahead for them.
     pub(super) fn threads(&mut self) -> &mut Threads<Session> {
         &mut self.sessions
+    }
+
+    /// A reader of the rest of the rollout like this one, for a look ahead: it reads each
+    /// line into the session this one would, whose pairer notes what its results name
+    /// ([`Reader::named`]).
+    pub(super) fn naming(&self) -> Reader {
+        Reader {
+            answered: self.answered.clone(),
+            sessions: self.sessions.naming(|session| Session {
+                name: session.name.clone(),
+                pairer: session.pairer.naming(),
+                used: session.used,
+            }),
+            by_name: self.by_name.clone(),
+            current: self.current,
+        }
+    }
+
+    /// Reads one line for a look ahead ([`Reader::naming`]): the session it is of, and
+    /// what its results name; nothing is held.
+    pub(super) fn named(
+        &mut self,
+        element: &Element<'_>,
+        out: &mut Out,
+    ) -> Option<(usize, Vec<Named>)> {
+        let index = self.read(element, out)?;
+        Some((index, self.sessions.take_named(index)))
     }
 
     /// Reads one line; the session it read a record into, if any.
@@ -134,7 +162,7 @@ impl Reader {
         let sessions = &mut self.sessions;
         let site = &element.site;
         let Value::Object(map) = element.value else {
-            out.problem(
+            out.placed(
                 site,
                 format!(
                     "rollout line is {}, expected an object",
@@ -144,13 +172,13 @@ impl Reader {
             return None;
         };
         let (Some(ty), Some(payload)) = (str_of(map, "type"), map.get("payload")) else {
-            out.problem(site, "rollout line needs a string `type` and a `payload`");
+            out.placed(site, "rollout line needs a string `type` and a `payload`");
             return None;
         };
         match ty {
             "session_meta" => {
                 let Some(id) = payload.get("id").and_then(id_text) else {
-                    out.problem(&site.child("payload"), "`session_meta` has no `id`");
+                    out.placed(&site.child("payload"), "`session_meta` has no `id`");
                     return None;
                 };
                 let current = self.current;

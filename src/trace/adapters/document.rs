@@ -797,22 +797,40 @@ pub(super) fn finish(
         }
     }
     let traces = names.len();
-    // Problems found while reading go before the first record after them; records keep
-    // the order adapters emitted them in (a `missing` result sits where the agent moved
-    // on, OpenTelemetry spans are in time order), which is not always file order.
-    let mut early = problems.into_iter().peekable();
+    let locate = |item: &Emitted| match &item.site.pinned {
+        Some(loc) => Location::clone(loc),
+        None => docs[item.site.doc].location(&item.site.pointer),
+    };
+    // Problems found while reading, and those an adapter places by where they are
+    // ([`Out::placed`]), go before the first record after them; records keep the order
+    // adapters emitted them in (a `missing` result sits where the agent moved on,
+    // OpenTelemetry spans are in time order), which is not always file order.
+    let mut placed: Vec<Problem> = Vec::new();
+    for (_, item) in &emitted {
+        if let Emit::Placed(message) = &item.what {
+            placed.push(malformed(locate(item), message.clone()));
+        }
+    }
+    let mut early = problems;
+    if !placed.is_empty() {
+        early.extend(placed);
+        // Stable: at one offset, a line's problem before an adapter's.
+        early.sort_by_key(|problem| problem.loc.offset);
+    }
+    let mut early = early.into_iter().peekable();
     let mut entries: Vec<Entry> = Vec::new();
     for (transcript, item) in emitted {
-        let loc = match &item.site.pinned {
-            Some(loc) => Location::clone(loc),
-            None => docs[item.site.doc].location(&item.site.pointer),
-        };
+        if matches!(item.what, Emit::Placed(_)) {
+            continue;
+        }
+        let loc = locate(&item);
         let name = name_of(&transcript, &item);
         while let Some(problem) = early.next_if(|p| p.loc.offset <= loc.offset) {
             entries.push(Entry::Problem(problem));
         }
         match item.what {
             Emit::Problem(message) => entries.push(Entry::Problem(malformed(loc, message))),
+            Emit::Placed(_) => unreachable!("bug: a placed problem among the emitted"),
             Emit::Record(mut fields) => {
                 let seq = names.entry(name.clone()).or_insert(0);
                 if traces > 1 {

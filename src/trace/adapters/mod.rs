@@ -39,6 +39,8 @@ pub(crate) mod select;
 mod shared;
 mod sketch;
 mod stream;
+#[cfg(test)]
+pub(crate) use stream::LOOKED_AHEAD;
 mod threads;
 pub(crate) mod toolbench;
 pub(crate) mod unanswered;
@@ -381,6 +383,10 @@ struct Emitted {
 enum Emit {
     Record(Made),
     Problem(String),
+    /// A problem of an element read into no trace (a line of a log of threads that is
+    /// no record of any), placed among the records by where it is in the file, as a
+    /// line that is not JSON is ([`Out::placed`]).
+    Placed(String),
 }
 
 /// A record's fields as an adapter made them: an object of values, or one written as
@@ -551,6 +557,21 @@ impl Out {
             site: site.clone(),
             trace: None,
             what: Emit::Problem(message.into()),
+            known: None,
+        });
+    }
+
+    /// A problem at `site` of an element read into no trace of a log of threads,
+    /// placed among the records by where it is in the file (before the first record
+    /// handed on after it that is further on), not where reading it falls among them:
+    /// records around it may wait (a later thread for the threads before it, a call
+    /// for its answer) longer in one reading than another, as what is known of the rest
+    /// of the log differs (a file read twice, a stream read once).
+    pub fn placed(&mut self, site: &Site, message: impl Into<String>) {
+        self.items.push(Emitted {
+            site: site.clone(),
+            trace: None,
+            what: Emit::Placed(message.into()),
             known: None,
         });
     }

@@ -667,7 +667,7 @@ mod tests {
                 let what = match item.what {
                     Emit::Record(Made::Map(map)) => Value::Object(map).to_string(),
                     Emit::Record(Made::Built(built)) => Value::Object(built.to_map()).to_string(),
-                    Emit::Problem(message) => format!("problem: {message}"),
+                    Emit::Problem(message) | Emit::Placed(message) => format!("problem: {message}"),
                 };
                 format!("{} {:?} {what}", item.site.pointer, item.trace)
             })

@@ -336,6 +336,53 @@ impl Answers {
     }
 }
 
+/// What a look ahead learns for a transcript's pairers ([`Pairer::learn_answers`]): for
+/// each that does not know yet (by its index: a transcript's one, or a log's threads'
+/// in the order they started), what the results to come name, numbered on from the
+/// results it read.
+pub struct Learning {
+    answers: Vec<Option<(Answers, usize)>>,
+}
+
+impl Learning {
+    /// For `pairers`, as they are now.
+    pub fn of<'p>(pairers: impl IntoIterator<Item = &'p Pairer>) -> Learning {
+        let learns =
+            |pairer: &Pairer| (!pairer.learned()).then(|| (Answers::default(), pairer.results));
+        Learning {
+            answers: pairers.into_iter().map(learns).collect(),
+        }
+    }
+
+    /// Notes what the next results read into pairer `index` name, in order. An index
+    /// past the pairers there were is a pairer that started since (a log's thread),
+    /// whose results are numbered from its first.
+    pub fn note(&mut self, index: usize, named: Vec<Named>) {
+        if index >= self.answers.len() {
+            self.answers
+                .resize_with(index + 1, || Some((Answers::default(), 0)));
+        }
+        if let Some((answers, number)) = &mut self.answers[index] {
+            for named in named {
+                answers.note(named, *number);
+                *number += 1;
+            }
+        }
+    }
+
+    /// Tells each of `pairers` (the same, by index) that learns what was noted; what
+    /// the pairers that started since learn, in order after them.
+    pub fn teach<'p>(self, pairers: impl IntoIterator<Item = &'p mut Pairer>) -> Vec<Answers> {
+        let mut answers = self.answers.into_iter();
+        for (pairer, learns) in pairers.into_iter().zip(answers.by_ref()) {
+            if let Some((answers, _)) = learns {
+                pairer.learn_answers(Rc::new(answers));
+            }
+        }
+        answers.flatten().map(|(answers, _)| answers).collect()
+    }
+}
+
 /// Pairs calls with results in a transcript whose turns are known, and places the
 /// `missing` results of calls that never got one.
 ///
@@ -420,9 +467,10 @@ impl Pairer {
         self.named.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    /// Results read so far.
-    pub fn results(&self) -> usize {
-        self.results
+    /// Whether it learned what the results still to be read name
+    /// ([`Pairer::learn_answers`]).
+    pub fn learned(&self) -> bool {
+        self.answers_ahead.is_some()
     }
 
     /// Sets the fields the records that follow get: `all` on every record, `results`
@@ -653,6 +701,7 @@ impl Pairer {
     /// one never answered gets its `missing` result there at once, and what follows is
     /// handed on without waiting for either.
     pub fn learn_answers(&mut self, answers: Rc<Answers>) {
+        debug_assert!(self.answers_ahead.is_none(), "bug: a pairer learns twice");
         self.answers_ahead = Some(answers);
     }
 
@@ -837,7 +886,9 @@ mod tests {
             .drain(..)
             .map(|item| match item.what {
                 super::super::Emit::Record(fields) => Value::Object(fields.into_fields().to_map()),
-                super::super::Emit::Problem(message) => json!({ "problem": message }),
+                super::super::Emit::Problem(message) | super::super::Emit::Placed(message) => {
+                    json!({ "problem": message })
+                }
             })
             .collect()
     }
@@ -1103,7 +1154,7 @@ mod tests {
                 super::super::Emit::Record(super::super::Made::Built(built)) => {
                     (item.site.pointer.to_string(), Value::Object(built.to_map()))
                 }
-                super::super::Emit::Problem(message) => {
+                super::super::Emit::Problem(message) | super::super::Emit::Placed(message) => {
                     (item.site.pointer.to_string(), json!(message))
                 }
             })

@@ -135,7 +135,7 @@ use super::document::{
 use super::responses::Answered;
 use super::search::{self, Found, Search};
 use super::select::Step;
-use super::shared::{Answers, Map, Pairer};
+use super::shared::{Answers, Learning, Map, Named, Pairer};
 use super::unique::{Node, Tape};
 use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
@@ -317,8 +317,36 @@ impl Lines {
         }
     }
 
+    /// The pairers of a transcript whose calls and results it pairs itself: its one,
+    /// or one per thread (a Claude Code log's, a Codex rollout's), in the order the
+    /// threads started.
+    fn pairers(&mut self) -> Vec<&mut Pairer> {
+        match self {
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) | Lines::Atif(pairer) => {
+                vec![pairer]
+            }
+            Lines::ClaudeCode(reader) => reader.threads().pairers().collect(),
+            Lines::Codex(reader) => reader.threads().pairers().collect(),
+            Lines::Mcp(..) | Lines::Native => Vec::new(),
+        }
+    }
+
+    /// Whether records wait for the answer of a call that a look ahead could tell
+    /// ([`Pairer::waits_unknowing`]): its pairer's, or those of the thread last read
+    /// into or at the head ([`threads::Threads::waits_unknowing`]).
+    fn waits_unknowing(&mut self) -> bool {
+        match self {
+            Lines::Messages(pairer, _) | Lines::Responses(pairer, _) | Lines::Atif(pairer) => {
+                pairer.waits_unknowing()
+            }
+            Lines::ClaudeCode(reader) => reader.threads().waits_unknowing(),
+            Lines::Codex(reader) => reader.threads().waits_unknowing(),
+            Lines::Mcp(..) | Lines::Native => false,
+        }
+    }
+
     /// A new adapter of the same transcript, which reads an element as this one would
-    /// and notes what its results name ([`run::answers_after`]).
+    /// and notes what its results name ([`Lines::named`], [`run::answers_after`]).
     fn naming(&self) -> Option<Lines> {
         Some(match self {
             Lines::Messages(pairer, message) => Lines::Messages(pairer.naming(), *message),
@@ -326,24 +354,50 @@ impl Lines {
                 Lines::Responses(pairer.naming(), answered.clone())
             }
             Lines::Atif(pairer) => Lines::Atif(pairer.naming()),
-            Lines::Mcp(..) | Lines::ClaudeCode(_) | Lines::Codex(_) | Lines::Native => return None,
+            Lines::ClaudeCode(reader) => Lines::ClaudeCode(reader.naming()),
+            Lines::Codex(reader) => Lines::Codex(reader.naming()),
+            Lines::Mcp(..) | Lines::Native => return None,
         })
+    }
+
+    /// Reads one element as an adapter [`Lines::naming`] made: the pairer its results
+    /// were read into (by its index in [`Lines::pairers`]) and what they name. Nothing
+    /// is held: each result is named by its element alone, whatever came before it
+    /// (the pairer read into is made anew), and only a log's threads are kept, for
+    /// where its later elements go.
+    fn named(&mut self, element: &Element<'_>, out: &mut Out) -> Option<(usize, Vec<Named>)> {
+        match self {
+            Lines::ClaudeCode(reader) => reader.named(element, out),
+            Lines::Codex(reader) => reader.named(element, out),
+            _ => {
+                self.element(element, out);
+                let pairer = self.pairer()?;
+                let named = pairer.take_named();
+                *pairer = pairer.naming();
+                Some((0, named))
+            }
+        }
     }
 
     /// When its transcript's records wait for the answer of a call and it is not known
     /// which ids the results still to be read name, reads those results, the rest of
     /// the transcript from `after` in `path` (`Where`), and says which ids they name
     /// ([`Pairer::learn_answers`]): the records then wait only for calls that one of
-    /// them may answer. Once per transcript; a file that cannot be read to the end of
-    /// the transcript is left waiting.
+    /// them may answer. Once per pairer (a log's threads that started since learn when
+    /// one of them waits so); a file that cannot be read to the end of the transcript
+    /// is left waiting.
     fn look_ahead(&mut self, path: &std::path::Path, after: Where) {
-        if !self.pairer().is_some_and(|pairer| pairer.waits_unknowing()) {
+        if !self.waits_unknowing() {
             return;
         }
-        if let Some(reading) = self.naming()
-            && let Some(pairer) = self.pairer()
-        {
-            learn_ahead(pairer, &reading, path, after);
+        let Some(reading) = self.naming() else {
+            return;
+        };
+        let coming = learn_ahead(self.pairers(), reading, path, after);
+        match self {
+            Lines::ClaudeCode(reader) => reader.threads().expect(coming),
+            Lines::Codex(reader) => reader.threads().expect(coming),
+            _ => {}
         }
     }
 
@@ -586,20 +640,37 @@ enum Where {
     Lines(run::At, usize),
 }
 
-/// Tells `pairer` what the results still to be read name ([`Pairer::learn_answers`]):
-/// the rest of its transcript, from `after` in `path`, each element read alone as
-/// `reading` (an adapter like the one reading the transcript) reads it; nothing when
-/// the file cannot be read to the transcript's end.
-fn learn_ahead(pairer: &mut Pairer, reading: &Lines, path: &std::path::Path, after: Where) {
-    let first = pairer.results();
-    let answers = match after {
-        Where::List(after) => run::answers_after(path, after, reading, first),
+#[cfg(test)]
+thread_local! {
+    /// How many times, on this thread, the rest of a transcript was read ahead.
+    pub(crate) static LOOKED_AHEAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Tells each of `pairers` (a transcript's, by their index in [`Lines::pairers`]) that
+/// does not know yet what the results still to be read name
+/// ([`Pairer::learn_answers`]): the rest of its transcript, from `after` in `path`, each
+/// element read as `reading` (an adapter like the one reading the transcript,
+/// [`Lines::naming`]) reads it; nothing when the file cannot be read to the
+/// transcript's end. Returns what the results of the threads that start later name
+/// (a log's, [`threads::Threads::expect`]).
+fn learn_ahead(
+    pairers: Vec<&mut Pairer>,
+    reading: Lines,
+    path: &std::path::Path,
+    after: Where,
+) -> Vec<Answers> {
+    #[cfg(test)]
+    LOOKED_AHEAD.with(|looked| looked.set(looked.get() + 1));
+    let learning = Learning::of(pairers.iter().map(|pairer| &**pairer));
+    let learning = match after {
+        Where::List(after) => run::answers_after(path, after, reading, learning),
         Where::Lines(from, max_line_bytes) => {
-            answers_in_lines(path, from, max_line_bytes, reading, first)
+            answers_in_lines(path, from, max_line_bytes, reading, learning)
         }
     };
-    if let Ok(answers) = answers {
-        pairer.learn_answers(Rc::new(answers));
+    match learning {
+        Ok(learning) => learning.teach(pairers),
+        Err(_) => Vec::new(),
     }
 }
 
@@ -610,21 +681,21 @@ fn answers_in_lines(
     path: &std::path::Path,
     from: run::At,
     max_line_bytes: usize,
-    reading: &Lines,
-    first: usize,
-) -> io::Result<Answers> {
+    reading: Lines,
+    learning: Learning,
+) -> io::Result<Learning> {
     let mut file = std::fs::File::open(path)?;
     io::Seek::seek(&mut file, io::SeekFrom::Start(from.offset))?;
     let input = Box::new(io::BufReader::with_capacity(1 << 16, file));
     let mut reader = LineReader::with_max_line_bytes(input, max_line_bytes);
-    let mut ahead = run::Ahead::new(reading, first, true);
+    let mut ahead = run::Ahead::new(reading, learning, true);
     while let Some(line) = reader.next_line()? {
         if let LineContent::Text(text) = line.content {
             // Numbered from the line `from` is in.
             ahead.element(text, Some(from.line + line.number - 1));
         }
     }
-    Ok(ahead.answers())
+    Ok(ahead.learning())
 }
 
 /// What streaming a file of one element per line needs to know before its first
@@ -2533,10 +2604,17 @@ impl Finisher {
         locate: impl FnOnce(&mut Site) -> Location,
     ) {
         let loc = locate(&mut item.site);
+        if let Emit::Placed(message) = item.what {
+            // In its place among the problems of lines read, whatever was handed on.
+            if !self.count_only {
+                self.early_problem(malformed(loc, message));
+            }
+            return;
+        }
         self.drain_early(Some(loc.offset));
         if self.count_only {
             match item.what {
-                Emit::Problem(_) => {}
+                Emit::Problem(_) | Emit::Placed(_) => {}
                 Emit::Record(_) => self.count(transcript, item.trace),
             }
             return;
@@ -2545,10 +2623,11 @@ impl Finisher {
             // The sub-trace's name is the trace's: moved, not copied.
             Emit::Record(_) if transcript.is_empty() => item.trace.take().unwrap_or_default(),
             Emit::Record(_) => trace_name(transcript, &item),
-            Emit::Problem(_) => String::new(),
+            Emit::Problem(_) | Emit::Placed(_) => String::new(),
         };
         match item.what {
             Emit::Problem(message) => self.problem(malformed(loc, message)),
+            Emit::Placed(_) => unreachable!("bug: a placed problem handed on"),
             Emit::Record(fields) => {
                 if let Some(element) = &mut self.element {
                     if !element.contains(&name) {

@@ -10,9 +10,17 @@
 //! being read. A thread finished there has handed on every record of its own, so its
 //! trace has ended, which the stream says ([`Threads::take_ended`]) for the checker to
 //! end it at once.
+//!
+//! A thread whose records wait for the answer of a call that a later result may give
+//! ([`Threads::waits_unknowing`]) has the stream look ahead, read from a file: a copy
+//! of the log's reader ([`Threads::naming`]) reads the rest of the log into the threads
+//! this one would and says what their results name ([`Threads::take_named`]), which
+//! every thread learns, those that start later as they start ([`Threads::expect`]).
+
+use std::rc::Rc;
 
 use super::Out;
-use super::shared::Pairer;
+use super::shared::{Answers, Named, Pairer};
 
 /// One thread of a log: its name (its trace within the transcript) and its pairing.
 pub(super) trait Thread {
@@ -35,6 +43,16 @@ pub(super) struct Threads<T> {
     /// The names of the threads finished at their last element since
     /// [`Threads::take_ended`] was last called.
     ended: Vec<Option<String>>,
+    /// The thread the last element was read into, if any.
+    touched: Option<usize>,
+    /// What the results of the threads that start after a look ahead name, which each
+    /// learns as it starts ([`Threads::expect`]): the first is the thread at index
+    /// `coming_from`.
+    coming: Vec<Option<Answers>>,
+    coming_from: usize,
+    /// Whether this is a look ahead's copy ([`Threads::naming`]), whose threads note
+    /// what their results name from their first.
+    naming: bool,
 }
 
 impl<T> Default for Threads<T> {
@@ -46,16 +64,39 @@ impl<T> Default for Threads<T> {
             last: Vec::new(),
             survey: false,
             ended: Vec::new(),
+            touched: None,
+            coming: Vec::new(),
+            coming_from: 0,
+            naming: false,
         }
     }
 }
 
 impl<T: Thread> Threads<T> {
     /// Adds a thread; its index.
-    pub fn push(&mut self, thread: T) -> usize {
+    pub fn push(&mut self, mut thread: T) -> usize {
+        let index = self.threads.len();
+        let pairer = thread.pairer();
+        if self.naming {
+            *pairer = pairer.naming();
+        } else if let Some(answers) = index
+            .checked_sub(self.coming_from)
+            .and_then(|at| self.coming.get_mut(at))
+            .and_then(Option::take)
+        {
+            pairer.learn_answers(Rc::new(answers));
+        }
         self.threads.push(thread);
         self.last.push(0);
-        self.threads.len() - 1
+        index
+    }
+
+    /// Keeps what a look ahead learned of the threads that start after it, `coming`
+    /// (in the order they start), for each to learn as it starts: the rest of the log
+    /// is then read ahead once, not once for each of them.
+    pub fn expect(&mut self, coming: Vec<Answers>) {
+        self.coming_from = self.threads.len();
+        self.coming = coming.into_iter().map(Some).collect();
     }
 
     pub fn get_mut(&mut self, index: usize) -> &mut T {
@@ -88,9 +129,51 @@ impl<T: Thread> Threads<T> {
         self.ends = Some(ends);
     }
 
+    /// Whether the thread the last element was read into, or the head, holds records
+    /// for the answer of a call that a look ahead could tell
+    /// ([`Pairer::waits_unknowing`]): a thread comes to wait so only when an element is
+    /// read into it, or when it becomes the head and hands on what it held.
+    pub fn waits_unknowing(&mut self) -> bool {
+        let head = self.head;
+        let mut waits = |index: usize| {
+            self.threads
+                .get_mut(index)
+                .is_some_and(|thread| thread.pairer().waits_unknowing())
+        };
+        self.touched.is_some_and(&mut waits) || waits(head)
+    }
+
+    /// Each thread's pairer, in the order the threads started.
+    pub fn pairers(&mut self) -> impl Iterator<Item = &mut Pairer> {
+        self.threads.iter_mut().map(T::pairer)
+    }
+
+    /// For a look ahead: the threads as `naming` copies each (its pairer noting what its
+    /// results name, [`Pairer::naming`]), to read the rest of the log into as these
+    /// would be ([`Threads::take_named`]).
+    pub fn naming(&self, naming: impl Fn(&T) -> T) -> Threads<T> {
+        let threads: Vec<T> = self.threads.iter().map(naming).collect();
+        Threads {
+            last: vec![0; threads.len()],
+            threads,
+            naming: true,
+            ..Threads::default()
+        }
+    }
+
+    /// For a look ahead: what the results read into thread `index` since the last call
+    /// named; its pairer is made anew, so that it holds nothing.
+    pub fn take_named(&mut self, index: usize) -> Vec<Named> {
+        let pairer = self.threads[index].pairer();
+        let named = pairer.take_named();
+        *pairer = pairer.naming();
+        named
+    }
+
     /// After the element at `position` was read into thread `touched` (if any): hands
     /// on what is final.
     pub fn after(&mut self, touched: Option<usize>, position: usize, out: &mut Out) {
+        self.touched = touched;
         if let Some(index) = touched {
             self.last[index] = position;
         }

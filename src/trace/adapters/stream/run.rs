@@ -41,7 +41,7 @@ use crate::trace::adapters::document::{
 };
 use crate::trace::adapters::responses::{self, Answered};
 use crate::trace::adapters::select::Step;
-use crate::trace::adapters::shared::{Answers, Map, Pairer};
+use crate::trace::adapters::shared::{Learning, Map, Pairer};
 use crate::trace::adapters::unique::{Node, Tape};
 use crate::trace::adapters::{Element, Emit, Format, Out, Selector, Site, codex, openai, search};
 use crate::trace::json_index::child_pointer;
@@ -681,27 +681,24 @@ fn codex_answered(path: &Path, list: At) -> io::Result<FxHashSet<String>> {
 }
 
 /// What the results of a transcript's elements still to be read name, read one
-/// element at a time ([`Pairer::learn_answers`]): the numbers of the results that
-/// name each id or tool, counted on from the number of those already read.
-pub(super) struct Ahead<'r> {
-    /// The adapter reading the transcript, like which each element is read alone (what
-    /// a result names is said by its element, not by the calls before it).
-    reading: &'r Lines,
-    answers: Answers,
-    number: usize,
+/// element at a time ([`Pairer::learn_answers`], [`Learning`]).
+pub(super) struct Ahead {
+    /// An adapter like the one reading the transcript ([`Lines::naming`]), which reads
+    /// each element as it would and says what its results name ([`Lines::named`]).
+    reading: Lines,
+    learning: Learning,
     out: Out,
     /// Whether an element with a key twice is read (as an element of a document or a
     /// large run is, both checked before) or passed over (as a line is).
     unique: bool,
 }
 
-impl<'r> Ahead<'r> {
-    /// After `first` results, read by `reading`; `unique`: a line's elements.
-    pub(super) fn new(reading: &'r Lines, first: usize, unique: bool) -> Ahead<'r> {
+impl Ahead {
+    /// Read by `reading`, for `learning`; `unique`: a line's elements.
+    pub(super) fn new(reading: Lines, learning: Learning, unique: bool) -> Ahead {
         Ahead {
             reading,
-            answers: Answers::default(),
-            number: first,
+            learning,
             out: Out::default(),
             unique,
         }
@@ -709,16 +706,14 @@ impl<'r> Ahead<'r> {
 
     /// Reads the next element, `text`, as the reading reads it: one that does not
     /// parse gives nothing, nor, for a line, one with a key twice. A line's number
-    /// `line` is what the reading of a Responses log knows its built-in calls by.
+    /// `line` is what the reading of a Responses log or a Codex rollout knows its
+    /// built-in calls by.
     pub(super) fn element(&mut self, text: &str, line: Option<u64>) {
         let value = match self.unique {
             true => parse_unique(text),
             false => serde_json::from_str(text).ok(),
         };
         let Some(value) = value else {
-            return;
-        };
-        let Some(mut lines) = self.reading.naming() else {
             return;
         };
         self.out.current = line.map(|line| Current {
@@ -734,25 +729,19 @@ impl<'r> Ahead<'r> {
             }),
         });
         let site = Site::new(0, String::new());
-        lines.element(
-            &Element {
-                value: &value,
-                site,
-            },
-            &mut self.out,
-        );
-        self.out.items.clear();
-        let Some(pairer) = lines.pairer() else {
-            return;
+        let element = Element {
+            value: &value,
+            site,
         };
-        for named in pairer.take_named() {
-            self.answers.note(named, self.number);
-            self.number += 1;
+        let named = self.reading.named(&element, &mut self.out);
+        self.out.items.clear();
+        if let Some((index, named)) = named {
+            self.learning.note(index, named);
         }
     }
 
-    pub(super) fn answers(self) -> Answers {
-        self.answers
+    pub(super) fn learning(self) -> Learning {
+        self.learning
     }
 }
 
@@ -761,15 +750,15 @@ impl<'r> Ahead<'r> {
 pub(super) fn answers_after(
     path: &Path,
     after: At,
-    reading: &Lines,
-    first: usize,
-) -> io::Result<Answers> {
+    reading: Lines,
+    learning: Learning,
+) -> io::Result<Learning> {
     let mut messages = Messages::after(path, after)?;
-    let mut ahead = Ahead::new(reading, first, false);
+    let mut ahead = Ahead::new(reading, learning, false);
     while let Some((text, _)) = messages.next()? {
         ahead.element(text, None);
     }
-    Ok(ahead.answers())
+    Ok(ahead.learning())
 }
 
 /// Tells `reading`, the adapter of a large run's list at `list` in `path` in
@@ -1087,6 +1076,12 @@ impl Runs {
                     for sub in lines.ended(*doc) {
                         finisher.ended(name, sub.as_deref());
                     }
+                    // Looked ahead after the message that made it wait, as a document's
+                    // list and the whole reading look (a log's problems, handed on at
+                    // once, fall among its records as they do there).
+                    if let Some(path) = &self.file {
+                        lines.look_ahead(path, super::Where::List(messages.at()));
+                    }
                 }
             }
         }
@@ -1097,12 +1092,9 @@ impl Runs {
                     // Read as `openai::message` reads them: plain messages give the same.
                     let reading = Lines::Messages(pairer.naming(), openai::message);
                     let after = super::Where::List(messages.at());
-                    super::learn_ahead(pairer, &reading, path, after);
+                    super::learn_ahead(vec![pairer], reading, path, after);
                 }
-                HowRead::Plain { .. } => {}
-                HowRead::Parsed { lines, .. } => {
-                    lines.look_ahead(path, super::Where::List(messages.at()));
-                }
+                HowRead::Plain { .. } | HowRead::Parsed { .. } => {}
             }
         }
         let mut out = Out::default();
