@@ -100,8 +100,9 @@ fn claude_code(bytes: usize, sessions: usize) -> Input {
     claude_code_unanswered(bytes, sessions, 0)
 }
 
-/// [`claude_code`] with every `every`th call left without its `tool_result` (none
-/// with 0): the session's records after it wait unless it is known never answered.
+/// [`claude_code`] with a call of another tool after every `every`th call (none with
+/// 0) that no `tool_result` answers: the session's records after it wait unless it is
+/// known never answered.
 fn claude_code_unanswered(bytes: usize, sessions: usize, every: usize) -> Input {
     transcripts(
         bytes,
@@ -118,13 +119,17 @@ fn claude_code_unanswered(bytes: usize, sessions: usize, every: usize) -> Input 
                 r#"{{"type":"assistant","sessionId":"s{s}","uuid":"a{s}-{n}","parentUuid":"u{s}","isSidechain":false,"timestamp":"2025-01-01T00:00:01Z","message":{{"id":"msg_{s}_{n}","role":"assistant","content":[{{"type":"tool_use","id":"toolu_{s}_{n}","name":"create_record","input":{{"request_id":"req-{s}-{n}","title":"Invoice {n}","amount":{amount}}}}}]}}}}"#,
                 amount = 100 + n % 900
             );
-            if every > 0 && n % every == every - 1 {
-                return;
-            }
             let _ = writeln!(
                 out,
                 r#"{{"type":"user","sessionId":"s{s}","uuid":"r{s}-{n}","parentUuid":"a{s}-{n}","isSidechain":false,"timestamp":"2025-01-01T00:00:02Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{s}_{n}","content":"created rec_{s}_{n}"}}]}},"toolUseResult":{{"stdout":"rec_{s}_{n}","stderr":"","interrupted":false}}}}"#
             );
+            if every > 0 && n % every == every - 1 {
+                // A call of a tool the spec does not watch, never answered.
+                let _ = writeln!(
+                    out,
+                    r#"{{"type":"assistant","sessionId":"s{s}","uuid":"n{s}-{n}","parentUuid":"r{s}-{n}","isSidechain":false,"timestamp":"2025-01-01T00:00:03Z","message":{{"id":"msg_n_{s}_{n}","role":"assistant","content":[{{"type":"tool_use","id":"toolu_n_{s}_{n}","name":"notify_owner","input":{{"record":"rec_{s}_{n}"}}}}]}}}}"#
+                );
+            }
         },
         |_, _| {},
         "",
@@ -770,7 +775,7 @@ fn main() {
             detected.clone(),
         ),
         (
-            "claude-code 1 session, a call in 9 never answered",
+            "claude-code 1 session, calls never answered",
             |b| claude_code_unanswered(b, 1, 9),
             detected.clone(),
         ),

@@ -132,8 +132,8 @@ impl Reader {
         element: &Element<'_>,
         out: &mut Out,
     ) -> Option<(usize, Vec<Named>)> {
-        let index = self.read(element, out)?;
-        Some((index, self.threads.take_named(index)))
+        let read = self.read(element, out);
+        self.threads.take_named(read)
     }
 
     fn read(&mut self, element: &Element<'_>, out: &mut Out) -> Option<usize> {

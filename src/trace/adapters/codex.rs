@@ -153,8 +153,8 @@ impl Reader {
         element: &Element<'_>,
         out: &mut Out,
     ) -> Option<(usize, Vec<Named>)> {
-        let index = self.read(element, out)?;
-        Some((index, self.sessions.take_named(index)))
+        let read = self.read(element, out);
+        self.sessions.take_named(read)
     }
 
     /// Reads one line; the session it read a record into, if any.

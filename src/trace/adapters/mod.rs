@@ -553,12 +553,7 @@ impl Out {
 
     /// A problem (`malformed-record`) at `site`.
     pub fn problem(&mut self, site: &Site, message: impl Into<String>) {
-        self.items.push(Emitted {
-            site: site.clone(),
-            trace: None,
-            what: Emit::Problem(message.into()),
-            known: None,
-        });
+        self.emit_problem(site, Emit::Problem(message.into()));
     }
 
     /// A problem at `site` of an element read into no trace of a log of threads,
@@ -568,10 +563,14 @@ impl Out {
     /// for its answer) longer in one reading than another, as what is known of the rest
     /// of the log differs (a file read twice, a stream read once).
     pub fn placed(&mut self, site: &Site, message: impl Into<String>) {
+        self.emit_problem(site, Emit::Placed(message.into()));
+    }
+
+    fn emit_problem(&mut self, site: &Site, what: Emit) {
         self.items.push(Emitted {
             site: site.clone(),
             trace: None,
-            what: Emit::Placed(message.into()),
+            what,
             known: None,
         });
     }

@@ -161,13 +161,15 @@ impl<T: Thread> Threads<T> {
         }
     }
 
-    /// For a look ahead: what the results read into thread `index` since the last call
-    /// named; its pairer is made anew, so that it holds nothing.
-    pub fn take_named(&mut self, index: usize) -> Vec<Named> {
+    /// For a look ahead, after an element was read into thread `touched` (if any): the
+    /// thread, and what its results read since named; its pairer is made anew, so that
+    /// it holds nothing.
+    pub fn take_named(&mut self, touched: Option<usize>) -> Option<(usize, Vec<Named>)> {
+        let index = touched?;
         let pairer = self.threads[index].pairer();
         let named = pairer.take_named();
         *pairer = pairer.naming();
-        named
+        Some((index, named))
     }
 
     /// After the element at `position` was read into thread `touched` (if any): hands

@@ -800,7 +800,7 @@ fn learn_run_ends(path: &Path, list: At, format: Format, reading: &mut Lines) ->
 /// The traces the messages of the list at `list` in `path`, in `format`, give
 /// records of, by their names within the run (`None`: the run's own), in the order
 /// their first records come, read one at a time as [`HowRead::Parsed`] reads them, up
-/// to the message that gives the `enough`th.
+/// to the message that gives the `enough`th (the first, in a format of one trace).
 fn parsed_traces(
     path: &Path,
     list: At,
@@ -837,7 +837,8 @@ fn parsed_traces(
         if lines.recorded() && !traces.contains(&None) {
             traces.push(None);
         }
-        if traces.len() >= enough {
+        // A transcript of one trace has no other once it has a record.
+        if traces.len() >= enough || (lines.one_trace() && !traces.is_empty()) {
             return Ok(traces);
         }
         i += 1;
