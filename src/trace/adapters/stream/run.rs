@@ -811,10 +811,18 @@ fn parsed_traces(
     let Some(mut lines) = run_messages(format, FxHashSet::default()) else {
         return Ok(traces);
     };
-    let note = |out: &mut Out, traces: &mut Vec<Option<String>>| {
+    // Looked up in a set: a log may have many sessions.
+    let mut seen: FxHashSet<Option<String>> = FxHashSet::default();
+    let mut note = |trace: Option<String>, traces: &mut Vec<Option<String>>| {
+        if !seen.contains(&trace) {
+            seen.insert(trace.clone());
+            traces.push(trace);
+        }
+    };
+    let mut note_records = |out: &mut Out, traces: &mut Vec<Option<String>>| {
         for item in out.items.drain(..) {
-            if matches!(item.what, Emit::Record(_)) && !traces.contains(&item.trace) {
-                traces.push(item.trace);
+            if matches!(item.what, Emit::Record(_)) {
+                note(item.trace, traces);
             }
         }
     };
@@ -831,10 +839,11 @@ fn parsed_traces(
                 },
                 &mut out,
             );
-            note(&mut out, &mut traces);
+            note_records(&mut out, &mut traces);
         }
-        // A pairer's records wait for their answers: it says it holds one.
-        if lines.recorded() && !traces.contains(&None) {
+        // A pairer's records wait for their answers: it says it holds one (of the
+        // run's own trace, the only one it has).
+        if lines.recorded() && traces.is_empty() {
             traces.push(None);
         }
         // A transcript of one trace has no other once it has a record.
@@ -845,7 +854,7 @@ fn parsed_traces(
     }
     // A log given thread by thread holds its later threads' records to its end.
     lines.finish(&mut out);
-    note(&mut out, &mut traces);
+    note_records(&mut out, &mut traces);
     Ok(traces)
 }
 
