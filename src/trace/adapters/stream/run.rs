@@ -13,7 +13,8 @@
 //! each message scanned alone, which also finds whether it is valid without a key
 //! twice. A list whose traces a first pass ends (an MCP log's sessions, a Claude Code
 //! log's or a Codex rollout's threads) is read once more for where each has its last
-//! message ([`learn_run_ends`]). Only then is a record handed on, read by a last pass
+//! message, and a Codex rollout's in the same pass for the calls its output items
+//! answer ([`run_reading`]). Only then is a record handed on, read by a last pass
 //! a few messages at a time ([`Runs::read_open`]): once one is, the run can no longer
 //! be read from its value instead. With `--select` `…[*]rest`, the same when the rest selects the run
 //! ([`Pick::Selected`]) or a member that its keys lead to through objects, which is
@@ -666,20 +667,6 @@ fn run_messages(format: Format, answered: FxHashSet<String>) -> Option<Lines> {
     }
 }
 
-/// The call ids the output items of the Codex rollout lines in the list at `list` in
-/// `path` answer ([`codex::answered`]), each line parsed alone, as the reading of the
-/// run's value finds them before it reads a line.
-fn codex_answered(path: &Path, list: At) -> io::Result<FxHashSet<String>> {
-    let mut messages = Messages::open(path, list)?;
-    let mut answered = FxHashSet::default();
-    while let Some((text, _)) = messages.next()? {
-        if let Ok(value) = serde_json::from_str::<Value>(text) {
-            answered.extend(codex::answered(std::iter::once(&value)));
-        }
-    }
-    Ok(answered)
-}
-
 /// What the results of a transcript's elements still to be read name, read one
 /// element at a time ([`Pairer::learn_answers`], [`Learning`]).
 pub(super) struct Ahead {
@@ -761,40 +748,59 @@ pub(super) fn answers_after(
     Ok(ahead.learning())
 }
 
-/// Tells `reading`, the adapter of a large run's list at `list` in `path` in
-/// `format`, where each of its traces ends ([`Lines::learn_ends`]) when it is one that
-/// a first pass tells (an MCP log's sessions, a Claude Code log's or a Codex rollout's
-/// threads): a first pass over the messages, numbered as [`Runs::read_open`] numbers
-/// them, so that a thread is handed on and its trace ended at its last message rather
-/// than at the run's end.
-fn learn_run_ends(path: &Path, list: At, format: Format, reading: &mut Lines) -> io::Result<()> {
-    if !reading.ends_found_first() {
-        return Ok(());
-    }
-    let Some(mut survey) = run_messages(format, FxHashSet::default()) else {
-        return Ok(());
+/// The adapter that reads the large run's list at `list` in `path` in `format`
+/// ([`run_messages`]), told what one first pass over the list finds, each message
+/// parsed alone, when it needs one: the call ids a Codex rollout's output items answer
+/// ([`codex::answered`], as the reading of the run's value finds them before it reads a
+/// line; another list's are `answered`), and where each trace ends when a first pass
+/// tells it ([`Lines::learn_ends`]: an MCP log's sessions, a Claude Code log's or a
+/// Codex rollout's threads, numbered as [`Runs::read_open`] numbers the messages), so
+/// that a thread is handed on and its trace ended at its last message rather than at
+/// the run's end.
+fn run_reading(
+    path: &Path,
+    list: At,
+    format: Format,
+    answered: FxHashSet<String>,
+) -> io::Result<Option<Lines>> {
+    let survey = run_messages(format, FxHashSet::default()).filter(Lines::ends_found_first);
+    let Some(mut survey) = survey else {
+        return Ok(run_messages(format, answered));
     };
     survey.survey();
+    let codex = format == Format::Codex;
+    let mut answered = if codex {
+        FxHashSet::default()
+    } else {
+        answered
+    };
     let mut messages = Messages::open(path, list)?;
     let mut out = Out::default();
     let mut doc = 0;
     while let Some((text, _)) = messages.next()? {
         doc += 1;
-        if let Ok(value) = serde_json::from_str::<Value>(text) {
-            let site = Site::new(doc, String::new());
-            survey.element(
-                &Element {
-                    value: &value,
-                    site,
-                },
-                &mut out,
-            );
-            survey.read(doc, &out);
-            out.items.clear();
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        if codex {
+            answered.extend(codex::answered(std::iter::once(&value)));
         }
+        let site = Site::new(doc, String::new());
+        survey.element(
+            &Element {
+                value: &value,
+                site,
+            },
+            &mut out,
+        );
+        survey.read(doc, &out);
+        out.items.clear();
     }
-    reading.learn_ends(&mut survey);
-    Ok(())
+    let mut reading = run_messages(format, answered);
+    if let Some(reading) = &mut reading {
+        reading.learn_ends(&mut survey);
+    }
+    Ok(reading)
 }
 
 /// The traces the messages of the list at `list` in `path`, in `format`, give
@@ -932,16 +938,15 @@ impl Runs {
                     (false, Some(format)) => format,
                 };
                 let foreign = listed.foreign;
-                let answered = match format {
-                    Format::Codex => codex_answered(&path, list)?,
-                    _ => listed.answered,
+                // A first pass only counts the run's traces ([`parsed_traces`]), which
+                // needs nothing its reading is told.
+                let lines = match finisher.count_only {
+                    true => run_messages(format, FxHashSet::default()),
+                    false => run_reading(&path, list, format, listed.answered)?,
                 };
-                let Some(mut lines) = run_messages(format, answered) else {
+                let Some(lines) = lines else {
                     return Ok(false);
                 };
-                if !finisher.count_only {
-                    learn_run_ends(&path, list, format, &mut lines)?;
-                }
                 // Said before the list's records, as the whole reading says it.
                 if let (Some(forced), Some((i, at, len, other))) = (self.format, foreign) {
                     let loc = Location {
