@@ -219,6 +219,28 @@ fn mcp_run(bytes: usize, sessions: usize) -> Input {
     }
 }
 
+/// A JSON-RPC batch on one line, of half `bytes` (under the line limit): bare
+/// `tools/call` requests, each followed by its reply. One transcript.
+fn mcp_batch(bytes: usize) -> Input {
+    let mut text = String::with_capacity(bytes / 2 + 4096);
+    text.push('[');
+    let mut n = 0;
+    while text.len() < bytes / 2 {
+        let _ = write!(
+            text,
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"create_record","arguments":{{"request_id":"req-{n}","title":"Invoice {n}","amount":{amount}}}}}}},{{"jsonrpc":"2.0","id":{n},"result":{{"content":[{{"type":"text","text":"created rec_{n}"}}],"structuredContent":{{"id":"rec_{n}"}},"isError":false}}}},"#,
+            amount = 100 + n % 900
+        );
+        n += 1;
+    }
+    text.pop();
+    text.push_str("]\n");
+    Input {
+        largest: text.len(),
+        text,
+    }
+}
+
 /// One OpenAI Chat Completions call (an assistant message) and its tool message,
 /// separated by `sep`.
 fn openai_op(out: &mut String, s: usize, n: usize, sep: &str) {
@@ -793,6 +815,7 @@ fn main() {
             |b| mcp_run(b, 100),
             detected.clone(),
         ),
+        ("mcp batch on one line", mcp_batch, detected.clone()),
         ("openai lines", openai_lines, detected.clone()),
         ("openai object", openai_object, detected.clone()),
         ("openai runs", |b| openai_runs(b, 1000), detected.clone()),

@@ -2,7 +2,8 @@
 //! to a temporary file and read from there as its file is: from standard input, a
 //! named pipe, `/dev/stdin` or a process substitution, what tracegate prints is what
 //! it prints for the file, snippets quoted from anywhere in the stream included. A
-//! temporary file that cannot be made or written is a clear error.
+//! temporary file that cannot be made or written is a clear error. An MCP log is read as
+//! it comes, not copied: its findings and records are those of its file.
 
 use std::path::Path;
 use std::process::Output;
@@ -253,6 +254,50 @@ fn a_join_reads_a_long_rollout_on_standard_input_as_its_file() {
     // The other log's create comes first: the rollout's first one is the second.
     assert!(have.contains("--> -:2:1"), "{have}");
     assert!(have.contains("\"call_id\":\"first-1\""), "{have}");
+}
+
+/// An MCP log of one line of about `bytes` bytes, a JSON-RPC batch: a create repeated
+/// while pending at its start and again at its end, answered creates between.
+fn mcp_batch(bytes: usize) -> String {
+    let call = |id: &str, request_id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"create_record","arguments":{{"request_id":"{request_id}"}}}}}}"#
+        )
+    };
+    let mut messages = vec![call("first-1", "early"), call("first-2", "early")];
+    let mut n = 0;
+    while messages.iter().map(String::len).sum::<usize>() < bytes {
+        messages.push(call(&format!("c{n}"), &format!("req-{n}")));
+        messages.push(format!(
+            r#"{{"jsonrpc":"2.0","id":"c{n}","result":{{"content":[{{"type":"text","text":"created"}}],"structuredContent":{{"id":"rec-{n}"}}}}}}"#
+        ));
+        n += 1;
+    }
+    messages.push(call("last-1", "late"));
+    messages.push(call("last-2", "late"));
+    format!("[{}]\n", messages.join(","))
+}
+
+#[test]
+fn a_large_mcp_batch_on_standard_input_reads_as_its_file() {
+    // Over 1 MiB: read a few messages at a time from its text, by path and as it comes.
+    let dir = scratch("batch.json", &mcp_batch(3 << 20));
+    for args in [CHECK_JSON, &["convert"][..]] {
+        let want = as_named(
+            &from_file(dir.path(), args, "batch.json"),
+            "batch.json",
+            "-",
+        );
+        let have = shown(&from_stdin(dir.path(), args, "batch.json"));
+        assert_eq!(have, want, "{args:?}");
+    }
+    let have = shown(&from_stdin(dir.path(), CHECK_JSON, "batch.json"));
+    assert!(have.starts_with("exit Some(1)"), "{have}");
+    // The second create of each id, where it is in the line.
+    for (key, at) in [("early", 1), ("late", 25321)] {
+        let found = format!(r#""line":1,"pointer":"/{at}","trace":null,"key":"{key}""#);
+        assert!(have.contains(&found), "{have}");
+    }
 }
 
 /// [`openai_document`] as a run array on three lines: `[`, the run minified, `]`.

@@ -971,6 +971,84 @@ mod tests {
         streams_as_read_whole(plain, 1);
     }
 
+    /// A JSON-RPC batch of `messages` bare messages on one line, joined by `comma`:
+    /// requests and their replies (some with an error), and messages that give
+    /// problems: a method that is no string, a `tools/call` without a name, a reply to
+    /// an id never asked, a cancellation. With `odd`, a fifth of the requests are never
+    /// answered and some elements are no message (a number, a batch inside the batch,
+    /// an empty one), which make a first line that holds them no batch to detection.
+    fn mcp_batch(messages: usize, comma: &str, odd: bool) -> String {
+        let mut batch = Vec::new();
+        for k in 0..messages {
+            batch.push(format!(
+                r#"{{"jsonrpc":"2.0","id":{k},"method":"tools/call","params":{{"name":"create","arguments":{{"id":"r-{k}"}}}}}}"#
+            ));
+            let problem = match k % 9 {
+                1 if odd => "7".to_string(),
+                2 => format!(r#"{{"jsonrpc":"2.0","id":"m-{k}","method":5}}"#),
+                3 => format!(
+                    r#"{{"jsonrpc":"2.0","id":"t-{k}","method":"tools/call","params":{{}}}}"#
+                ),
+                4 if odd => format!(
+                    r#"[{{"jsonrpc":"2.0","id":"n-{k}","method":"ping"}},{{"jsonrpc":"2.0","id":"n-{k}","result":{{}}}}]"#
+                ),
+                5 if odd => "[]".to_string(),
+                6 => format!(r#"{{"jsonrpc":"2.0","id":"u-{k}","result":{{"content":[]}}}}"#),
+                7 => format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{k}}}}}"#
+                ),
+                _ => String::new(),
+            };
+            batch.extend((!problem.is_empty()).then_some(problem));
+            batch.push(match k % 5 {
+                0 if odd => continue,
+                1 => format!(
+                    r#"{{"jsonrpc":"2.0","id":{k},"error":{{"code":-32000,"message":"boom {k}"}}}}"#
+                ),
+                _ => format!(
+                    r#"{{"jsonrpc":"2.0","id":{k},"result":{{"content":[{{"type":"text","text":"done {k}"}}],"structuredContent":{{"id":"rec-{k}"}},"isError":false}}}}"#
+                ),
+            });
+        }
+        format!("[{}]", batch.join(comma))
+    }
+
+    #[test]
+    fn a_large_batch_on_a_line_of_an_mcp_log_is_read_a_message_at_a_time_as_it_reads_whole() {
+        let (batch, odd) = (mcp_batch(60, ",", false), mcp_batch(60, ",", true));
+        assert!(batch.len() >= adapters::LARGE_RUN);
+        let spaced = format!("  {}  ", mcp_batch(60, " ,\t", true));
+        // A message with a key twice, and a batch cut short: read whole, as before,
+        // which says what is wrong with them.
+        let twice = batch.replacen(r#""name":"create""#, r#""name":"create","name":"b""#, 1);
+        let cut = &batch[..batch.len() * 2 / 3];
+        let log = mcp_log(2);
+        for text in [
+            format!("{batch}\n"),
+            format!("\u{feff}{batch}"),
+            format!("{batch}\n{spaced}\n{odd}\n"),
+            format!("{log}{odd}\n{}", mcp_log(1)),
+            format!("{batch}\n{log}"),
+            // Read as a document: detection takes a first line with elements that are
+            // no message for no batch.
+            format!("{odd}\n{log}"),
+            format!("{twice}\n{log}"),
+            format!("{log}{cut}\n{batch}\n"),
+        ] {
+            for format in [None, Some(Format::Mcp), Some(Format::OpenAi)] {
+                reads_alike(&text, format, None);
+            }
+            reads_alike(&text, None, Some("[*]"));
+        }
+        streams_as_read_whole(&format!("{batch}\n"), 1);
+        streams_as_read_whole(&format!("{log}{odd}\n{}", mcp_log(1)), 3);
+        // Its messages are handed on as they are read, a few at a time: read whole,
+        // the batch's hundreds of records would all wait for its end.
+        let long = format!("{}\n", mcp_batch(400, ",", false));
+        let waiting = most_waiting(&long, &InputOptions::default());
+        assert!(waiting < 10, "{waiting} waiting");
+    }
+
     #[test]
     fn a_stream_is_detected_from_its_head_and_read_on_from_the_rest() {
         let options = InputOptions::default();

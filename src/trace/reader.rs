@@ -36,6 +36,18 @@ pub struct LineReader<R> {
     lines: u64,
     /// Byte offset of the next unread byte.
     offset: u64,
+    /// Where the text of the line just read is, when it is held: in the inner reader's
+    /// buffer (lent) or in `buf`.
+    held: Option<Held>,
+}
+
+/// Where a line held is: `start..end` of the inner reader's buffer, or of the line
+/// reader's own.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    start: usize,
+    end: usize,
+    lent: bool,
 }
 
 /// One line of input, borrowed from the reader.
@@ -145,6 +157,7 @@ impl<R: BufRead> LineReader<R> {
             lent: 0,
             lines: 0,
             offset: 0,
+            held: None,
         }
     }
 
@@ -170,11 +183,17 @@ impl<R: BufRead> LineReader<R> {
                 break line;
             }
         };
+        self.held = None;
         let content = if line.too_long {
             LineContent::TooLong
         } else {
             // Within the limit the whole line is at hand: lent, or buffered.
             let end = line.skip + line.len as usize;
+            self.held = Some(Held {
+                start: line.skip,
+                end,
+                lent: line.lent,
+            });
             let bytes = match line.lent {
                 true => self.inner.fill_buf()?.get(line.skip..end).ok_or_else(|| {
                     io::Error::other("the input's buffer changed while a line was read")
@@ -194,6 +213,28 @@ impl<R: BufRead> LineReader<R> {
             len: line.len,
             content,
         }))
+    }
+
+    /// The bytes of the line [`LineReader::next_line`] gave last, owned: moved out of
+    /// this reader's buffer when the line was copied there (a line longer than the
+    /// inner reader's buffer), so that a long line is not held twice; else copied from
+    /// the inner reader's buffer. Empty after a line too long to hold, or when taken
+    /// already.
+    pub fn take_line(&mut self) -> io::Result<Vec<u8>> {
+        let Some(held) = self.held.take() else {
+            return Ok(Vec::new());
+        };
+        if held.lent {
+            let bytes = self.inner.fill_buf()?.get(held.start..held.end);
+            let bytes = bytes.ok_or_else(|| {
+                io::Error::other("the input's buffer changed while a line was read")
+            })?;
+            return Ok(bytes.to_vec());
+        }
+        let mut line = std::mem::take(&mut self.buf);
+        line.truncate(held.end);
+        line.drain(..held.start);
+        Ok(line)
     }
 
     /// The next line, blank or not, when all of it and its newline are in the inner

@@ -209,6 +209,28 @@ impl Reader {
             _ => handle(element.value, plain(site), sessions, out),
         }
     }
+
+    /// Reads `message`, the element at `site` of a line that is a batch, as reading the
+    /// line whole reads each message of it ([`Reader::element`]): alone, with no
+    /// session, direction or time. A large batch is read this way a message at a time.
+    pub(super) fn batch_message(&mut self, message: &Value, site: Site, out: &mut Out) {
+        handle(message, plain(site), &mut self.sessions, out);
+    }
+
+    /// [`Reader::batch_message`] of the message whose text is `text`, at `site` (pinned
+    /// to where it is), read from its text as [`Reader::line`] reads a bare message:
+    /// `false`, having read nothing, unless it is one of the two messages nearly every
+    /// log is made of ([`fast_message`]).
+    pub(super) fn batch_text(&mut self, text: &str, site: Site, out: &mut Out) -> bool {
+        let Some(message) = self.tape.scan(text, NOTED) else {
+            return false;
+        };
+        if !message.text().starts_with('{') {
+            return false;
+        }
+        let mut context = plain(site);
+        fast_message(message, &mut context, None, &mut self.sessions, out)
+    }
 }
 
 impl Reader {

@@ -141,7 +141,7 @@ use super::{
     Detected, Element, Emit, Emitted, Entry, Format, InputOptions, Layout, Out, Problem, Selector,
     Site, Source, anthropic, atif, claude_code, codex, gemini, mcp, openai, otel, responses,
 };
-use crate::trace::json_index::child_pointer;
+use crate::trace::json_index::{child_pointer, skip_ws, value_end};
 use crate::trace::reader::{Line, LineContent, LineReader};
 use crate::trace::record::Known;
 use crate::trace::spool::Spool;
@@ -169,6 +169,8 @@ pub struct Stream {
     reopen: Option<Reopen>,
     /// Traces the first pass counted.
     surveyed: usize,
+    /// A line of an MCP log that is a large batch, being read.
+    batch: Option<OpenBatch>,
     /// Where in the input the last document read starts.
     offset: u64,
     /// The name of the transcript a streamed document's array is (empty for a file of
@@ -545,16 +547,19 @@ struct SessionEnds {
 
 impl SessionEnds {
     /// In a first pass: notes the sessions `out` has records of, emitted when
-    /// document `index` was read.
-    fn read(&mut self, index: usize, out: &Out) {
+    /// document `index` was read; whether it has any.
+    fn read(&mut self, index: usize, out: &Out) -> bool {
         if !self.survey {
-            return;
+            return false;
         }
+        let mut noted = false;
         for item in &out.items {
             if matches!(item.what, super::Emit::Record(_)) {
                 self.note(index, item.trace.as_deref());
+                noted = true;
             }
         }
+        noted
     }
 
     /// In a first pass: when a document read so far has a record of `session`, notes
@@ -771,19 +776,27 @@ pub(super) fn plan_lines(
         if text.trim().is_empty() {
             continue;
         }
-        // A line with a key twice is not read, but still says the file's format.
-        let (value, unique) = match parse_unique(text) {
-            Some(value) => (value, true),
-            None => match serde_json::from_str::<Value>(text) {
-                Ok(value) => (value, false),
-                Err(_) => {
-                    plan.unread_before_foreign |= other.is_none();
-                    continue;
-                }
-            },
+        // A large batch says its format, and holds no built-in call, without a value
+        // of it. A line with a key twice is not read, but still says the file's format.
+        let (value, unique, signal) = match large_batch(text) {
+            Some(batch) => (None, true, batch.signal()),
+            None => {
+                let (value, unique) = match parse_unique(text) {
+                    Some(value) => (value, true),
+                    None => match serde_json::from_str::<Value>(text) {
+                        Ok(value) => (value, false),
+                        Err(_) => {
+                            plan.unread_before_foreign |= other.is_none();
+                            continue;
+                        }
+                    },
+                };
+                let signal = signal(&value);
+                (Some(value), unique, signal)
+            }
         };
         plan.unread_before_foreign |= !unique && other.is_none();
-        let strong = match signal(&value) {
+        let strong = match signal {
             Signal::Strong(format) => Some(format),
             _ => None,
         };
@@ -813,7 +826,7 @@ pub(super) fn plan_lines(
                 }
             }
             // Until the format is known, as either; then only as the one it is.
-            let value = std::iter::once(&value);
+            let value = value.iter();
             if !plan.decided || plan.format == Format::Codex {
                 let (calls, answers) = (
                     codex::builtin_calls(value.clone()),
@@ -1039,7 +1052,7 @@ pub(crate) const LARGE_RUN: usize = if cfg!(any(test, fuzzing)) {
     1 << 20
 };
 
-/// Messages of an [`OpenRun`] read at a time.
+/// Messages of an [`OpenRun`], or of an [`OpenBatch`], read at a time.
 const RUN_MESSAGES_AT_ONCE: usize = if cfg!(any(test, fuzzing)) { 3 } else { 1024 };
 
 /// Where `site`, of a run read from its text, was pinned (every such site is).
@@ -1149,24 +1162,8 @@ impl Stream {
         let Reader::Lines(lines) = &mut self.reader else {
             return;
         };
-        if self.finisher.decided && !lines.ends_found_first() {
-            return;
-        }
-        let Some(reopen) = self.reopen.take() else {
-            return;
-        };
-        let Ok(Some(survey)) = reopen() else {
-            return;
-        };
-        let Ok((traces, shared)) = survey.read_through(lines) else {
-            return;
-        };
-        self.finisher.shared = shared;
-        self.surveyed = traces;
-        if !self.finisher.decided {
-            self.finisher.many = self.surveyed > 1;
-            self.finisher.flush();
-        }
+        let surveyed = (&mut self.reopen, &mut self.surveyed);
+        survey(lines, &mut self.finisher, surveyed);
     }
 
     /// Before the records of a large run are handed on, a few at a time, and when no
@@ -1442,6 +1439,7 @@ impl Stream {
             first: None,
             reopen: None,
             surveyed: 0,
+            batch: None,
             offset: 0,
             transcript: String::new(),
             late: false,
@@ -1558,6 +1556,10 @@ impl Stream {
 
     /// Reads the next document; `false` at the end of the input.
     fn read_doc(&mut self) -> io::Result<bool> {
+        if self.batch.is_some() {
+            self.read_batch();
+            return Ok(true);
+        }
         let index = self.next_doc;
         match (&mut self.docs, &mut self.reader) {
             (
@@ -1574,6 +1576,34 @@ impl Stream {
                 if let (LineContent::Text(text), Lines::Mcp(mcp, ends)) =
                     (line.content, &mut *lines)
                 {
+                    // A large batch is read a few messages at a time, never held as
+                    // one value.
+                    if let Some(at) = large_batch(text).map(|batch| batch.at) {
+                        let loc = line.location();
+                        let text = String::from_utf8(reader.take_line()?)
+                            .map_err(|_| io::Error::other("a line read changed"))?;
+                        if ends.survey {
+                            // What a line read in full leaves open, no later line needs.
+                            mcp.forget();
+                        } else if self.reopen.is_some() {
+                            // Past the first MiB once it is read: a first pass now, so
+                            // that its records need not wait to learn their traces.
+                            let surveyed = (&mut self.reopen, &mut self.surveyed);
+                            survey(lines, &mut self.finisher, surveyed);
+                        }
+                        self.next_doc += 1;
+                        self.offset = loc.offset;
+                        let read = 0;
+                        self.batch = Some(OpenBatch {
+                            text,
+                            loc,
+                            index,
+                            at,
+                            read,
+                        });
+                        self.read_batch();
+                        return Ok(true);
+                    }
                     // A first pass needs only the session of the common line's records;
                     // of a session known to have records, only where the line is.
                     if ends.survey {
@@ -1760,6 +1790,78 @@ impl Stream {
 }
 
 impl Stream {
+    /// Reads the next few messages of the large batch open ([`OpenBatch`]), each as
+    /// reading its line whole reads it; after its last, ends the traces that end with
+    /// its line.
+    fn read_batch(&mut self) {
+        let (Some(open), Reader::Lines(Lines::Mcp(mcp, ends))) =
+            (&mut self.batch, &mut self.reader)
+        else {
+            return;
+        };
+        let (index, mut read, mut noted) = (open.index, open.read, false);
+        let mut messages = Batch {
+            text: &open.text,
+            at: open.at,
+        };
+        for (start, message) in messages.by_ref().take(RUN_MESSAGES_AT_ONCE) {
+            if noted {
+                break;
+            }
+            let base = child_pointer("", read);
+            read += 1;
+            // The common message from its text, pinned to where it is; any other from
+            // its value, as a document of its own.
+            let pointer = Pointer::from(base.as_str());
+            let loc = Location {
+                line: open.loc.line,
+                offset: open.loc.offset + start as u64,
+                len: message.len() as u64,
+                pointer: pointer.clone(),
+            };
+            let site = Site {
+                doc: index,
+                pointer,
+                pinned: Some(std::sync::Arc::new(loc)),
+            };
+            let mut out = std::mem::take(&mut self.line_out);
+            if mcp.batch_text(message, site, &mut out) {
+                noted |= ends.read(index, &out);
+                let finisher = (&mut self.first, &mut self.finisher);
+                hand_on(finisher, &self.transcript, &mut out, None);
+                self.line_out = out;
+                continue;
+            }
+            let message = Scanned {
+                text: message.to_string(),
+                offset: open.loc.offset + start as u64,
+                line: open.loc.line,
+                index: read - 1,
+                key: None,
+                taped: false,
+                len: message.len(),
+            };
+            let doc = Rc::new(element_doc(&mut self.finisher, message, base));
+            let Some(value) = &doc.value else { continue };
+            let mut out = current(index, &doc);
+            let site = out.pin(&Site::new(index, doc.base.clone()));
+            mcp.batch_message(value, site, &mut out);
+            noted |= ends.read(index, &out);
+            let finisher = (&mut self.first, &mut self.finisher);
+            hand_on(finisher, &self.transcript, &mut out, Some((&doc, index)));
+        }
+        (open.at, open.read) = (messages.at, read);
+        if noted {
+            // Every record of a batch is of no session: a first pass that has noted
+            // one needs nothing more of it.
+            open.at = open.text.len();
+        }
+        if open.at >= open.text.len() {
+            self.batch = None;
+            self.end_traces(index);
+        }
+    }
+
     /// Reads document `index`, one transcript element, through the adapter of lines.
     fn element(&mut self, index: usize, doc: &Rc<Doc>) {
         let Reader::Lines(lines) = &mut self.reader else {
@@ -1805,24 +1907,135 @@ impl Stream {
     /// Hands on what an adapter of lines emitted, while the line it read, document
     /// `index`, is at hand (`None` at the end, when every site is pinned).
     fn hand_on(&mut self, out: &mut Out, doc: Option<(&Doc, usize)>) {
-        if out.items.is_empty() {
-            return;
+        let finisher = (&mut self.first, &mut self.finisher);
+        hand_on(finisher, &self.transcript, out, doc);
+    }
+}
+
+/// [`Stream::survey`] of a file of lines read by `lines`, with its finisher, the
+/// stream's way to read the file again from its start, and the count of its traces.
+fn survey(
+    lines: &mut Lines,
+    finisher: &mut Finisher,
+    (reopen, surveyed): (&mut Option<Reopen>, &mut usize),
+) {
+    if finisher.decided && !lines.ends_found_first() {
+        return;
+    }
+    let Some(reopen) = reopen.take() else {
+        return;
+    };
+    let Ok(Some(survey)) = reopen() else {
+        return;
+    };
+    let Ok((traces, shared)) = survey.read_through(lines) else {
+        return;
+    };
+    finisher.shared = shared;
+    *surveyed = traces;
+    if !finisher.decided {
+        finisher.many = *surveyed > 1;
+        finisher.flush();
+    }
+}
+
+/// [`Stream::hand_on`], given the stream's problem of its first line (handed on before
+/// its first item) and its finisher, for the transcript named `transcript`.
+fn hand_on(
+    (first, finisher): (&mut Option<Problem>, &mut Finisher),
+    transcript: &str,
+    out: &mut Out,
+    doc: Option<(&Doc, usize)>,
+) {
+    if out.items.is_empty() {
+        return;
+    }
+    if let Some(problem) = first.take() {
+        finisher.item_problem(problem);
+    }
+    for item in out.items.drain(..) {
+        finisher.emitted(transcript, item, |site| match (site.take_pinned(), doc) {
+            (Some(loc), _) => loc,
+            (None, Some((doc, index))) => locate(doc, index, site),
+            (None, None) => {
+                debug_assert!(false, "bug: a site of a line gone, not pinned");
+                Location::default()
+            }
+        });
+    }
+}
+
+/// The messages of `text`, a line of an MCP log, when it is a batch (an array) of
+/// [`LARGE_RUN`] bytes or more, valid without a key twice, that holds at least one.
+/// Read one at a time, such a line is never held as one value; any other line is read
+/// whole (and says what is wrong with it).
+fn large_batch(text: &str) -> Option<Batch<'_>> {
+    let bytes = text.as_bytes();
+    let open = skip_ws(bytes, 0, bytes.len());
+    if text.len() < LARGE_RUN || bytes.get(open) != Some(&b'[') {
+        return None;
+    }
+    let at = skip_ws(bytes, open + 1, bytes.len());
+    if bytes.get(at) == Some(&b']') || !super::unique::valid_without_duplicates(bytes) {
+        return None;
+    }
+    Some(Batch { text, at })
+}
+
+/// A line of an MCP log that is a large batch, being read a few messages at a time
+/// ([`Stream::read_batch`]): held as text, never as one value.
+struct OpenBatch {
+    text: String,
+    /// Where the line is.
+    loc: Location,
+    /// The line's document.
+    index: usize,
+    /// Where its next message starts in `text`; `text`'s length after its last.
+    at: usize,
+    /// Its messages read so far.
+    read: usize,
+}
+
+/// The messages of a valid batch, each with where it starts in the line.
+struct Batch<'t> {
+    text: &'t str,
+    /// Where the next message starts; past the end after the last.
+    at: usize,
+}
+
+impl Batch<'_> {
+    /// What the batch says of its format, as [`super::detect::signal`] says it of its
+    /// value: MCP's when every message is an object with a `jsonrpc` member.
+    fn signal(self) -> super::detect::Signal {
+        use serde::de::IgnoredAny;
+        let rpc = |message: &str| {
+            serde_json::from_str::<FxHashMap<Cow<'_, str>, IgnoredAny>>(message)
+                .is_ok_and(|members| members.contains_key("jsonrpc"))
+        };
+        match self.into_iter().all(|(_, message)| rpc(message)) {
+            true => super::detect::Signal::Strong(Format::Mcp),
+            false => super::detect::Signal::None,
         }
-        if let Some(problem) = self.first.take() {
-            self.finisher.item_problem(problem);
+    }
+}
+
+impl<'t> Iterator for Batch<'t> {
+    type Item = (usize, &'t str);
+
+    fn next(&mut self) -> Option<(usize, &'t str)> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        if start >= bytes.len() {
+            return None;
         }
-        for item in out.items.drain(..) {
-            self.finisher.emitted(&self.transcript, item, |site| {
-                match (site.take_pinned(), doc) {
-                    (Some(loc), _) => loc,
-                    (None, Some((doc, index))) => locate(doc, index, site),
-                    (None, None) => {
-                        debug_assert!(false, "bug: a site of a line gone, not pinned");
-                        Location::default()
-                    }
-                }
-            });
-        }
+        let end = value_end(bytes, start, bytes.len());
+        // Valid: each message is followed by a comma, or by the closing bracket.
+        let next = skip_ws(bytes, end, bytes.len());
+        self.at = match bytes.get(next) {
+            Some(b',') => skip_ws(bytes, next + 1, bytes.len()),
+            _ => bytes.len(),
+        };
+        Some((start, &self.text[start..end]))
     }
 }
 
