@@ -303,6 +303,21 @@ fn openai_runs_with_tools(bytes: usize, runs: usize) -> Input {
     input
 }
 
+/// The runs of [`openai_runs`] as an agent with many tools records them: a `tools` list
+/// of about 2 MB before each one's messages.
+fn openai_runs_with_many_tools(bytes: usize, runs: usize) -> Input {
+    let tool = |n: usize| {
+        format!(
+            r#"{{"type": "function", "function": {{"name": "tool_{n}", "description": "One of the agent's tools.", "parameters": {{"type": "object", "properties": {{"request_id": {{"type": "string"}}}}}}}}}}"#
+        )
+    };
+    let tools: Vec<String> = (0..2_000_000 / tool(0).len()).map(tool).collect();
+    let members = format!(r#""model": "gpt-4o", "tools": [{}], "#, tools.join(", "));
+    let mut input = openai_runs_laid_out(bytes, runs, ("[\n", "  "), ",\n", &members);
+    input.text.push_str("\n]\n");
+    input
+}
+
 /// The runs of [`openai_runs`], one JSON document per line.
 fn openai_run_lines(bytes: usize, runs: usize) -> Input {
     let mut input = openai_runs_laid_out(bytes, runs, ("", ""), "\n", "");
@@ -827,6 +842,11 @@ fn main() {
         (
             "openai one large run with tools",
             |b| openai_runs_with_tools(b, 1),
+            detected.clone(),
+        ),
+        (
+            "openai one large run with many tools",
+            |b| openai_runs_with_many_tools(b, 1),
             detected.clone(),
         ),
         (

@@ -1552,7 +1552,33 @@ mod tests {
                 .join(", ")
         );
         assert!(large.len() >= adapters::LARGE_RUN);
+        // Lists too large to be held beside the messages, each read an element at a
+        // time: one the search finds nothing in is passed over (the messages stream);
+        // one that is a transcript (of `--format`'s format), or holds one deeper, makes
+        // the run one of two transcripts (read whole).
+        let many = |key: &str, element: &str, last: &str| {
+            let elements = vec![element; adapters::LARGE_RUN / element.len() + 1];
+            format!(r#""{key}": [{}{last}]"#, elements.join(", "))
+        };
+        let tool = r#"{"type": "function", "function": {"name": "create", "parameters": {"type": "object"}}}"#;
+        let large_tools = many("tools", tool, "");
+        let large_history = many("history", r#"{"role": "user", "content": "earlier"}"#, "");
+        let large_nested = many(
+            "archive",
+            r#"{"n": 1}"#,
+            r#", {"previous": {"messages": [{"role": "user", "content": "before"}]}}"#,
+        );
+        let large_examples = many(
+            "examples",
+            r#"{"a": 1}"#,
+            r#", {"role": "user", "content": "x"}"#,
+        );
         for members in [
+            large_tools.clone(),
+            large_history,
+            large_nested,
+            large_examples,
+            format!("{large_tools}, {}", many("more_tools", tool, "")),
             tools.to_string(),
             metadata.to_string(),
             format!("{tools}, {metadata}"),
@@ -1599,6 +1625,16 @@ mod tests {
                 }
                 reads_alike(&array, Some(Format::OpenAi), Some("[*].messages"));
             }
+        }
+        // Beside a large `tools` list, before or after them, the messages are read a few
+        // at a time: read whole, the run's hundred records would wait for its end.
+        let run = plain_run("a", 60, "hi");
+        let last = format!("{}, {large_tools}}}", &run[..run.len() - 1]);
+        for run in [with_members(&run, &large_tools), last] {
+            let array = format!("[{run}, {}]", plain_run("c", 2, "hi"));
+            streams_as_read_whole(&array, 2);
+            let waiting = most_waiting(&array, &InputOptions::default());
+            assert!(waiting < 20, "{waiting} waiting");
         }
         // Members that make the run something else to the search: an ATIF trajectory,
         // whose steps it reads instead of the messages, an OpenTelemetry export, a

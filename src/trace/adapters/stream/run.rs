@@ -7,7 +7,9 @@
 //! passes that each keep one message at a time. The first finds its members
 //! ([`shape`]): scalars, which may name it, one list, and members under
 //! [`super::LARGE_RUN`] bytes in which the run's search finds no transcript (a `tools`
-//! list, a `metadata` object), each parsed alone and passed over. The next checks the list's
+//! list, a `metadata` object), each parsed alone and passed over; a larger list beside
+//! another is read again an element at a time for whether the search finds one in it
+//! ([`finds_in_large_list`]), and passed over when it finds none. The next checks the list's
 //! messages as the search of the run's value would find them: plain OpenAI messages
 //! ([`check_plain`]), or the format the tally of their formats says ([`list_format`]),
 //! each message scanned alone, which also finds whether it is valid without a key
@@ -151,7 +153,9 @@ impl Pick<'_> {
 /// members it finds no transcript in (a `tools` list, a `metadata` object), or when a
 /// name has an escape or comes twice, which the reading of its value then says. A
 /// member under [`super::LARGE_RUN`] bytes is parsed and searched as the run's search
-/// would search it; a larger one can only be the list. The members that make the run
+/// would search it; a larger one can only be a list: the list when it is the only one,
+/// else read again an element at a time for whether the search finds a transcript in
+/// it ([`finds_in_large_list`]), the list when it is the one that does. The members that make the run
 /// itself something else to the search (`steps`, `resourceSpans`, `children`) are never
 /// the list nor passed over; nor, for a run searched as a document
 /// ([`Pick::Selected`]), is any member that could make it one message
@@ -162,11 +166,16 @@ impl Pick<'_> {
 /// path selects nothing there.
 fn shape(path: &Path, at: At, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
     let mut scan = open_at(path, at, None)?;
-    members(&mut scan, format, pick)
+    members(&mut scan, path, format, pick)
 }
 
 /// [`shape`] of the object at the next byte of `scan`, read to its end.
-fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Result<Picked> {
+fn members(
+    scan: &mut Scanner,
+    path: &Path,
+    format: Option<Format>,
+    pick: Pick<'_>,
+) -> io::Result<Picked> {
     let depth = match pick {
         Pick::Search { depth } => depth,
         Pick::Selected | Pick::Member(_) => 0,
@@ -181,6 +190,8 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
     let mut names = FxHashSet::default();
     let (mut list, mut parent) = (None, Map::new());
     let mut steps = false;
+    // Arrays of `LARGE_RUN` bytes or more, any of which may be the list.
+    let mut large = Vec::new();
     // What a key of a `--select` path found below: the list, or nothing.
     let mut below = None;
     loop {
@@ -216,7 +227,7 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
                     }
                     (_, Some(b'{')) => {
                         // Read to its end but when the run is to be read whole.
-                        below = Some(match members(scan, format, pick)? {
+                        below = Some(match members(scan, path, format, pick)? {
                             Picked::List(mut shape) => {
                                 shape.keys.insert(0, std::mem::take(&mut key));
                                 Picked::List(shape)
@@ -261,16 +272,24 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
             Pick::Search { .. } | Pick::Selected => {
                 value.clear();
                 let len = scan.value_upto(Some(&mut value), super::LARGE_RUN - 1)?;
-                // Held whole, it is passed over when the search finds nothing in it.
-                let passed = len == value.len() as u64
-                    && match serde_json::from_slice::<Value>(&value) {
+                if len > value.len() as u64 {
+                    // Too large to hold: a list, whether a transcript is told below.
+                    if next != Some(b'[') {
+                        return Ok(Picked::Whole);
+                    }
+                    large.push((std::mem::take(&mut key), at));
+                    false
+                } else {
+                    // Held whole, it is passed over when the search finds nothing in it.
+                    let passed = match serde_json::from_slice::<Value>(&value) {
                         Ok(member) => !search::finds(&member, format, depth + 1),
                         Err(_) => return Ok(Picked::Whole),
                     };
-                if !passed && (next != Some(b'[') || list.is_some()) {
-                    return Ok(Picked::Whole);
+                    if !passed && (next != Some(b'[') || list.is_some()) {
+                        return Ok(Picked::Whole);
+                    }
+                    !passed
                 }
-                !passed
             }
         };
         if is_list {
@@ -284,6 +303,27 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
         }
         return Err(changed("expected `,` or `}`"));
     }
+    let list = match (list, large.len()) {
+        (list, 0) => list,
+        // The one list: read as the run's, whatever it holds.
+        (None, 1) => large.pop(),
+        _ if steps => return Ok(Picked::Whole),
+        // A list beside another: each large one read an element at a time for whether
+        // the search finds a transcript in it, and passed over when it finds none (a
+        // long `tools` list beside the messages).
+        (list, _) => {
+            let mut lists: Vec<(String, At)> = list.into_iter().collect();
+            for (key, at) in large {
+                if finds_in_large_list(path, at, format, depth + 1)? {
+                    lists.push((key, at));
+                }
+            }
+            match lists.len() {
+                1 => lists.pop(),
+                _ => return Ok(Picked::Whole),
+            }
+        }
+    };
     Ok(match (below, list) {
         (Some(found), _) => found,
         (None, Some((key, list))) => Picked::List(Shape {
@@ -295,6 +335,47 @@ fn members(scan: &mut Scanner, format: Option<Format>, pick: Pick<'_>) -> io::Re
         (None, None) if matches!(pick, Pick::Member(_)) => Picked::Nothing,
         (None, None) => Picked::Whole,
     })
+}
+
+/// Whether the search of a run would find a transcript in its array at `at` in `path`,
+/// `depth` levels down in the run's document ([`search::finds`]), read an element at a
+/// time: its elements tallied as a list's format is, and each searched.
+fn finds_in_large_list(
+    path: &Path,
+    at: At,
+    format: Option<Format>,
+    depth: usize,
+) -> io::Result<bool> {
+    if depth > search::SEARCH_DEPTH {
+        return Ok(false);
+    }
+    let mut scan = open_at(path, at, None)?;
+    if !scan.eat(b'[')? {
+        return Err(changed("expected `[`"));
+    }
+    let mut tally = ListTally::new(format);
+    let mut bytes = Vec::new();
+    if !scan.eat(b']')? {
+        loop {
+            scan.skip_ws()?;
+            bytes.clear();
+            scan.value(Some(&mut bytes))?;
+            let element: Value =
+                serde_json::from_slice(&bytes).map_err(|_| changed("expected a value"))?;
+            if search::finds(&element, format, depth + 1) {
+                return Ok(true);
+            }
+            tally.add(signal(&element));
+            if scan.eat(b',')? {
+                continue;
+            }
+            if scan.eat(b']')? {
+                break;
+            }
+            return Err(changed("expected `,` or `]`"));
+        }
+    }
+    Ok(tally.format().is_some())
 }
 
 /// What the first pass needs of a large object, found without holding it: it is valid
