@@ -405,6 +405,47 @@ mod tests {
     }
 
     #[test]
+    fn a_line_taken_is_its_text_whether_lent_or_copied() {
+        let input = "\u{feff}{\"a\":1}\r\n\n  {\"b\": [2, 3]}  \nnot json\r\n\u{e9}\n{\"c\":4}";
+        let want: Vec<&str> = input
+            .trim_start_matches('\u{feff}')
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| line.trim_end_matches('\r'))
+            .collect();
+        // Through a buffer too small for a line (copied) and one that holds them all
+        // (lent), each line taken, or every other line, the rest read on as before.
+        for capacity in [1, 3, 8192] {
+            for every in [1, 2] {
+                let reader = BufReader::with_capacity(capacity, input.as_bytes());
+                let mut reader = LineReader::new(reader);
+                let mut have = Vec::new();
+                while let Some(line) = reader.next_line().expect("reading a slice cannot fail") {
+                    let LineContent::Text(text) = line.content else {
+                        panic!("line {} is text", line.number);
+                    };
+                    let text = text.to_string();
+                    if have.len() % every == 0 {
+                        let taken = reader.take_line().expect("the line is at hand");
+                        assert_eq!(taken, text.as_bytes(), "capacity {capacity}");
+                        assert!(reader.take_line().expect("nothing").is_empty());
+                    }
+                    have.push(text);
+                }
+                assert_eq!(have, want, "capacity {capacity}, every {every}");
+            }
+        }
+        // A line too long to hold is not taken, nor is the line before it.
+        let input = &b"{\"a\":1}\n{\"b\": 22}\n"[..];
+        let mut reader = LineReader::with_max_line_bytes(BufReader::new(input), 8);
+        let line = reader.next_line().expect("a line").expect("a first line");
+        assert_eq!(line.content, LineContent::Text("{\"a\":1}"));
+        let line = reader.next_line().expect("a line").expect("a second line");
+        assert_eq!(line.content, LineContent::TooLong);
+        assert!(reader.take_line().expect("nothing").is_empty());
+    }
+
+    #[test]
     fn reads_lf_and_crlf_lines() {
         check(
             b"{\"a\":1}\r\n{\"b\":2}\n{\"c\":3}\r\n",

@@ -1593,13 +1593,12 @@ impl Stream {
                         }
                         self.next_doc += 1;
                         self.offset = loc.offset;
-                        let read = 0;
                         self.batch = Some(OpenBatch {
                             text,
                             loc,
                             index,
                             at,
-                            read,
+                            read: 0,
                         });
                         self.read_batch();
                         return Ok(true);
@@ -1825,11 +1824,15 @@ impl Stream {
                 pinned: Some(std::sync::Arc::new(loc)),
             };
             let mut out = std::mem::take(&mut self.line_out);
-            if mcp.batch_text(message, site, &mut out) {
+            let read_from_text = mcp.batch_text(message, site, &mut out);
+            if read_from_text {
                 noted |= ends.read(index, &out);
                 let finisher = (&mut self.first, &mut self.finisher);
                 hand_on(finisher, &self.transcript, &mut out, None);
-                self.line_out = out;
+            }
+            // Handed on, or never filled: its list is used again.
+            self.line_out = out;
+            if read_from_text {
                 continue;
             }
             let message = Scanned {
