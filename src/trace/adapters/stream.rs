@@ -1973,9 +1973,13 @@ fn hand_on(
 /// Read one at a time, such a line is never held as one value; any other line is read
 /// whole (and says what is wrong with it).
 fn large_batch(text: &str) -> Option<Batch<'_>> {
+    // Asked of every line: most are told by their length alone.
+    if text.len() < LARGE_RUN {
+        return None;
+    }
     let bytes = text.as_bytes();
     let open = skip_ws(bytes, 0, bytes.len());
-    if text.len() < LARGE_RUN || bytes.get(open) != Some(&b'[') {
+    if bytes.get(open) != Some(&b'[') {
         return None;
     }
     let at = skip_ws(bytes, open + 1, bytes.len());
