@@ -3,7 +3,10 @@
 //! named pipe, `/dev/stdin` or a process substitution, what tracegate prints is what
 //! it prints for the file, snippets quoted from anywhere in the stream included. A
 //! temporary file that cannot be made or written is a clear error. An MCP log is read as
-//! it comes, not copied: its findings and records are those of its file.
+//! it comes until a file of its bytes would be read through first (its first MiB read
+//! with the records all of one trace so far): then it is copied too, and read as its
+//! file is; where no copy can be made, it is read on as it comes. Either way, its
+//! findings and records are those of its file.
 
 use std::path::Path;
 use std::process::Output;
@@ -298,6 +301,58 @@ fn a_large_mcp_batch_on_standard_input_reads_as_its_file() {
         let found = format!(r#""line":1,"pointer":"/{at}","trace":null,"key":"{key}""#);
         assert!(have.contains(&found), "{have}");
     }
+}
+
+/// [`mcp_batch`]'s messages one per line: an MCP log of one trace.
+fn mcp_lines(bytes: usize) -> String {
+    let batch: Vec<serde_json::Value> =
+        serde_json::from_str(&mcp_batch(bytes)).expect("the batch is JSON");
+    batch.iter().map(|message| format!("{message}\n")).collect()
+}
+
+#[test]
+fn a_long_mcp_log_of_one_trace_on_standard_input_is_copied_and_reads_as_its_file() {
+    // Past the last MiB a stream read as it comes keeps to quote from: the early
+    // violation is quoted from the copy.
+    let dir = scratch("log.jsonl", &mcp_lines(3 << 20));
+    for args in [CHECK_JSON, &["convert"][..]] {
+        stdin_reads_as_file(dir.path(), args, "log.jsonl");
+    }
+    let human = stdin_reads_as_file(dir.path(), CHECK, "log.jsonl");
+    assert!(human.starts_with("exit Some(1)"), "{human}");
+    assert!(human.contains("--> -:2:1"), "{human}");
+    assert!(
+        human.contains(r#"2 | {"id":"first-2","jsonrpc":"2.0","method":"tools/call""#),
+        "{human}"
+    );
+    #[cfg(unix)]
+    {
+        let file = from_file(dir.path(), CHECK, "log.jsonl");
+        for stream in ["pipe", "substitution"] {
+            let have = shown(&from_shell(dir.path(), CHECK, "log.jsonl", stream));
+            let name = match stream {
+                "substitution" => substituted_name(&have),
+                name => name.to_string(),
+            };
+            assert_eq!(have, as_named(&file, "log.jsonl", &name), "{stream}");
+        }
+    }
+    // With no temporary file, it is read as it comes: the same findings.
+    let missing = dir.path().join("no-such-dir");
+    let output = tracegate()
+        .current_dir(dir.path())
+        .env("TMPDIR", &missing)
+        .args(CHECK_JSON)
+        .arg("-")
+        .write_stdin(std::fs::read(dir.path().join("log.jsonl")).unwrap())
+        .output()
+        .unwrap();
+    let want = as_named(
+        &from_file(dir.path(), CHECK_JSON, "log.jsonl"),
+        "log.jsonl",
+        "-",
+    );
+    assert_eq!(shown(&output), want);
 }
 
 /// [`openai_document`] as a run array on three lines: `[`, the run minified, `]`.

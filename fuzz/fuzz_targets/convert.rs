@@ -15,9 +15,13 @@ fuzz_target!(|data: &[u8]| {
     let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
     std::io::Write::write_all(&mut file, data).expect("the file is written");
     let mut out = Vec::new();
-    let converted =
-        convert_path(file.path(), &InputOptions::default(), Some(1 << 16), &mut out)
-            .expect("writing to memory does not fail");
+    let converted = convert_path(
+        file.path(),
+        &InputOptions::default(),
+        Some(1 << 16),
+        &mut out,
+    )
+    .expect("writing to memory does not fail");
     let text = String::from_utf8(out).expect("convert writes UTF-8");
     let mut synthesized = 0;
     for line in text.lines() {
@@ -28,5 +32,8 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(text.lines().count() as u64, converted.records);
     // A native record may say the same of itself.
-    assert!(synthesized >= converted.synthesized, "{synthesized} {converted:?}");
+    assert!(
+        synthesized >= converted.synthesized,
+        "{synthesized} {converted:?}"
+    );
 });

@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
             }
             let before = &text[..at];
             let line = before.matches('\n').count() + 1;
-            let column = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+            let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+                .chars()
+                .count()
+                + 1;
             assert_eq!(source.line_col(at), (line, column), "offset {at}");
         }
     }

@@ -1,5 +1,6 @@
 //! Streamed and whole readings agree: the same bytes read as a regular file (streamed:
-//! a document in two passes, a file of lines as it comes) and from memory (read whole)
+//! a document in two passes, a file of lines as it comes), as a stream (a pipe: read as
+//! it comes, or copied to a temporary file) and from memory (read whole)
 //! give the same items in the same order (a record's fields compared as an object,
 //! however the adapter holds them), and what was recognized at the end is the
 //! same. The first byte picks the format, as in `trace_input`, and a `--select` path
@@ -87,4 +88,27 @@ fuzz_target!(|data: &[u8]| {
         streamed, whole,
         "streamed (left) and whole (right) readings differ"
     );
+    // As a pipe gives them, a few bytes at a time.
+    let piped = match TraceInput::open_reader(
+        Box::new(Trickle(bytes.to_vec().into())),
+        &options,
+        Some(1 << 16),
+    ) {
+        Ok(input) => read(input),
+        Err(err) => panic!("a stream in memory opens: {err}"),
+    };
+    assert_eq!(
+        piped, whole,
+        "piped (left) and whole (right) readings differ"
+    );
 });
+
+/// A reader that gives at most 1,000 bytes a read, as a pipe may.
+struct Trickle(std::collections::VecDeque<u8>);
+
+impl std::io::Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(1000);
+        std::io::Read::read(&mut self.0, &mut buf[..n])
+    }
+}

@@ -12,7 +12,9 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    let format = Format::ALL.get(usize::from(pick) % (Format::ALL.len() + 1)).copied();
+    let format = Format::ALL
+        .get(usize::from(pick) % (Format::ALL.len() + 1))
+        .copied();
     let options = InputOptions {
         format,
         ..InputOptions::default()

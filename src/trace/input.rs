@@ -17,7 +17,10 @@
 //! any other input that is longer than those first bytes, or than 1 MiB when they
 //! hold all of it (a JSON document on a few lines, a Codex rollout), is copied to a
 //! temporary file (`trace::spool`) and read from there exactly as a regular file of
-//! the same bytes is, in bounded memory. A pipe is
+//! the same bytes is, in bounded memory; so is a file of transcript lines whose
+//! records are still held back where its file would be read through first (they wait
+//! to learn whether it holds more than one trace), from the bytes read so far, kept
+//! until then, and the rest of the stream. A pipe is
 //! opened without waiting for a writer, so a named pipe nobody writes to reads as
 //! empty instead of blocking the run. Devices (`/dev/zero`) and sockets are refused:
 //! they may never end. An input that holds nothing at all is a problem
@@ -62,6 +65,9 @@ struct Window {
     /// Stream offset of `bytes[0]`.
     start: u64,
     bytes: Vec<u8>,
+    /// Whether every byte since the stream's start is kept: until it is known whether
+    /// the stream is copied to a temporary file.
+    from_start: bool,
     /// Where the whole stream is, once it is spooled.
     spool: Option<Rc<Spool>>,
 }
@@ -88,11 +94,42 @@ impl RecentBytes {
             return;
         }
         window.bytes.extend_from_slice(read);
-        if window.bytes.len() >= 2 * Self::KEEP {
+        if !window.from_start && window.bytes.len() >= 2 * Self::KEEP {
             let cut = window.bytes.len() - Self::KEEP;
             window.bytes.drain(..cut);
             window.start += cut as u64;
         }
+    }
+
+    /// A window that keeps every byte of the stream until [`RecentBytes::forget_start`]
+    /// or [`RecentBytes::take_all`].
+    fn from_start() -> RecentBytes {
+        let recent = RecentBytes::default();
+        recent.0.borrow_mut().from_start = true;
+        recent
+    }
+
+    /// Whether the stream is read back from a temporary file.
+    #[cfg(test)]
+    fn is_spooled(&self) -> bool {
+        self.0.borrow().spool.is_some()
+    }
+
+    /// From now on, only the last bytes are kept.
+    fn forget_start(&self) {
+        self.0.borrow_mut().from_start = false;
+    }
+
+    /// Every byte read so far, taken out of a window that has kept all of them
+    /// ([`RecentBytes::from_start`]); from now on, only the last bytes are kept.
+    fn take_all(&self) -> Vec<u8> {
+        let mut window = self.0.borrow_mut();
+        debug_assert!(
+            window.from_start && window.start == 0,
+            "bug: the window lost its start"
+        );
+        window.from_start = false;
+        std::mem::take(&mut window.bytes)
     }
 
     /// All the bytes of a stream kept in `spool`.
@@ -112,15 +149,20 @@ impl RecentBytes {
     }
 }
 
-/// A reader that keeps what it reads in a [`RecentBytes`] window.
-struct Keeping<R> {
-    inner: R,
+/// A reader that keeps what it reads in a [`RecentBytes`] window. The stream it reads
+/// is shared with its opener, which may take it to copy the rest of it to a temporary
+/// file (then this reader is at its end).
+struct Keeping {
+    inner: Rc<RefCell<Option<Box<dyn Read>>>>,
     recent: RecentBytes,
 }
 
-impl<R: Read> Read for Keeping<R> {
+impl Read for Keeping {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        let n = match self.inner.borrow_mut().as_mut() {
+            Some(inner) => inner.read(buf)?,
+            None => 0,
+        };
         self.recent.keep(&buf[..n]);
         Ok(n)
     }
@@ -262,15 +304,43 @@ impl<'a> TraceInput<'a> {
 
     /// Opens standard input or a pipe: its first bytes decide its format, then it is
     /// read as it comes (native records, files of transcript lines), or, past its
-    /// first bytes, through a temporary file as a regular file is (other formats).
+    /// first bytes, through a temporary file as a regular file is (other formats). A
+    /// file of transcript lines whose records are still held back where a file's
+    /// first pass would read it through (it is not known yet whether it holds more
+    /// than one trace) is copied to a temporary file too, and read from there as that
+    /// file is, rather than held whole.
     fn open_stream(
         path: &Path,
         options: &InputOptions,
         max: usize,
     ) -> io::Result<TraceInput<'static>> {
-        let recent = RecentBytes::default();
+        TraceInput::open_read(stream_reader(path)?, options, max)
+    }
+
+    /// Opens the stream `read` reads (bytes read once, as they come) as [`TraceInput::open`]
+    /// opens standard input: detected from its first bytes, then read as it comes or
+    /// through a temporary file. An error means it could not be read at all.
+    pub fn open_reader(
+        read: Box<dyn Read>,
+        options: &InputOptions,
+        max_line_bytes: Option<usize>,
+    ) -> io::Result<TraceInput<'static>> {
+        let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
+        let mut input = TraceInput::open_read(read, options, max)?;
+        input.report_empty = true;
+        Ok(input)
+    }
+
+    /// [`TraceInput::open_stream`] of the stream `read` reads.
+    fn open_read(
+        read: Box<dyn Read>,
+        options: &InputOptions,
+        max: usize,
+    ) -> io::Result<TraceInput<'static>> {
+        let recent = RecentBytes::from_start();
+        let pipe = Rc::new(RefCell::new(Some(read)));
         let keeping = Keeping {
-            inner: stream_reader(path)?,
+            inner: pipe.clone(),
             recent: recent.clone(),
         };
         let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, keeping));
@@ -278,9 +348,32 @@ impl<'a> TraceInput<'a> {
             adapters::decided_by_first_line(head, options)
         })?;
         let mut input = match adapters::open_stream(head, reader, options, max)? {
-            StreamOpened::Native(detected, input) => TraceInput::lines(detected, input, max),
-            StreamOpened::Stream(stream) => TraceInput::stream(stream),
+            StreamOpened::Native(detected, input) => {
+                recent.forget_start();
+                TraceInput::lines(detected, input, max)
+            }
+            StreamOpened::Stream(mut stream) => match stream.decide_before_first_pass() {
+                None => {
+                    recent.forget_start();
+                    TraceInput::stream(stream)
+                }
+                Some(again) => match spill(&recent, &pipe)? {
+                    Some(spool) => {
+                        drop(stream);
+                        match again(spool.path())? {
+                            Some(mut stream) => {
+                                stream.hold(spool);
+                                TraceInput::stream(Box::new(stream))
+                            }
+                            None => TraceInput::open_spool(spool, options, max)?,
+                        }
+                    }
+                    // No copy can be made: its records are held until it is decided.
+                    None => TraceInput::stream(stream),
+                },
+            },
             StreamOpened::Whole(Unstreamed { head, mut rest }) => {
+                recent.forget_start();
                 // All of it is at hand already: read from memory when it is small. A
                 // large document that the head took whole (it is on a few lines) is
                 // spooled, as any other, to be streamed rather than parsed whole.
@@ -733,6 +826,30 @@ pub(crate) fn spool_input(path: &Path) -> io::Result<Rc<Spool>> {
     Ok(Rc::new(spool))
 }
 
+/// Copies a stream, all of whose bytes read so far `recent` kept, to a temporary file:
+/// those bytes, then the rest of `pipe`, to its end; `recent` then reads from the copy.
+/// `None`, having read nothing more, when no temporary file can be made (the stream is
+/// then read on as it comes, its records held until it is known how many traces it
+/// holds).
+fn spill(
+    recent: &RecentBytes,
+    pipe: &RefCell<Option<Box<dyn Read>>>,
+) -> io::Result<Option<Rc<Spool>>> {
+    let read = recent.take_all();
+    let Ok(spool) = Spool::new() else {
+        recent.keep(&read);
+        return Ok(None);
+    };
+    let spool = Rc::new(spool);
+    recent.spooled(spool.clone());
+    let rest = pipe
+        .borrow_mut()
+        .take()
+        .unwrap_or_else(|| Box::new(io::empty()));
+    spool.fill(&read, &mut BufReader::with_capacity(1 << 16, rest))?;
+    Ok(Some(spool))
+}
+
 /// A reader of the stream `path` names: standard input (`-`) or a pipe. A terminal, a
 /// device or a socket is an error, as reading it may never end.
 fn stream_reader(path: &Path) -> io::Result<Box<dyn Read>> {
@@ -1077,6 +1194,49 @@ mod tests {
             let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
             let (seen, detected) = everything(input);
             assert_eq!((seen, detected), everything(whole));
+        }
+    }
+
+    #[test]
+    fn a_stream_still_undecided_where_a_file_is_read_through_first_is_copied_and_read_as_it() {
+        let options = InputOptions::default();
+        // One session past the first pass's threshold (2048 bytes in tests), as
+        // envelopes, as plain messages, as a Claude Code session, and as a large batch.
+        let one_session = mcp_log(1).repeat(12);
+        let plain: String = (0..60)
+            .map(|i| format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"x\"}}}}\n{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}\n"))
+            .collect();
+        let claude_code: String = claude_code_log()
+            .lines()
+            .filter(|l| l.contains("\"s1\"") && !l.contains("isSidechain\":true"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .repeat(8);
+        let batch = mcp_batch(400, ",", false);
+        // Held no further than a file is read before its first pass: a second session
+        // early, and a log shorter than the threshold.
+        let sessions = mcp_log(12);
+        let short = mcp_log(1);
+        assert!(short.len() < 2048 && one_session.len() > 2 * 2048);
+        for (text, copied) in [
+            (&one_session, true),
+            (&plain, true),
+            (&claude_code, true),
+            (&batch, true),
+            (&sessions, false),
+            (&short, false),
+        ] {
+            let reader = Box::new(io::Cursor::new(text.clone().into_bytes()));
+            let input = TraceInput::open_read(reader, &options, DEFAULT_MAX_LINE_BYTES).unwrap();
+            assert!(matches!(input.body, Body::Stream(_)), "{text}");
+            let recent = input.recent.clone().expect("a stream keeps its last bytes");
+            assert_eq!(recent.is_spooled(), copied, "{text}");
+            // Quoted from anywhere in it.
+            if copied {
+                assert_eq!(recent.get(0, 1).as_deref(), Some(&text.as_bytes()[..1]));
+            }
+            let whole = TraceInput::from_bytes(text.as_bytes(), &options, None);
+            assert_eq!(everything(input), everything(whole), "{text}");
         }
     }
 

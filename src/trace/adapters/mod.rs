@@ -794,7 +794,13 @@ pub fn open_stream(
         if plan.enough && plan.fits() && stream::lines_stream(plan.format) {
             let input: Box<dyn io::BufRead> = Box::new(io::Cursor::new(head).chain(rest));
             let explicit = options.format.is_some();
-            if let Some(stream) = Stream::lines(input, plan, explicit, max_line_bytes) {
+            let again = plan.clone();
+            if let Some(mut stream) = Stream::lines(input, plan, explicit, max_line_bytes) {
+                // The same plan reads the same bytes from a file, should they be
+                // copied to one.
+                stream.again = Some(Box::new(move |path| {
+                    Stream::lines_of_file(path, again, explicit, max_line_bytes)
+                }));
                 return Ok(StreamOpened::Stream(Box::new(stream)));
             }
             unreachable!("bug: a format whose lines stream read whole");
@@ -822,6 +828,10 @@ pub fn decided_by_first_line(head: &[u8], options: &InputOptions) -> Option<bool
         .split_inclusive(|&b| b == b'\n')
         .find(|line| !line.trim_ascii().is_empty())
         .filter(|line| line.ends_with(b"\n"))?;
+    // Only an object decides: a long batch is not parsed to learn that it does not.
+    if line.trim_ascii_start().first() != Some(&b'{') {
+        return Some(false);
+    }
     Some(match serde_json::from_slice::<serde_json::Value>(line) {
         Ok(value @ serde_json::Value::Object(_)) => match detect::signal(&value) {
             detect::Signal::Strong(Format::Native) => true,

@@ -91,9 +91,11 @@
 //! ([`mcp::Reader::line_session`]), and any other line in full; a line of a session
 //! already known to have records it only places, without checking it
 //! ([`mcp::quick_session`]). A stream that cannot be read again (standard
-//! input, a pipe) of such a log, of one trace, is held whole, as records; one that a
-//! first pass must read (a document, a Codex rollout, Responses items) is copied to a
-//! temporary file first and streamed from there as a file is (`trace::spool`).
+//! input, a pipe) of such a log is read as it comes only until a file of it would be
+//! read through first ([`Stream::decide_before_first_pass`]): still of one trace
+//! there, it is copied to a temporary file and read from there as that file is; one
+//! that a first pass must read from its start (a document, a Codex rollout,
+//! Responses items) is copied first (`trace::spool`).
 //!
 //! One thing only a stream says: where a trace ends. Each run of a document of runs is
 //! read through before the next, so once its records are handed on, its traces (named
@@ -167,6 +169,10 @@ pub struct Stream {
     /// For a file, which can be read again: a stream of it from its start, for a first
     /// pass ([`Stream::survey`]).
     reopen: Option<Reopen>,
+    /// For a stream that cannot be read again (standard input, a pipe): a stream of
+    /// the same bytes from a file that holds all of them, read as that file is
+    /// ([`Stream::decide_before_first_pass`]).
+    pub(super) again: Option<Again>,
     /// Traces the first pass counted.
     surveyed: usize,
     /// A line of an MCP log that is a large batch, being read.
@@ -191,12 +197,19 @@ pub struct Stream {
 
 type Reopen = Box<dyn FnOnce() -> io::Result<Option<Stream>>>;
 
+/// A stream of the same bytes as another from the file at the path it is given.
+pub(crate) type Again = Box<dyn FnOnce(&std::path::Path) -> io::Result<Option<Stream>>>;
+
 /// Bytes of input after which a file whose records are still held back (it is not
 /// known yet whether it holds more than one trace) or given thread by thread is read
 /// through once first, so that its records stream from then on; and a file split by
 /// `--trace-by`, to find where its traces end (`check::trace_ends`).
-/// (Unit tests use a small one, to read small files both ways.)
-pub(crate) const SURVEY_AFTER: u64 = if cfg!(test) { 2048 } else { 1 << 20 };
+/// (Unit tests and fuzzing use a small one, to read small files both ways.)
+pub(crate) const SURVEY_AFTER: u64 = if cfg!(any(test, fuzzing)) {
+    2048
+} else {
+    1 << 20
+};
 
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1438,6 +1451,7 @@ impl Stream {
             ended: false,
             first: None,
             reopen: None,
+            again: None,
             surveyed: 0,
             batch: None,
             offset: 0,
@@ -1471,6 +1485,22 @@ impl Stream {
         while !self.finisher.decided && !self.ended {
             self.read_one();
         }
+    }
+
+    /// [`Stream::decide`] of a stream that cannot be read again (standard input, a
+    /// pipe), which reads on only as far as a file of the same bytes is read before its
+    /// first pass ([`SURVEY_AFTER`], or a large batch reached): past that, holding its
+    /// records until it ends would hold them all. `None` when it is decided (or ended)
+    /// there; else, having handed nothing on, how to read the same bytes from a file
+    /// that holds all of them, as that file is read (with a first pass).
+    pub(crate) fn decide_before_first_pass(&mut self) -> Option<Again> {
+        while !self.finisher.decided && !self.ended {
+            if self.again.is_some() && (self.offset >= SURVEY_AFTER || self.batch.is_some()) {
+                return self.again.take();
+            }
+            self.read_one();
+        }
+        None
     }
 
     /// Distinct traces among the records so far: final once the input is read, and
