@@ -13,6 +13,9 @@
 //! about 340 bytes, to the end of the file, where they are read in start order, so
 //! their peak follows the count of tool spans, not the largest trace.)
 //!
+//! Then MCP and Claude Code logs read as a stream (standard input, a pipe) gives
+//! them, read once as they come (workload names end with `from a stream`).
+//!
 //! Then native JSONL split into traces by a field (`check --trace-by case`), the
 //! traces one after another and ten at a time interleaved: checked from its file, as
 //! `tracegate check` does (a first pass finds where each trace ends, and each is freed
@@ -29,7 +32,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use tracegate::check::{CheckOptions, check_path};
+use tracegate::check::{CheckOptions, check_input, check_path};
 use tracegate::machine::SpecSource;
 use tracegate::trace::adapters::{Format, InputOptions, Selector};
 use tracegate::trace::input::TraceInput;
@@ -961,6 +964,40 @@ fn main() {
         let figures = measure(runs, || {
             let checked = check_path(&specs, &path, &CheckOptions::default(), &input_options);
             read = (checked.outcome.records, checked.outcome.diagnostics.len());
+        });
+        assert_eq!(read.1, 0, "{name}: the generated input conforms");
+        row(name, file_mb, largest_mb, read.0, &figures);
+    }
+    // Logs read as a stream (standard input, a pipe) gives them: read once, as they
+    // come, through `TraceInput::open_reader`.
+    type Streamed = (&'static str, fn(usize) -> Input);
+    let streamed: [Streamed; 3] = [
+        ("mcp 1 session from a stream", |b| mcp(b, 1)),
+        ("mcp 100 sessions from a stream", |b| mcp(b, 100)),
+        ("claude-code 1 session from a stream", |b| claude_code(b, 1)),
+    ];
+    for (name, generate) in streamed {
+        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
+        let input = generate(mb);
+        let path = write_file(&dir, "input.json", input.text.as_bytes());
+        let file_mb = input.text.len() as f64 / 1e6;
+        let largest_mb = input.largest as f64 / 1e6;
+        drop(input);
+        let mut read = (0, 0);
+        let figures = measure(runs, || {
+            let file = std::fs::File::open(&path).expect("the input opens");
+            let input =
+                TraceInput::open_reader(Box::new(file), &detected, None).expect("the stream opens");
+            let outcome = check_input(
+                &specs,
+                Arc::from(Path::new("-")),
+                input,
+                &CheckOptions::default(),
+                None,
+            );
+            read = (outcome.records, outcome.diagnostics.len());
         });
         assert_eq!(read.1, 0, "{name}: the generated input conforms");
         row(name, file_mb, largest_mb, read.0, &figures);
