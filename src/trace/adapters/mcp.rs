@@ -443,6 +443,10 @@ impl Reader {
 /// gives no record of: a first pass that already knows the session has records uses it
 /// only to place the session's end, which a line too late only delays (the session's
 /// trace is then freed later, and nothing else changes). It never panics.
+///
+/// A line that names its session by `session_id` before its message is read only to
+/// the message when nothing after it could change what a valid line gives
+/// ([`nothing_decides_after`]): the common line is not read through.
 pub(super) fn quick_session(text: &str) -> Option<Option<&str>> {
     let bytes = text.as_bytes();
     let mut at = skip_ws(bytes, 0);
@@ -474,6 +478,14 @@ pub(super) fn quick_session(text: &str) -> Option<Option<&str>> {
         }
         at = skip_ws(bytes, at + 1);
         let start = at;
+        if matches!(name, "message" | "payload")
+            && sessions[0].is_some()
+            && nothing_decides_after(&bytes[start..])
+        {
+            // Named by `session_id` already, with nothing after that could change it.
+            message = true;
+            break;
+        }
         at = skip_value(bytes, at)?;
         let value = text.get(start..at)?;
         match name {
@@ -501,6 +513,27 @@ pub(super) fn quick_session(text: &str) -> Option<Option<&str>> {
             (!name.contains('\\')).then_some(Some(name))
         }
     }
+}
+
+/// Whether nothing from a message's object on (`rest`, from its `{`) could make a valid
+/// line that names its session by `session_id` before it give records of no session or
+/// of another: `rest` has no backslash, and the bytes `"jsonrpc"` only as the message's
+/// first member's name. Without escapes, a top-level `jsonrpc` after the message would
+/// be those bytes again, and a second `session_id` a key twice (an invalid line). Found
+/// without skipping the message, which the common line ends with.
+fn nothing_decides_after(rest: &[u8]) -> bool {
+    const JSONRPC: &[u8] = b"\"jsonrpc\"";
+    // Made once: making a searcher costs more than searching a line.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(JSONRPC));
+    let Some(inside) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    let inside = &inside[skip_ws(inside, 0)..];
+    let Some(after) = inside.strip_prefix(JSONRPC) else {
+        return false;
+    };
+    memchr::memchr(b'\\', after).is_none() && FINDER.find(after).is_none()
 }
 
 fn skip_ws(bytes: &[u8], mut at: usize) -> usize {

@@ -3552,20 +3552,48 @@ mod tests {
             (LOG[3], None),
             (LOG[8], None),
             (LOG[15], None),
-            (LOG[46], None),
+            // Broken after the message, which it is read only to: placed in its session,
+            // as it may be.
+            (LOG[46], Some(Some("s2"))),
             (LOG[48], None),
             (r#"{"session_id":"s1","message":{"a":"\"#, None),
             (r#"{"session_id":"s1","message":{"#, None),
             (r#"{"#, None),
             ("", None),
+            // Read only to the message when nothing after it could change the answer;
+            // else through: a top-level `jsonrpc` after it, plain or escaped, a
+            // `session_id` after it, a message that does not start with `jsonrpc`.
+            (
+                r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1}}"#,
+                Some(Some("s1")),
+            ),
+            (
+                r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1},"jsonrpc":"2.0"}"#,
+                None,
+            ),
+            (
+                r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1},"jsonrpc":"2.0"}"#,
+                None,
+            ),
+            (
+                r#"{"sessionId":"s2","message":{"jsonrpc":"2.0"},"session_id":"s1"}"#,
+                Some(Some("s1")),
+            ),
+            (
+                r#"{"session_id":"s1","message":{"id":1,"jsonrpc":"2.0"},"session":"s3"}"#,
+                Some(Some("s1")),
+            ),
         ];
         for (line, want) in cases {
             assert_eq!(mcp::quick_session(line), want, "{line}");
         }
-        // A line cut short anywhere is never placed (and nothing panics).
+        // A line cut short anywhere is placed nowhere, or where the whole line is (and
+        // nothing panics).
         for line in LOG.iter().filter(|line| line.ends_with('}')) {
+            let whole = mcp::quick_session(line);
             for end in (0..line.len()).filter(|&end| line.is_char_boundary(end)) {
-                assert_eq!(mcp::quick_session(&line[..end]), None, "{}", &line[..end]);
+                let cut = mcp::quick_session(&line[..end]);
+                assert!(cut.is_none() || cut == whole, "{}", &line[..end]);
             }
         }
     }

@@ -473,9 +473,10 @@ impl<'t> Scan<'t, '_> {
 
     /// A string: where its text is, between its quotes, and whether it has an escape.
     ///
-    /// Inlined where it is called: most strings are short keys, and a call would cost
-    /// about as much as scanning one.
-    #[inline]
+    /// Always inlined where it is called: most strings are short keys, and a call
+    /// costs about as much as scanning one (left to the compiler, the object loop
+    /// called it: 2.5 % more instructions on an MCP log's common lines).
+    #[inline(always)]
     fn string(&mut self) -> Option<(usize, usize, bool)> {
         self.at += 1;
         let start = self.at;
