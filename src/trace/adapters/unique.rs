@@ -106,6 +106,18 @@ fn head(bytes: &[u8]) -> u64 {
     }
 }
 
+/// [`head`] of `text[start..end]`, read as one word from `text` when eight bytes are
+/// there from `start` (a short key is followed by its quote and more), its bytes past
+/// `end` masked off.
+#[inline]
+fn head_in(text: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    match text.get(start..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(word) if len < 8 => u64::from_le_bytes(*word) & ((1 << (8 * len)) - 1),
+        _ => head(&text[start..end]),
+    }
+}
+
 impl Tape {
     /// Scans `text` as [`valid_without_duplicates`] does, noting the items of the
     /// containers nested at most `depth` deep; the value it found, or `None` when
@@ -371,7 +383,10 @@ impl<'t> Scan<'t, '_> {
                 }
             };
             let bytes = Self::key_bytes(self.text, &self.tape.decoded, key);
-            key.head = head(bytes);
+            key.head = match key.decoded {
+                true => head(bytes),
+                false => head_in(self.text, start, end),
+            };
             match &mut many {
                 Some(set) => {
                     let bytes = match key.decoded {
@@ -674,7 +689,7 @@ mod tests {
     use serde_json::Value;
 
     use super::super::document::parse_unique;
-    use super::{Node, Tape, head, valid_without_duplicates};
+    use super::{Node, Tape, head, head_in, valid_without_duplicates};
 
     #[test]
     fn a_head_is_the_first_eight_bytes_then_zeros() {
@@ -684,6 +699,13 @@ mod tests {
             let n = len.min(8);
             first[..n].copy_from_slice(&text[..n]);
             assert_eq!(head(&text[..len]), u64::from_le_bytes(first), "{len} bytes");
+        }
+        // Read in place, whatever follows the key and wherever it ends.
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let want = head(&text[start..end]);
+                assert_eq!(head_in(text, start, end), want, "{start}..{end}");
+            }
         }
     }
 
