@@ -951,22 +951,14 @@ fn main() {
         "{:<42} {:>8} {:>10} {:>9} {:>8} {:>12} {:>10} {:>8}",
         "workload", "file MB", "largest MB", "records", "s", "records/s", "peak MB", "peak/lg"
     );
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     for (name, generate, input_options) in workloads {
-        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
-            continue;
+        if wanted(name) {
+            workload(name, generate(mb), &dir, runs, |path| {
+                let checked = check_path(&specs, path, &CheckOptions::default(), &input_options);
+                (checked.outcome.records, checked.outcome.diagnostics.len())
+            });
         }
-        let input = generate(mb);
-        let path = write_file(&dir, "input.json", input.text.as_bytes());
-        let file_mb = input.text.len() as f64 / 1e6;
-        let largest_mb = input.largest as f64 / 1e6;
-        drop(input);
-        let mut read = (0, 0);
-        let figures = measure(runs, || {
-            let checked = check_path(&specs, &path, &CheckOptions::default(), &input_options);
-            read = (checked.outcome.records, checked.outcome.diagnostics.len());
-        });
-        assert_eq!(read.1, 0, "{name}: the generated input conforms");
-        row(name, file_mb, largest_mb, read.0, &figures);
     }
     // Logs read as a stream (standard input, a pipe) gives them: read once, as they
     // come, through `TraceInput::open_reader`.
@@ -977,30 +969,16 @@ fn main() {
         ("claude-code 1 session from a stream", |b| claude_code(b, 1)),
     ];
     for (name, generate) in streamed {
-        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
-            continue;
+        if wanted(name) {
+            workload(name, generate(mb), &dir, runs, |path| {
+                let file = std::fs::File::open(path).expect("the input opens");
+                let input = TraceInput::open_reader(Box::new(file), &detected, None)
+                    .expect("the stream opens");
+                let stdin = Arc::from(Path::new("-"));
+                let outcome = check_input(&specs, stdin, input, &CheckOptions::default(), None);
+                (outcome.records, outcome.diagnostics.len())
+            });
         }
-        let input = generate(mb);
-        let path = write_file(&dir, "input.json", input.text.as_bytes());
-        let file_mb = input.text.len() as f64 / 1e6;
-        let largest_mb = input.largest as f64 / 1e6;
-        drop(input);
-        let mut read = (0, 0);
-        let figures = measure(runs, || {
-            let file = std::fs::File::open(&path).expect("the input opens");
-            let input =
-                TraceInput::open_reader(Box::new(file), &detected, None).expect("the stream opens");
-            let outcome = check_input(
-                &specs,
-                Arc::from(Path::new("-")),
-                input,
-                &CheckOptions::default(),
-                None,
-            );
-            read = (outcome.records, outcome.diagnostics.len());
-        });
-        assert_eq!(read.1, 0, "{name}: the generated input conforms");
-        row(name, file_mb, largest_mb, read.0, &figures);
     }
     if only.is_empty()
         || only
@@ -1017,6 +995,25 @@ fn main() {
         "\nlargest = the largest transcript's bytes; peak = most heap `check` held at once \
          (counted); records/s best of {runs}."
     );
+}
+
+/// Writes `input` to a file, checks it `runs` times with `check` (which returns the
+/// records read and the findings), and prints its row.
+fn workload(
+    name: &str,
+    input: Input,
+    dir: &Path,
+    runs: usize,
+    mut check: impl FnMut(&Path) -> (u64, usize),
+) {
+    let path = write_file(dir, "input.json", input.text.as_bytes());
+    let file_mb = input.text.len() as f64 / 1e6;
+    let largest_mb = input.largest as f64 / 1e6;
+    drop(input);
+    let mut read = (0, 0);
+    let figures = measure(runs, || read = check(&path));
+    assert_eq!(read.1, 0, "{name}: the generated input conforms");
+    row(name, file_mb, largest_mb, read.0, &figures);
 }
 
 /// Prints a workload's row: its sizes, records/s and peak heap.

@@ -217,19 +217,32 @@ fn a_long_codex_rollout_on_standard_input_reads_as_its_file() {
     }
 }
 
+/// Asserts that `args` print for the file `name` in `dir`, fed through each of
+/// `streams` (see [`from_shell`]), what they print for it by path, named as the stream
+/// is; returns what they printed.
+#[cfg(unix)]
+fn streams_read_as_file(dir: &Path, args: &[&str], name: &str, streams: &[&str]) -> Vec<String> {
+    let file = from_file(dir, args, name);
+    let mut printed = Vec::new();
+    for &stream in streams {
+        let have = shown(&from_shell(dir, args, name, stream));
+        let shown_as = match stream {
+            "substitution" => substituted_name(&have),
+            name => name.to_string(),
+        };
+        assert_eq!(have, as_named(&file, name, &shown_as), "{stream}");
+        printed.push(have);
+    }
+    printed
+}
+
 #[cfg(unix)]
 #[test]
 fn a_long_document_through_a_pipe_reads_as_its_file() {
     let dir = scratch("doc.json", &openai_document(3 << 20));
-    let file = from_file(dir.path(), CHECK, "doc.json");
-    for stream in ["/dev/stdin", "pipe", "substitution"] {
-        let have = shown(&from_shell(dir.path(), CHECK, "doc.json", stream));
-        let name = match stream {
-            "substitution" => substituted_name(&have),
-            name => name.to_string(),
-        };
-        assert_eq!(have, as_named(&file, "doc.json", &name), "{stream}");
-        assert!(have.contains("first-2"), "{stream}: {have}");
+    let streams = ["/dev/stdin", "pipe", "substitution"];
+    for have in streams_read_as_file(dir.path(), CHECK, "doc.json", &streams) {
+        assert!(have.contains("first-2"), "{have}");
     }
 }
 
@@ -326,17 +339,7 @@ fn a_long_mcp_log_of_one_trace_on_standard_input_is_copied_and_reads_as_its_file
         "{human}"
     );
     #[cfg(unix)]
-    {
-        let file = from_file(dir.path(), CHECK, "log.jsonl");
-        for stream in ["pipe", "substitution"] {
-            let have = shown(&from_shell(dir.path(), CHECK, "log.jsonl", stream));
-            let name = match stream {
-                "substitution" => substituted_name(&have),
-                name => name.to_string(),
-            };
-            assert_eq!(have, as_named(&file, "log.jsonl", &name), "{stream}");
-        }
-    }
+    streams_read_as_file(dir.path(), CHECK, "log.jsonl", &["pipe", "substitution"]);
     // With no temporary file, it is read as it comes: the same findings.
     let missing = dir.path().join("no-such-dir");
     let output = tracegate()
