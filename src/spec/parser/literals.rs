@@ -64,7 +64,8 @@ fn lone_surrogate(text: &str) -> Option<(usize, &str)> {
             }
             Some(0xDC00..=0xDFFF) => return Some((at, &text[at..at + 6])),
             Some(_) => at += 6,
-            None => at += 2,
+            // Past the backslash and the character it escapes, whatever its length.
+            None => at += 1 + text[at + 1..].chars().next().map_or(0, char::len_utf8),
         }
     }
     None

@@ -898,6 +898,19 @@ fn string_escapes() {
     let have = errors("about \"a \\\" b\nabout \"x\\\n");
     assert_eq!(have.len(), 2);
     assert!(have.iter().all(|e| e.2 == "unterminated string literal"));
+    // A backslash before a character of more than one byte is stepped over whole on
+    // the way to a lone surrogate after it.
+    for escaped in ["\u{feff}", "é", "😀"] {
+        let text = format!("about \"a \\{escaped} \\ud800\"\n");
+        let have = errors(&text);
+        let want = (
+            Code::SyntaxError,
+            "\\ud800",
+            "invalid string literal: `\\ud800` is a lone surrogate, which is not a character"
+                .to_owned(),
+        );
+        assert_eq!(have, [want], "{text}");
+    }
 }
 
 #[test]
