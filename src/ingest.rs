@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::diagnostic::Diagnostic;
 use crate::trace::adapters::unanswered::{Unanswered, with_missing};
 use crate::trace::adapters::{Detected, InputOptions};
-use crate::trace::input::{DetectedAtEnd, Item, TraceInput};
+use crate::trace::input::{DetectedAtEnd, Item, RecentBytes, TraceInput};
 use crate::trace::{Fields, Record};
 
 /// What converting one file gave.
@@ -52,10 +52,11 @@ pub fn convert_path(
         }
     };
     let mut at_end = opened.detected_at_end();
+    // A stream's problems quote their lines as they are found, as `check`'s findings do.
+    let recent = opened.recent_bytes();
     if let Some(warning) = opened.detected().warning.clone() {
-        converted
-            .diagnostics
-            .push(Diagnostic::from_problem(&file, warning));
+        let warning = quote(Diagnostic::from_problem(&file, warning), recent.as_ref());
+        converted.diagnostics.push(warning);
     }
     // The `missing` results the checker synthesizes at the end of each trace are shown
     // where it adds them: after the last record of their trace. An adapter's reading is
@@ -64,7 +65,15 @@ pub fn convert_path(
     // result after its last record (see [`Placer`]).
     if opened.reading().is_none() {
         let placer = Placer::new(opened.traces() > 1);
-        return convert_items(opened, path, &file, out, Some(placer), converted, at_end);
+        let placer = Some(placer);
+        return convert_items(
+            opened,
+            (path, &file, recent),
+            out,
+            placer,
+            converted,
+            at_end,
+        );
     }
     let mut reading = opened.into_reading().expect("bug: a reading was there");
     let many = reading.traces > 1;
@@ -73,15 +82,24 @@ pub fn convert_path(
     converted.synthesized = synthesized;
     let input = TraceInput::read(reading);
     at_end = input.detected_at_end();
-    convert_items(input, path, &file, out, None, converted, at_end)
+    convert_items(input, (path, &file, recent), out, None, converted, at_end)
+}
+
+/// `diagnostic`, quoting its record's line from `recent`, the bytes of the stream it
+/// was found in, if it was found in one.
+fn quote(mut diagnostic: Diagnostic, recent: Option<&RecentBytes>) -> Diagnostic {
+    if let Some(recent) = recent {
+        crate::check::quote(&mut diagnostic, recent);
+    }
+    diagnostic
 }
 
 /// Writes the records of `input` (and, with a `placer`, the `missing` results of the
-/// calls its traces leave open, in place), and collects its problems.
+/// calls its traces leave open, in place), and collects its problems, each quoting its
+/// line from `recent` when the input is a stream.
 fn convert_items(
     input: TraceInput<'_>,
-    path: &Path,
-    file: &Arc<Path>,
+    (path, file, recent): (&Path, &Arc<Path>, Option<RecentBytes>),
     out: &mut dyn Write,
     mut placer: Option<Placer>,
     mut converted: Converted,
@@ -97,9 +115,10 @@ fn convert_items(
                     None => writeln!(out, "{line}")?,
                 }
             }
-            Item::Problem(problem) => converted
-                .diagnostics
-                .push(Diagnostic::from_problem(file, problem)),
+            Item::Problem(problem) => converted.diagnostics.push(quote(
+                Diagnostic::from_problem(file, problem),
+                recent.as_ref(),
+            )),
             Item::Stopped(err) => converted
                 .diagnostics
                 .push(Diagnostic::unreadable(path, &err)),

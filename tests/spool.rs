@@ -358,6 +358,28 @@ fn a_long_mcp_log_of_one_trace_on_standard_input_is_copied_and_reads_as_its_file
     assert_eq!(shown(&output), want);
 }
 
+#[test]
+fn convert_quotes_the_lines_of_a_stream_s_problems_as_for_its_file() {
+    // Read as it comes (short, two sessions) and copied (long, one session).
+    let broken = "{\"session_id\":\"s1\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":";
+    let short = format!(
+        "{}{broken}\n{{\"session_id\":\"s2\",\"message\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}}}\n",
+        mcp_lines(1000)
+    );
+    let long = format!("{broken}\n{}{broken}\n", mcp_lines(3 << 20));
+    for text in [short, long] {
+        let dir = scratch("log.jsonl", &text);
+        let have = stdin_reads_as_file(dir.path(), &["convert"], "log.jsonl");
+        assert!(have.starts_with("exit Some(2)"), "{have}");
+        assert!(have.contains(&format!("| {broken}")), "{have}");
+    }
+    // A warning about the whole input quotes its first record too.
+    let dir = scratch("untyped.jsonl", "{\"name\":\"create_record\"}\n");
+    let have = stdin_reads_as_file(dir.path(), &["convert"], "untyped.jsonl");
+    assert!(have.contains("warning[untyped-records]"), "{have}");
+    assert!(have.contains(r#"| {"name":"create_record"}"#), "{have}");
+}
+
 /// [`openai_document`] as a run array on three lines: `[`, the run minified, `]`.
 fn minified_runs(bytes: usize) -> String {
     let run: serde_json::Value =
