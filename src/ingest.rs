@@ -64,8 +64,7 @@ pub fn convert_path(
     // come, each held back only while a trace before it may still get a `missing`
     // result after its last record (see [`Placer`]).
     if opened.reading().is_none() {
-        let placer = Placer::new(opened.traces() > 1);
-        let placer = Some(placer);
+        let placer = Some(Placer::new(opened.traces() > 1));
         return convert_items(
             opened,
             (path, &file, recent),

@@ -278,7 +278,7 @@ impl<'a> TraceInput<'a> {
     ) -> io::Result<TraceInput<'static>> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
         let mut input = if !is_regular_file(path)? {
-            TraceInput::open_stream(path, options, max)?
+            TraceInput::open_stream(stream_reader(path)?, options, max)?
         } else {
             TraceInput::open_file(path, options, max)?
         };
@@ -302,21 +302,6 @@ impl<'a> TraceInput<'a> {
         })
     }
 
-    /// Opens standard input or a pipe: its first bytes decide its format, then it is
-    /// read as it comes (native records, files of transcript lines), or, past its
-    /// first bytes, through a temporary file as a regular file is (other formats). A
-    /// file of transcript lines whose records are still held back where a file's
-    /// first pass would read it through (it is not known yet whether it holds more
-    /// than one trace) is copied to a temporary file too, and read from there as that
-    /// file is, rather than held whole.
-    fn open_stream(
-        path: &Path,
-        options: &InputOptions,
-        max: usize,
-    ) -> io::Result<TraceInput<'static>> {
-        TraceInput::open_read(stream_reader(path)?, options, max)
-    }
-
     /// Opens the stream `read` reads (bytes read once, as they come) as [`TraceInput::open`]
     /// opens standard input: detected from its first bytes, then read as it comes or
     /// through a temporary file. An error means it could not be read at all.
@@ -326,13 +311,19 @@ impl<'a> TraceInput<'a> {
         max_line_bytes: Option<usize>,
     ) -> io::Result<TraceInput<'static>> {
         let max = max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES);
-        let mut input = TraceInput::open_read(read, options, max)?;
+        let mut input = TraceInput::open_stream(read, options, max)?;
         input.report_empty = true;
         Ok(input)
     }
 
-    /// [`TraceInput::open_stream`] of the stream `read` reads.
-    fn open_read(
+    /// Opens the stream `read` reads (standard input, a pipe): its first bytes decide
+    /// its format, then it is read as it comes (native records, files of transcript
+    /// lines), or, past its first bytes, through a temporary file as a regular file is
+    /// (other formats). A file of transcript lines whose records are still held back
+    /// where a file's first pass would read it through (it is not known yet whether it
+    /// holds more than one trace) is copied to a temporary file too, and read from
+    /// there as that file is, rather than held whole.
+    fn open_stream(
         read: Box<dyn Read>,
         options: &InputOptions,
         max: usize,
@@ -1227,7 +1218,7 @@ mod tests {
             (&short, false),
         ] {
             let reader = Box::new(io::Cursor::new(text.clone().into_bytes()));
-            let input = TraceInput::open_read(reader, &options, DEFAULT_MAX_LINE_BYTES).unwrap();
+            let input = TraceInput::open_stream(reader, &options, DEFAULT_MAX_LINE_BYTES).unwrap();
             assert!(matches!(input.body, Body::Stream(_)), "{text}");
             let recent = input.recent.clone().expect("a stream keeps its last bytes");
             assert_eq!(recent.is_spooled(), copied, "{text}");

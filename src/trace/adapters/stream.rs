@@ -3572,7 +3572,7 @@ mod tests {
                 None,
             ),
             (
-                r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1},"jsonrpc":"2.0"}"#,
+                r#"{"session_id":"s1","message":{"jsonrpc":"2.0","id":1},"json\u0072pc":"2.0"}"#,
                 None,
             ),
             (

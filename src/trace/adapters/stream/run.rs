@@ -349,31 +349,14 @@ fn finds_in_large_list(
     if depth > search::SEARCH_DEPTH {
         return Ok(false);
     }
-    let mut scan = open_at(path, at, None)?;
-    if !scan.eat(b'[')? {
-        return Err(changed("expected `[`"));
-    }
+    let mut elements = Messages::open(path, at)?;
     let mut tally = ListTally::new(format);
-    let mut bytes = Vec::new();
-    if !scan.eat(b']')? {
-        loop {
-            scan.skip_ws()?;
-            bytes.clear();
-            scan.value(Some(&mut bytes))?;
-            let element: Value =
-                serde_json::from_slice(&bytes).map_err(|_| changed("expected a value"))?;
-            if search::finds(&element, format, depth + 1) {
-                return Ok(true);
-            }
-            tally.add(signal(&element));
-            if scan.eat(b',')? {
-                continue;
-            }
-            if scan.eat(b']')? {
-                break;
-            }
-            return Err(changed("expected `,` or `]`"));
+    while let Some((text, _)) = elements.next()? {
+        let element: Value = serde_json::from_str(text).map_err(|_| changed("expected a value"))?;
+        if search::finds(&element, format, depth + 1) {
+            return Ok(true);
         }
+        tally.add(signal(&element));
     }
     Ok(tally.format().is_some())
 }
